@@ -1,0 +1,19 @@
+"""Attention Explorer: the router. Every page lives in pages/; what they share is in pages/common.py."""
+
+import streamlit as st
+
+from pages.common import sidebar
+
+st.set_page_config(page_title="Attention Explorer", page_icon="🔍", layout="wide")
+
+PAGES = [
+    st.Page("pages/hand.py", title="Self-attention by hand", url_path="hand", default=True),
+    st.Page("pages/reshape.py", title="Multi-head reshape", url_path="reshape"),
+    st.Page("pages/classifier.py", title="Sentiment classifier", url_path="classifier"),
+    st.Page("pages/generator.py", title="Shakespeare generator", url_path="generator"),
+    st.Page("pages/translator.py", title="Translator (de → en)", url_path="translator"),
+]
+
+page = st.navigation(PAGES)
+sidebar()
+page.run()

@@ -1,0 +1,127 @@
+"""Scaled dot-product attention and one multi-head module for self-, causal and cross-attention."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+
+def scaled_dot_product_attention(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    mask: Tensor | None = None,
+    *,
+    split_scale: bool = False,
+    dropout: float = 0.0,
+) -> tuple[Tensor, Tensor]:
+    """Attention over the last two dimensions; returns ``(out, weights)``.
+
+    ``q`` is ``(..., Tq, s)``, ``k`` is ``(..., Tk, s)``, ``v`` is ``(..., Tk, sv)``. ``mask`` is a
+    boolean tensor broadcastable to ``(..., Tq, Tk)``; True means "may attend". With
+    ``split_scale`` the queries and keys are each divided by ``s ** 0.25`` (seeds 000/003) instead
+    of dividing the scores by ``sqrt(s)``: the same numbers, arranged differently.
+
+    A query row whose keys are all masked gets zero weights (not NaN).
+    """
+    s = q.size(-1)
+    if split_scale:
+        scores = (q / s**0.25) @ (k / s**0.25).transpose(-2, -1)
+    else:
+        scores = (q @ k.transpose(-2, -1)) / math.sqrt(s)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    if mask is not None:
+        # rows with no visible key come out of softmax as NaN; make them attend to nothing
+        weights = weights.nan_to_num(0.0)
+    if dropout > 0.0:
+        weights = F.dropout(weights, p=dropout)
+    return weights @ v, weights
+
+
+def causal_mask(t_q: int, t_k: int | None = None, device: torch.device | None = None) -> Tensor:
+    """Boolean ``(t_q, t_k)`` mask: query i may see keys 0..i (aligned at the end if t_k > t_q)."""
+    t_k = t_q if t_k is None else t_k
+    return torch.ones(t_q, t_k, dtype=torch.bool, device=device).tril(diagonal=t_k - t_q)
+
+
+def padding_mask(ids: Tensor, pad_id: int) -> Tensor:
+    """``(B, 1, 1, T)`` boolean mask that hides padding keys."""
+    return (ids != pad_id)[:, None, None, :]
+
+
+class MultiHeadAttention(nn.Module):
+    """Multi-head attention with narrow or wide heads.
+
+    Narrow heads (seeds 001/004) split the model width ``dim`` into ``heads`` slices of
+    ``dim // heads``; wide heads (seeds 000/003) give each head the full width ``dim`` and a
+    unifying projection maps ``heads * dim`` back to ``dim``. Pass ``context`` for
+    cross-attention, a boolean ``mask`` for padding and/or causality.
+
+    ``forward`` returns ``(out, weights)``; ``weights`` is ``(B, heads, Tq, Tk)`` when
+    ``need_weights`` is true, else None, and then the fused
+    ``torch.nn.functional.scaled_dot_product_attention`` kernel does the work.
+    ``head_mask`` (``(heads,)`` of 0/1 or floats) scales each head's output before the heads are
+    unified, which switches heads off without touching the shared module.
+    """
+
+    def __init__(
+        self,
+        dim: int,
+        heads: int,
+        *,
+        wide: bool = False,
+        dropout: float = 0.0,
+        bias: bool = True,
+        split_scale: bool = False,
+    ) -> None:
+        super().__init__()
+        if not wide and dim % heads:
+            raise ValueError(f"narrow heads need dim ({dim}) divisible by heads ({heads})")
+        self.dim, self.heads, self.wide = dim, heads, wide
+        self.head_dim = dim if wide else dim // heads
+        inner = self.head_dim * heads
+        self.to_q = nn.Linear(dim, inner, bias=bias)
+        self.to_k = nn.Linear(dim, inner, bias=bias)
+        self.to_v = nn.Linear(dim, inner, bias=bias)
+        self.unify = nn.Linear(inner, dim, bias=bias)
+        self.dropout = dropout
+        self.split_scale = split_scale
+
+    def split_heads(self, x: Tensor) -> Tensor:
+        B, T, _ = x.shape
+        return x.view(B, T, self.heads, self.head_dim).transpose(1, 2)  # (B, h, T, s)
+
+    def forward(
+        self,
+        x: Tensor,
+        context: Tensor | None = None,
+        mask: Tensor | None = None,
+        *,
+        need_weights: bool = False,
+        head_mask: Tensor | None = None,
+    ) -> tuple[Tensor, Tensor | None]:
+        B, T, _ = x.shape
+        context = x if context is None else context
+        q = self.split_heads(self.to_q(x))
+        k = self.split_heads(self.to_k(context))
+        v = self.split_heads(self.to_v(context))
+        p = self.dropout if self.training else 0.0
+        if need_weights:
+            out, weights = scaled_dot_product_attention(
+                q, k, v, mask, split_scale=self.split_scale, dropout=p
+            )
+        else:
+            out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)
+            weights = None
+            if mask is not None:
+                # the fused kernel returns NaN for fully masked rows; match the reference path
+                out = out.nan_to_num(0.0)
+        if head_mask is not None:
+            out = out * head_mask.to(out.dtype).view(1, self.heads, 1, 1)
+        out = out.transpose(1, 2).reshape(B, T, self.heads * self.head_dim)  # (B, T, h*s)
+        return self.unify(out), weights

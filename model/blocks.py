@@ -1,0 +1,100 @@
+"""Transformer blocks (encoder-style and decoder-style) and the attention-maps container."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+from torch import Tensor, nn
+
+from model.attention import MultiHeadAttention
+
+
+@dataclass
+class AttentionMaps:
+    """Attention weights per layer, each ``(batch, heads, queries, keys)``.
+
+    ``encoder`` holds self-attention of the classifier and generator too (the generator's is
+    causal); ``decoder`` and ``cross`` are the translator's masked self- and cross-attention.
+    """
+
+    encoder: list[Tensor] = field(default_factory=list)
+    decoder: list[Tensor] = field(default_factory=list)
+    cross: list[Tensor] = field(default_factory=list)
+
+    def to(self, device: torch.device | str) -> AttentionMaps:
+        return AttentionMaps(*([w.to(device) for w in ws] for ws in (self.encoder, self.decoder, self.cross)))
+
+
+def layer_head_mask(head_mask: Tensor | None, layer: int) -> Tensor | None:
+    """Row ``layer`` of a ``(layers, heads)`` head mask, or None."""
+    return None if head_mask is None else head_mask[layer]
+
+
+class FeedForward(nn.Sequential):
+    def __init__(self, dim: int, hidden: int, dropout: float) -> None:
+        super().__init__(nn.Linear(dim, hidden), nn.GELU(), nn.Dropout(dropout), nn.Linear(hidden, dim))
+
+
+class EncoderBlock(nn.Module):
+    """Self-attention then feed-forward, each in a residual branch (pre- or post-norm)."""
+
+    def __init__(
+        self, dim: int, heads: int, ff_dim: int, dropout: float, *, wide: bool = False, norm_first: bool = True
+    ) -> None:
+        super().__init__()
+        self.attn = MultiHeadAttention(dim, heads, wide=wide, dropout=dropout)
+        self.ff = FeedForward(dim, ff_dim, dropout)
+        self.norm1, self.norm2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
+        self.drop = nn.Dropout(dropout)
+        self.norm_first = norm_first
+
+    def forward(
+        self, x: Tensor, mask: Tensor | None = None, *, need_weights: bool = False, head_mask: Tensor | None = None
+    ) -> tuple[Tensor, Tensor | None]:
+        if self.norm_first:
+            h, w = self.attn(self.norm1(x), mask=mask, need_weights=need_weights, head_mask=head_mask)
+            x = x + self.drop(h)
+            return x + self.drop(self.ff(self.norm2(x))), w
+        h, w = self.attn(x, mask=mask, need_weights=need_weights, head_mask=head_mask)
+        x = self.norm1(x + self.drop(h))
+        return self.norm2(x + self.drop(self.ff(x))), w
+
+
+class DecoderBlock(nn.Module):
+    """Masked self-attention, cross-attention over the encoder memory, then feed-forward."""
+
+    def __init__(
+        self, dim: int, heads: int, ff_dim: int, dropout: float, *, wide: bool = False, norm_first: bool = True
+    ) -> None:
+        super().__init__()
+        self.self_attn = MultiHeadAttention(dim, heads, wide=wide, dropout=dropout)
+        self.cross_attn = MultiHeadAttention(dim, heads, wide=wide, dropout=dropout)
+        self.ff = FeedForward(dim, ff_dim, dropout)
+        self.norm1, self.norm2, self.norm3 = nn.LayerNorm(dim), nn.LayerNorm(dim), nn.LayerNorm(dim)
+        self.drop = nn.Dropout(dropout)
+        self.norm_first = norm_first
+
+    def forward(
+        self,
+        x: Tensor,
+        memory: Tensor,
+        self_mask: Tensor | None = None,
+        cross_mask: Tensor | None = None,
+        *,
+        need_weights: bool = False,
+        self_head_mask: Tensor | None = None,
+        cross_head_mask: Tensor | None = None,
+    ) -> tuple[Tensor, Tensor | None, Tensor | None]:
+        nw = need_weights
+        if self.norm_first:
+            h, ws = self.self_attn(self.norm1(x), mask=self_mask, need_weights=nw, head_mask=self_head_mask)
+            x = x + self.drop(h)
+            h, wc = self.cross_attn(self.norm2(x), memory, cross_mask, need_weights=nw, head_mask=cross_head_mask)
+            x = x + self.drop(h)
+            return x + self.drop(self.ff(self.norm3(x))), ws, wc
+        h, ws = self.self_attn(x, mask=self_mask, need_weights=nw, head_mask=self_head_mask)
+        x = self.norm1(x + self.drop(h))
+        h, wc = self.cross_attn(x, memory, cross_mask, need_weights=nw, head_mask=cross_head_mask)
+        x = self.norm2(x + self.drop(h))
+        return self.norm3(x + self.drop(self.ff(x))), ws, wc

@@ -1,0 +1,70 @@
+"""Sequence classifier (seed 001): embeddings, encoder blocks, mean pooling, class logits."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor, nn
+
+from model.attention import padding_mask
+from model.blocks import AttentionMaps, EncoderBlock, layer_head_mask
+
+
+@dataclass(frozen=True)
+class ClassifierConfig:
+    vocab_size: int = 1000  # words, including the special tokens
+    num_classes: int = 2  # 0 = negative, 1 = positive for SST-2
+    dim: int = 128  # model width
+    heads: int = 4  # attention heads per layer
+    layers: int = 2  # encoder blocks
+    ff_dim: int = 256  # hidden width of the feed-forward layer
+    max_len: int = 64  # longest input in tokens; longer inputs are cut
+    dropout: float = 0.1
+    wide: bool = False  # wide heads (full width each) instead of narrow slices
+    pad_id: int = 0
+
+
+class Classifier(nn.Module):
+    def __init__(self, config: ClassifierConfig) -> None:
+        super().__init__()
+        c = self.config = config
+        self.tok_emb = nn.Embedding(c.vocab_size, c.dim, padding_idx=c.pad_id)
+        self.pos_emb = nn.Embedding(c.max_len, c.dim)
+        self.drop = nn.Dropout(c.dropout)
+        self.blocks = nn.ModuleList(
+            EncoderBlock(c.dim, c.heads, c.ff_dim, c.dropout, wide=c.wide) for _ in range(c.layers)
+        )
+        self.norm = nn.LayerNorm(c.dim)
+        self.head = nn.Linear(c.dim, c.num_classes)
+
+    def forward(
+        self, ids: Tensor, *, return_attention: bool = False, head_mask: Tensor | None = None
+    ) -> tuple[Tensor, AttentionMaps | None]:
+        """``ids`` ``(B, T)`` padded with ``pad_id`` -> logits ``(B, classes)`` and attention maps."""
+        B, T = ids.shape
+        ids = ids[:, : self.config.max_len]
+        T = ids.size(1)
+        pos = torch.arange(T, device=ids.device)
+        x = self.drop(self.tok_emb(ids) * math.sqrt(self.config.dim) + self.pos_emb(pos))
+        mask = padding_mask(ids, self.config.pad_id)
+        maps = AttentionMaps() if return_attention else None
+        for i, block in enumerate(self.blocks):
+            x, w = block(x, mask, need_weights=return_attention, head_mask=layer_head_mask(head_mask, i))
+            if maps is not None:
+                maps.encoder.append(w)
+        x = self.norm(x)
+        keep = (ids != self.config.pad_id).unsqueeze(-1).to(x.dtype)
+        pooled = (x * keep).sum(1) / keep.sum(1).clamp(min=1.0)
+        return self.head(pooled), maps
+
+    @torch.no_grad()
+    def predict(self, ids: Tensor) -> Tensor:
+        """Class probabilities ``(B, classes)`` in eval mode; the previous mode is restored."""
+        was_training = self.training
+        self.eval()
+        try:
+            return torch.softmax(self(ids)[0], dim=-1)
+        finally:
+            self.train(was_training)

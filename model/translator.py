@@ -1,0 +1,209 @@
+"""Encoder-decoder translator (seed 004): learned positions, greedy and beam search."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor, nn
+
+from model.attention import causal_mask, padding_mask
+from model.blocks import AttentionMaps, DecoderBlock, EncoderBlock, layer_head_mask
+
+
+@dataclass(frozen=True)
+class TranslatorConfig:
+    src_vocab_size: int = 1000  # German words, including the special tokens
+    tgt_vocab_size: int = 1000  # English words, including the special tokens
+    dim: int = 256  # model width
+    heads: int = 8  # attention heads per layer
+    enc_layers: int = 3
+    dec_layers: int = 3
+    ff_dim: int = 512  # hidden width of the feed-forward layers
+    max_len: int = 100  # longest sentence in tokens, <sos> and <eos> included
+    dropout: float = 0.1
+    wide: bool = False  # wide heads (full width each) instead of narrow slices
+    norm_first: bool = True  # pre-norm blocks; seed 004 is post-norm (False)
+    tie_embeddings: bool = True  # share the English input embedding with the output layer
+    pad_id: int = 0
+    sos_id: int = 2
+    eos_id: int = 3
+
+
+class Translator(nn.Module):
+    def __init__(self, config: TranslatorConfig) -> None:
+        super().__init__()
+        c = self.config = config
+        self.src_emb = nn.Embedding(c.src_vocab_size, c.dim, padding_idx=c.pad_id)
+        self.tgt_emb = nn.Embedding(c.tgt_vocab_size, c.dim, padding_idx=c.pad_id)
+        self.src_pos = nn.Embedding(c.max_len, c.dim)
+        self.tgt_pos = nn.Embedding(c.max_len, c.dim)
+        self.drop = nn.Dropout(c.dropout)
+        kw = dict(wide=c.wide, norm_first=c.norm_first)
+        self.encoder = nn.ModuleList(EncoderBlock(c.dim, c.heads, c.ff_dim, c.dropout, **kw) for _ in range(c.enc_layers))
+        self.decoder = nn.ModuleList(DecoderBlock(c.dim, c.heads, c.ff_dim, c.dropout, **kw) for _ in range(c.dec_layers))
+        self.enc_norm = nn.LayerNorm(c.dim) if c.norm_first else nn.Identity()
+        self.dec_norm = nn.LayerNorm(c.dim) if c.norm_first else nn.Identity()
+        self.out = nn.Linear(c.dim, c.tgt_vocab_size)
+        if c.tie_embeddings:
+            self.out.weight = self.tgt_emb.weight
+
+    def embed(self, ids: Tensor, tok: nn.Embedding, pos: nn.Embedding) -> Tensor:
+        positions = torch.arange(ids.size(1), device=ids.device)
+        return self.drop(tok(ids) * math.sqrt(self.config.dim) + pos(positions))
+
+    def encode(
+        self, src: Tensor, *, return_attention: bool = False, head_mask: Tensor | None = None
+    ) -> tuple[Tensor, list[Tensor]]:
+        """``src`` ``(B, S)`` -> memory ``(B, S, dim)`` and encoder self-attention per layer."""
+        x = self.embed(src, self.src_emb, self.src_pos)
+        mask = padding_mask(src, self.config.pad_id)
+        maps = []
+        for i, block in enumerate(self.encoder):
+            x, w = block(x, mask, need_weights=return_attention, head_mask=layer_head_mask(head_mask, i))
+            if return_attention:
+                maps.append(w)
+        return self.enc_norm(x), maps
+
+    def decode(
+        self,
+        tgt: Tensor,
+        memory: Tensor,
+        src: Tensor,
+        *,
+        return_attention: bool = False,
+        self_head_mask: Tensor | None = None,
+        cross_head_mask: Tensor | None = None,
+    ) -> tuple[Tensor, list[Tensor], list[Tensor]]:
+        """``tgt`` ``(B, T)`` -> logits ``(B, T, vocab)``, decoder self- and cross-attention per layer."""
+        T = tgt.size(1)
+        x = self.embed(tgt, self.tgt_emb, self.tgt_pos)
+        self_mask = causal_mask(T, device=tgt.device) & padding_mask(tgt, self.config.pad_id)
+        cross_mask = padding_mask(src, self.config.pad_id)
+        self_maps, cross_maps = [], []
+        for i, block in enumerate(self.decoder):
+            x, ws, wc = block(
+                x,
+                memory,
+                self_mask,
+                cross_mask,
+                need_weights=return_attention,
+                self_head_mask=layer_head_mask(self_head_mask, i),
+                cross_head_mask=layer_head_mask(cross_head_mask, i),
+            )
+            if return_attention:
+                self_maps.append(ws)
+                cross_maps.append(wc)
+        return self.out(self.dec_norm(x)), self_maps, cross_maps
+
+    def forward(
+        self,
+        src: Tensor,
+        tgt: Tensor,
+        *,
+        return_attention: bool = False,
+        head_mask: dict[str, Tensor] | None = None,
+    ) -> tuple[Tensor, AttentionMaps | None]:
+        """Teacher-forced pass. ``head_mask`` maps "encoder"/"decoder"/"cross" to ``(layers, heads)``."""
+        hm = head_mask or {}
+        src, tgt = src[:, : self.config.max_len], tgt[:, : self.config.max_len]
+        memory, enc = self.encode(src, return_attention=return_attention, head_mask=hm.get("encoder"))
+        logits, dec, cross = self.decode(
+            tgt,
+            memory,
+            src,
+            return_attention=return_attention,
+            self_head_mask=hm.get("decoder"),
+            cross_head_mask=hm.get("cross"),
+        )
+        return logits, (AttentionMaps(enc, dec, cross) if return_attention else None)
+
+    def _eval_mode(self) -> bool:
+        was_training = self.training
+        self.eval()
+        return was_training
+
+    @torch.no_grad()
+    def greedy(self, src: Tensor, max_len: int | None = None, head_mask: dict[str, Tensor] | None = None) -> Tensor:
+        """Greedy decoding of ``src`` ``(B, S)``: ``(B, T)`` ids from ``<sos>``, padded after ``<eos>``."""
+        c, hm = self.config, head_mask or {}
+        max_len = min(max_len or c.max_len, c.max_len)
+        was_training = self._eval_mode()
+        try:
+            src = src[:, : c.max_len]
+            memory, _ = self.encode(src, head_mask=hm.get("encoder"))
+            out = torch.full((src.size(0), 1), c.sos_id, dtype=torch.long, device=src.device)
+            done = torch.zeros(src.size(0), dtype=torch.bool, device=src.device)
+            for _ in range(max_len - 1):
+                logits, _, _ = self.decode(
+                    out, memory, src, self_head_mask=hm.get("decoder"), cross_head_mask=hm.get("cross")
+                )
+                nxt = logits[:, -1].argmax(-1).masked_fill(done, c.pad_id)
+                out = torch.cat([out, nxt[:, None]], dim=1)
+                done |= nxt == c.eos_id
+                if done.all():
+                    break
+            return out
+        finally:
+            self.train(was_training)
+
+    @torch.no_grad()
+    def beam(
+        self,
+        src: Tensor,
+        beam_size: int = 4,
+        max_len: int | None = None,
+        length_penalty: float = 0.6,
+        head_mask: dict[str, Tensor] | None = None,
+    ) -> Tensor:
+        """Beam search for one sentence ``src`` ``(1, S)``; returns the best ``(1, T)`` ids.
+
+        Hypotheses are ranked by log-probability divided by ``((5 + len) / 6) ** length_penalty``
+        (Wu et al., 2016), so longer translations are not unfairly cut short.
+        """
+        c, hm = self.config, head_mask or {}
+        if src.size(0) != 1:
+            raise ValueError("beam search takes one sentence at a time (batch size 1)")
+        max_len = min(max_len or c.max_len, c.max_len)
+        was_training = self._eval_mode()
+        try:
+            src = src[:, : c.max_len]
+            memory, _ = self.encode(src, head_mask=hm.get("encoder"))
+            seqs = torch.full((1, 1), c.sos_id, dtype=torch.long, device=src.device)
+            scores = torch.zeros(1, device=src.device)
+            finished: list[tuple[float, Tensor]] = []
+            for step in range(1, max_len):
+                n = seqs.size(0)
+                logits, _, _ = self.decode(
+                    seqs,
+                    memory.expand(n, -1, -1),
+                    src.expand(n, -1),
+                    self_head_mask=hm.get("decoder"),
+                    cross_head_mask=hm.get("cross"),
+                )
+                logp = torch.log_softmax(logits[:, -1].float(), dim=-1)
+                cand = (scores[:, None] + logp).view(-1)
+                top = cand.topk(min(2 * beam_size, cand.numel()))
+                V = logp.size(-1)
+                next_seqs, next_scores = [], []
+                for score, idx in zip(top.values.tolist(), top.indices.tolist()):
+                    row, tok = divmod(idx, V)
+                    seq = torch.cat([seqs[row], seqs.new_tensor([tok])])
+                    if tok == c.eos_id:
+                        finished.append((score / ((5 + step) / 6) ** length_penalty, seq))
+                    else:
+                        next_seqs.append(seq)
+                        next_scores.append(score)
+                    if len(next_seqs) == beam_size:
+                        break
+                best_open = next_scores[0] / ((5 + step) / 6) ** length_penalty if next_scores else -math.inf
+                if not next_seqs or (len(finished) >= beam_size and max(f[0] for f in finished) >= best_open):
+                    break
+                seqs = torch.stack(next_seqs)
+                scores = torch.tensor(next_scores, device=src.device)
+            if not finished:  # ran out of length: take the best open hypothesis
+                finished = [(scores[0].item(), seqs[0])]
+            return max(finished, key=lambda f: f[0])[1][None]
+        finally:
+            self.train(was_training)

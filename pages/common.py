@@ -1,0 +1,129 @@
+"""What the pages share: the sidebar, cached model loading, URL state, input checks, downloads.
+
+Models load once per process through ``st.cache_resource`` and are shared read-only by every
+session; pages never mutate them (head ablation goes through ``head_mask`` arguments).
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+import torch
+
+from model.checkpoint import Checkpoint, CheckpointError, default_dir, load_checkpoint
+
+TRAIN_COMMANDS = {
+    "classifier": "python -m model train classifier",
+    "generator": "python -m model train generator",
+    "translator": "python -m model train translator",
+}
+MAX_INPUT_CHARS = 2000  # longer text is cut before tokenising, with a note
+
+
+def available_devices() -> list[str]:
+    devices = ["cpu"]
+    if torch.cuda.is_available():
+        devices.append("cuda")
+    if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+        devices.append("mps")
+    return devices
+
+
+def device() -> str:
+    """The device chosen in the sidebar (CPU until the user picks another)."""
+    return st.session_state.get("device", "cpu")
+
+
+def sidebar() -> None:
+    devices = available_devices()
+    initial = url_value("device", "cpu", str)
+    st.sidebar.selectbox(
+        "Device",
+        devices,
+        index=devices.index(initial) if initial in devices else 0,
+        key="device",
+        help="Where the models run. GPU appears when this machine has one.",
+    )
+    st.sidebar.caption(f"torch {torch.__version__} · {torch.get_num_threads()} CPU threads")
+    for task in TRAIN_COMMANDS:
+        ck = get_checkpoint(task, device())
+        st.sidebar.caption(f"{task}: {'✅ trained model loaded' if isinstance(ck, Checkpoint) else '⚠️ no model'}")
+
+
+@st.cache_resource(show_spinner="Loading model…", max_entries=8)
+def _load(task: str, directory: str, dev: str) -> Checkpoint | str:
+    try:
+        return load_checkpoint(directory, task=task, device=dev)
+    except CheckpointError as e:
+        return str(e)
+
+
+def get_checkpoint(task: str, dev: str | None = None) -> Checkpoint | str:
+    """The shipped checkpoint for ``task`` on ``dev``, or an error message saying what is wrong."""
+    return _load(task, str(default_dir(task)), dev or device())
+
+
+def require_checkpoint(task: str) -> Checkpoint:
+    """The checkpoint, or stop the page with a clear message and the command that trains it."""
+    ck = get_checkpoint(task)
+    if isinstance(ck, Checkpoint):
+        return ck
+    st.error(f"The {task} model could not be loaded: {ck}")
+    st.info(f"Train it with `{TRAIN_COMMANDS[task]}` (see the README). The other pages still work.")
+    st.stop()
+
+
+def url_value(key: str, default: Any, cast: Callable[[str], Any] = str) -> Any:
+    """The value of ``key`` in the URL, cast, or ``default`` when absent or malformed."""
+    raw = st.query_params.get(key)
+    if raw is None:
+        return default
+    try:
+        return cast(raw)
+    except (TypeError, ValueError):
+        return default
+
+
+def init_state(key: str, default: Any, cast: Callable[[str], Any] = str) -> None:
+    """Seed a widget's session state from the URL once per session, so shared links reproduce a view."""
+    if key not in st.session_state:
+        st.session_state[key] = url_value(key, default, cast)
+
+
+def sync_url(*keys: str) -> None:
+    """Write the current values of widget ``keys`` into the URL."""
+    for key in keys:
+        if key in st.session_state:
+            value = st.session_state[key]
+            st.query_params[key] = ",".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
+
+
+def clean_text(text: str | None, *, what: str = "input") -> str | None:
+    """Stripped text cut to ``MAX_INPUT_CHARS``; shows a message and returns None when empty."""
+    text = (text or "").strip()
+    if not text:
+        st.warning(f"The {what} is empty. Type some text to see its attention.")
+        return None
+    if len(text) > MAX_INPUT_CHARS:
+        st.info(f"The {what} has {len(text):,} characters; only the first {MAX_INPUT_CHARS:,} are used.")
+        text = text[:MAX_INPUT_CHARS]
+    return text
+
+
+def show_figure(fig: go.Figure, key: str, *, csv: pd.DataFrame | np.ndarray | None = None, csv_name: str = "attention.csv") -> None:
+    """A plotly chart (its toolbar exports PNG) plus a CSV download of its numbers."""
+    st.plotly_chart(fig, key=key, config={"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}})
+    if csv is not None:
+        df = csv if isinstance(csv, pd.DataFrame) else pd.DataFrame(csv)
+        st.download_button("Download CSV", df.to_csv().encode("utf-8"), file_name=csv_name, mime="text/csv", key=f"{key}-csv")
+
+
+def escape(text: str) -> str:
+    """HTML-escaped text, for the few places that render markup."""
+    return html.escape(text, quote=True)

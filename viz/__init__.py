@@ -1,0 +1,1 @@
+"""Plotly figure builders: pure functions from tensors (or arrays) and tokens to figures."""

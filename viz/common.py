@@ -1,0 +1,68 @@
+"""What every figure family shares: unique axis labels, input checks, a readable layout."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+FONT_SIZE = 14  # readable from the back of a room on a projector
+TITLE_SIZE = 16
+COLORSCALE = "Blues"
+HEAD_COLORS = (  # one colour per head (colour-blind safe, Okabe-Ito then extras)
+    "#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#999999",
+    "#7F3C8D", "#11A579", "#3969AC", "#F2B701", "#E73F74", "#80BA5A", "#E68310", "#008695",
+)
+
+
+def to_numpy(x) -> np.ndarray:
+    """A float numpy array from a tensor (any device, with or without grad) or array-like."""
+    if hasattr(x, "detach"):
+        x = x.detach().to("cpu").float().numpy()
+    return np.asarray(x, dtype=float)
+
+
+def unique_labels(tokens: Sequence[str]) -> list[str]:
+    """``"i:token"`` labels, so that repeated tokens never merge on an axis."""
+    return [f"{i}:{t}" for i, t in enumerate(tokens)]
+
+
+def check_matrix(weights, rows: Sequence[str] | None = None, cols: Sequence[str] | None = None, *, name: str = "weights") -> np.ndarray:
+    """A 2-D array whose shape matches the token lists; a ValueError says what to fix."""
+    w = to_numpy(weights)
+    if w.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (queries, keys); got shape {w.shape}. Select one layer and head first.")
+    if rows is not None and len(rows) != w.shape[0]:
+        raise ValueError(f"{name} has {w.shape[0]} query rows but {len(rows)} query tokens were given")
+    if cols is not None and len(cols) != w.shape[1]:
+        raise ValueError(f"{name} has {w.shape[1]} key columns but {len(cols)} key tokens were given")
+    return w
+
+
+def check_stack(weights, *, ndim: int = 4, name: str = "attention") -> np.ndarray:
+    """An array of ``ndim`` dimensions, e.g. (layers, heads, queries, keys)."""
+    w = to_numpy(weights)
+    if w.ndim != ndim:
+        raise ValueError(f"{name} must have {ndim} dimensions; got shape {w.shape}")
+    return w
+
+
+def base_layout(fig: go.Figure, *, title: str | None = None, height: int | None = None, width: int | None = None) -> go.Figure:
+    """Apply the house layout: large fonts, tight margins, optional fixed size."""
+    fig.update_layout(
+        title=dict(text=title, font=dict(size=TITLE_SIZE)) if title else None,
+        font=dict(size=FONT_SIZE),
+        margin=dict(l=10, r=10, t=60 if title else 20, b=10),
+        height=height,
+        width=width,
+        template="plotly_white",
+    )
+    return fig
+
+
+def fit_size(n_rows: int, n_cols: int, *, cell: int = 34, min_size: int = 320, max_size: int = 900) -> tuple[int, int]:
+    """A (height, width) in pixels that keeps cells readable without overflowing the page."""
+    h = min(max(min_size, 140 + cell * n_rows), max_size)
+    w = min(max(min_size, 180 + cell * n_cols), max_size)
+    return h, w
