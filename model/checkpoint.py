@@ -36,8 +36,12 @@ class CheckpointError(RuntimeError):
     """A checkpoint is missing, truncated, or does not match its config."""
 
 
+CHECKPOINTS_ENV = "ATTENTION_CHECKPOINTS"  # another root for checkpoints (tests, experiments)
+
+
 def default_dir(task: str) -> Path:
-    return ROOT / "checkpoints" / task
+    """``$ATTENTION_CHECKPOINTS/<task>`` when set, else the shipped ``checkpoints/<task>``."""
+    return Path(os.environ.get(CHECKPOINTS_ENV) or ROOT / "checkpoints") / task
 
 
 def build_model(task: str, config: dict[str, Any]) -> nn.Module:
