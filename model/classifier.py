@@ -38,6 +38,8 @@ class Classifier(nn.Module):
         )
         self.norm = nn.LayerNorm(c.dim)
         self.head = nn.Linear(c.dim, c.num_classes)
+        for emb in (self.tok_emb, self.pos_emb):
+            nn.init.normal_(emb.weight, std=c.dim**-0.5)  # unit variance after the sqrt(dim) scaling
 
     def forward(
         self, ids: Tensor, *, return_attention: bool = False, head_mask: Tensor | None = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import os
 import tempfile
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -47,10 +48,14 @@ def download(url: str, dest: Path, *, quiet: bool = False) -> Path:
         total = int(resp.headers.get("Content-Length") or 0) or None
         fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.")
         try:
+            size = 0
             with os.fdopen(fd, "wb") as f, tqdm(total=total, unit="B", unit_scale=True, desc=dest.name, disable=quiet) as bar:
                 while chunk := resp.read(1 << 16):
                     f.write(chunk)
+                    size += len(chunk)
                     bar.update(len(chunk))
+            if total is not None and size != total:  # urllib returns a cut-off body without raising
+                raise urllib.error.ContentTooShortError(f"{url}: got {size} of {total} bytes", None)
             os.replace(tmp, dest)
         finally:
             if os.path.exists(tmp):

@@ -37,6 +37,8 @@ class Generator(nn.Module):
         self.norm = nn.LayerNorm(c.dim)
         self.lm_head = nn.Linear(c.dim, c.vocab_size, bias=False)
         self.lm_head.weight = self.tok_emb.weight  # tied input and output embeddings
+        for emb in (self.tok_emb, self.pos_emb):
+            nn.init.normal_(emb.weight, std=c.dim**-0.5)  # unit variance after the sqrt(dim) scaling
         self.register_buffer("mask", causal_mask(c.block_size), persistent=False)
 
     def forward(

@@ -48,6 +48,9 @@ class Translator(nn.Module):
         self.out = nn.Linear(c.dim, c.tgt_vocab_size)
         if c.tie_embeddings:
             self.out.weight = self.tgt_emb.weight
+        for emb in (self.src_emb, self.tgt_emb, self.src_pos, self.tgt_pos):
+            # unit-variance inputs after the sqrt(dim) scaling; also keeps tied output logits small
+            nn.init.normal_(emb.weight, std=c.dim**-0.5)
 
     def embed(self, ids: Tensor, tok: nn.Embedding, pos: nn.Embedding) -> Tensor:
         positions = torch.arange(ids.size(1), device=ids.device)

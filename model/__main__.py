@@ -1,0 +1,113 @@
+"""Command line: ``python -m model train <task>`` and ``python -m model evaluate <task>``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from model.data import data_dir
+
+DEFAULTS = {  # the settings the shipped checkpoints were trained with (docs/RESULTS.md)
+    "classifier": dict(epochs=20, batch_size=32, lr=3e-4, warmup=200, weight_decay=0.1, label_smoothing=0.0,
+                       model=dict(dim=64, heads=4, layers=2, ff_dim=128, dropout=0.3, max_len=64, word_dropout=0.1)),
+    "generator": dict(epochs=18, batch_size=32, lr=2e-3, warmup=200, eval_every=250, weight_decay=0.1,
+                      model=dict(dim=192, heads=6, layers=4, ff_dim=768, block_size=128, dropout=0.05)),
+    "translator": dict(epochs=12, batch_size=2500, lr=1e-3, warmup=300, label_smoothing=0.1, average_last=4,
+                       model=dict(dim=256, heads=8, enc_layers=3, dec_layers=3, ff_dim=512, dropout=0.1)),
+}
+
+
+def _train(args: argparse.Namespace) -> None:
+    from tqdm import tqdm
+
+    from model.train import TrainConfig, train
+
+    d = dict(DEFAULTS[args.task])
+    model_kw = dict(d.pop("model"))
+    for kv in args.set or []:
+        key, _, value = kv.partition("=")
+        model_kw[key] = json.loads(value)
+    for key in ("epochs", "batch_size", "lr", "warmup", "eval_every", "seed", "label_smoothing", "weight_decay",
+                "average_last", "max_minutes", "threads"):
+        if getattr(args, key) is not None:
+            d[key] = getattr(args, key)
+    cfg = TrainConfig(task=args.task, data_dir=args.data_dir, out_dir=args.out, work_dir=args.work,
+                      device=args.device, model=model_kw, **d)
+    bar = None
+
+    def progress(info: dict) -> None:
+        nonlocal bar
+        event = info["event"]
+        if event == "start":
+            print(f"{cfg.task}: {info['params']:,} parameters on {info['device']}, {info['total_steps']} steps", flush=True)
+            bar = tqdm(total=info["total_steps"], unit="step", dynamic_ncols=True, mininterval=2.0)
+        elif event == "step" and bar is not None:
+            bar.n = info["step"]
+            bar.set_postfix(loss=f"{info['loss']:.3f}", tok_s=f"{info['tokens_per_s']:.0f}", lr=f"{info['lr']:.1e}", refresh=False)
+            bar.update(0)
+        else:
+            (bar.write if bar else print)(json.dumps(info))
+
+    best = train(cfg, progress)
+    if bar:
+        bar.close()
+    print(json.dumps({"best": best}))
+
+
+def _evaluate(args: argparse.Namespace) -> None:
+    from model import evaluate
+    from model.checkpoint import default_dir, load_checkpoint
+    from model.train import pick_device
+
+    ck = load_checkpoint(args.checkpoint or default_dir(args.task), task=args.task, device=pick_device(args.device))
+    if args.task == "translator":
+        if not (args.src and args.ref):
+            sys.exit("evaluate translator needs --src FILE and --ref FILE")
+        result = evaluate.evaluate_translator(ck, args.src, args.ref, beam_size=args.beam)
+    elif args.task == "classifier":
+        if not args.data:
+            sys.exit("evaluate classifier needs --data FILE (lines of 'label sentence')")
+        result = evaluate.evaluate_classifier(ck, args.data)
+    else:
+        if not args.text:
+            sys.exit("evaluate generator needs --text FILE")
+        result = evaluate.evaluate_generator(ck, args.text)
+    print(json.dumps(result))
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m model", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    tasks = ["classifier", "generator", "translator"]
+
+    t = sub.add_parser("train", help="train a model; resumes from --work after an interruption")
+    t.add_argument("task", choices=tasks)
+    t.add_argument("--data-dir", default=None, help=f"dataset directory (default: $ATTENTION_DATA_DIR or {data_dir()})")
+    t.add_argument("--out", default=None, help="where the best checkpoint goes (default: checkpoints/<task>)")
+    t.add_argument("--work", default=None, help="resumable state and snapshots (default: runs/<task>)")
+    t.add_argument("--device", default="auto", help="auto (CUDA, then MPS, then CPU), cpu, cuda, mps")
+    for name, typ in (("epochs", int), ("batch-size", int), ("lr", float), ("warmup", int), ("eval-every", int),
+                      ("seed", int), ("label-smoothing", float), ("weight-decay", float), ("average-last", int),
+                      ("max-minutes", float), ("threads", int)):
+        t.add_argument(f"--{name}", type=typ, default=None)
+    t.add_argument("--set", action="append", metavar="KEY=JSON", help="override a model setting, e.g. --set dim=128")
+    t.set_defaults(func=_train)
+
+    e = sub.add_parser("evaluate", help="print one JSON object of metrics")
+    e.add_argument("task", choices=tasks)
+    e.add_argument("--checkpoint", default=None, help="checkpoint directory (default: the shipped one)")
+    e.add_argument("--src", help="translator: German sentences, one per line (plain or .gz)")
+    e.add_argument("--ref", help="translator: English references, one per line (plain or .gz)")
+    e.add_argument("--beam", type=int, default=1, help="translator: beam size (1 = greedy)")
+    e.add_argument("--data", help="classifier: 'label sentence' lines")
+    e.add_argument("--text", help="generator: a text file")
+    e.add_argument("--device", default="auto")
+    e.set_defaults(func=_evaluate)
+
+    args = parser.parse_args(argv)
+    args.func(args)
+
+
+if __name__ == "__main__":
+    main()

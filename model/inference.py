@@ -1,0 +1,184 @@
+"""Text in, predictions and attention out: the path shared by the app, the CLI and the tests."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+from model.blocks import AttentionMaps
+from model.checkpoint import Checkpoint
+from model.tokenize import EOS, SOS, decode_chars, encode_chars, tokenize
+
+SENTIMENT_LABELS = ("negative", "positive")
+
+
+def model_device(ck: Checkpoint) -> torch.device:
+    return next(ck.model.parameters()).device
+
+
+@dataclass
+class Classification:
+    tokens: list[str]  # what the model saw (after cutting to max_len)
+    probs: list[float]  # per class, SENTIMENT_LABELS order
+    label: str
+    unknown: list[str]  # tokens that became <unk>
+    truncated: bool  # the input was longer than the model's maximum
+    attention: AttentionMaps  # encoder: per layer (1, heads, T, T)
+
+
+def classify(ck: Checkpoint, text: str, *, head_mask: Tensor | None = None) -> Classification:
+    """Sentiment of ``text``; raises ValueError when it has no tokens."""
+    vocab, model = ck.vocabs["words"], ck.model
+    tokens = tokenize(text, "en")
+    if not tokens:
+        raise ValueError("the text has no words; type a sentence")
+    max_len = model.config.max_len
+    truncated = len(tokens) > max_len
+    tokens = tokens[:max_len]
+    ids = torch.tensor([vocab.encode(tokens)], device=model_device(ck))
+    with torch.no_grad():
+        logits, maps = model(ids, return_attention=True, head_mask=head_mask)
+    probs = torch.softmax(logits[0].float(), -1).tolist()
+    labels = SENTIMENT_LABELS if len(probs) == 2 else tuple(map(str, range(len(probs))))
+    return Classification(tokens, probs, labels[max(range(len(probs)), key=probs.__getitem__)],
+                          vocab.unknown(tokens), truncated, maps.to("cpu"))
+
+
+@dataclass
+class Generation:
+    prompt: str  # the prompt as used (cut to the context length)
+    new_text: str  # the generated continuation
+    chars: list[str]  # the final context window, one entry per character
+    attention: AttentionMaps  # encoder: causal maps of that window, (1, heads, T, T) per layer
+    unknown: list[str]  # prompt characters outside the vocabulary (became <unk>)
+    truncated: bool  # the prompt was cut to the context length
+
+
+def generate(
+    ck: Checkpoint,
+    prompt: str,
+    *,
+    length: int = 200,
+    temperature: float = 0.8,
+    top_k: int | None = None,
+    seed: int | None = 0,
+    head_mask: Tensor | None = None,
+) -> Generation:
+    """Continue ``prompt`` by ``length`` characters, then map the attention of the last window."""
+    vocab, model = ck.vocabs["chars"], ck.model
+    if not prompt:
+        raise ValueError("the prompt is empty; type a few characters")
+    block = model.config.block_size
+    truncated = len(prompt) > block
+    prompt = prompt[-block:]
+    ids = torch.tensor([encode_chars(vocab, prompt)], device=model_device(ck))
+    out = model.generate(ids, length, temperature=temperature, top_k=top_k, seed=seed, head_mask=head_mask)
+    window = out[:, -block:]
+    with torch.no_grad():
+        _, maps = model(window, return_attention=True, head_mask=head_mask)
+    new_text = decode_chars(vocab, out[0, ids.size(1):].tolist())
+    chars = [vocab.itos[i] for i in window[0].tolist()]
+    unknown = sorted({ch for ch in prompt if ch not in vocab})
+    return Generation(prompt, new_text, chars, maps.to("cpu"), unknown, truncated)
+
+
+def next_char_probs(ck: Checkpoint, text: str, *, head_mask: Tensor | None = None) -> dict[str, float]:
+    """Next-character distribution after ``text`` (its last context window)."""
+    vocab, model = ck.vocabs["chars"], ck.model
+    ids = torch.tensor([encode_chars(vocab, text[-model.config.block_size:])], device=model_device(ck))
+    with torch.no_grad():
+        logits, _ = model(ids, head_mask=head_mask)
+    probs = torch.softmax(logits[0, -1].float(), -1).tolist()
+    return dict(zip(vocab.itos, probs))
+
+
+@dataclass
+class Translation:
+    src_tokens: list[str]  # <sos> german tokens <eos>, as the encoder saw them
+    tgt_in: list[str]  # decoder inputs: <sos> y1 ... yn
+    tgt_out: list[str]  # what each decoder position produced: y1 ... yn <eos>
+    text: str  # the English translation, detokenised
+    attention: AttentionMaps  # encoder (1,h,S,S), decoder (1,h,T,T), cross (1,h,T,S) per layer
+    unknown: list[str]  # German words outside the vocabulary
+    truncated: bool
+
+
+def source_ids(ck: Checkpoint, text: str) -> tuple[list[str], list[int], list[str], bool]:
+    """German text -> (tokens with <sos>/<eos>, ids, unknown words, truncated)."""
+    vocab = ck.vocabs["src"]
+    words = tokenize(text, "de")
+    if not words:
+        raise ValueError("the German text has no words; type a sentence")
+    room = ck.model.config.max_len - 2
+    truncated = len(words) > room
+    words = words[:room]
+    return [SOS, *words, EOS], vocab.encode(words, add_sos_eos=True), vocab.unknown(words), truncated
+
+
+def detokenize(tokens: list[str]) -> str:
+    """Join tokens with spaces, without a space before closing punctuation."""
+    text = " ".join(tokens)
+    for p in (" .", " ,", " !", " ?", " ;", " :", " 's", " n't", " )"):
+        text = text.replace(p, p[1:])
+    return text.replace("( ", "(")
+
+
+def translate(
+    ck: Checkpoint,
+    text: str,
+    *,
+    beam_size: int = 1,
+    reference: str | None = None,
+    head_mask: dict[str, Tensor] | None = None,
+) -> Translation:
+    """Translate German ``text``; greedy when ``beam_size`` is 1.
+
+    The attention comes from one teacher-forced pass over the output (or over ``reference``
+    when given). The decoder is causal, so row i equals what output token i attended to at
+    its own decoding step.
+    """
+    model, tgt_vocab = ck.model, ck.vocabs["tgt"]
+    src_tokens, ids, unknown, truncated = source_ids(ck, text)
+    src = torch.tensor([ids], device=model_device(ck))
+    if reference is not None:
+        ref_words = tokenize(reference, "en")[: model.config.max_len - 2]
+        out = torch.tensor([tgt_vocab.encode(ref_words, add_sos_eos=True)], device=src.device)
+    elif beam_size > 1:
+        out = model.beam(src, beam_size=beam_size, head_mask=head_mask)
+    else:
+        out = model.greedy(src, head_mask=head_mask)
+    out_ids = out[0].tolist()
+    if tgt_vocab.stoi[EOS] in out_ids:
+        out_ids = out_ids[: out_ids.index(tgt_vocab.stoi[EOS]) + 1]
+    tgt = torch.tensor([out_ids], device=src.device)
+    with torch.no_grad():
+        _, maps = model(src, tgt[:, :-1] if len(out_ids) > 1 else tgt, return_attention=True, head_mask=head_mask)
+    tokens = [tgt_vocab.itos[i] for i in out_ids]
+    words = tgt_vocab.decode(out_ids)
+    tgt_in = tokens[:-1] if len(tokens) > 1 else tokens
+    return Translation(src_tokens, tgt_in, tokens[1:] or tokens, detokenize(words), maps.to("cpu"), unknown, truncated)
+
+
+def translate_batch(ck: Checkpoint, sentences: list[str], *, beam_size: int = 1, batch_size: int = 64) -> list[list[str]]:
+    """Lower-cased English tokens for each German sentence (empty list for an empty line)."""
+    model, src_vocab, tgt_vocab = ck.model, ck.vocabs["src"], ck.vocabs["tgt"]
+    pad = model.config.pad_id
+    encoded = [src_vocab.encode(tokenize(s, "de")[: model.config.max_len - 2], add_sos_eos=True) for s in sentences]
+    dev = model_device(ck)
+    results: list[list[str]] = [[] for _ in sentences]
+    if beam_size > 1:
+        for i, ids in enumerate(encoded):
+            out = model.beam(torch.tensor([ids], device=dev), beam_size=beam_size)
+            results[i] = tgt_vocab.decode(out[0].tolist())
+        return results
+    order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]))
+    for start in range(0, len(order), batch_size):
+        idx = order[start : start + batch_size]
+        width = max(len(encoded[i]) for i in idx)
+        src = torch.tensor([encoded[i] + [pad] * (width - len(encoded[i])) for i in idx], device=dev)
+        out = model.greedy(src)
+        for row, i in enumerate(idx):
+            results[i] = tgt_vocab.decode(out[row].tolist())
+    return results

@@ -1,0 +1,255 @@
+"""Training: one loop for the three tasks, resumable, seeded, reporting through a callback.
+
+The loop keeps two directories: ``work_dir`` (e.g. ``runs/translator``) holds the resumable
+state (latest weights, optimiser moments, progress) and per-epoch snapshots; ``out_dir`` (the
+shipped ``checkpoints/<task>``) receives the best model so far, its probe-attention history and
+its measured results. Everything is safetensors + JSON: nothing is pickled.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import random
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from safetensors.torch import load_file, save_file
+from torch import Tensor, nn
+
+from model import tasks
+from model.checkpoint import default_dir, save_checkpoint
+
+Progress = Callable[[dict[str, Any]], None]
+
+
+@dataclass
+class TrainConfig:
+    task: str
+    data_dir: str | None = None
+    out_dir: str | None = None  # default: checkpoints/<task>
+    work_dir: str | None = None  # default: runs/<task>
+    epochs: int = 10  # passes over the data (the generator counts "epochs" of eval_every steps)
+    batch_size: int = 64  # sentences (classifier, generator windows) or target tokens (translator)
+    lr: float = 5e-4
+    warmup: int = 200  # linear warm-up steps, then cosine decay to lr * min_lr_ratio
+    min_lr_ratio: float = 0.1
+    weight_decay: float = 0.01
+    label_smoothing: float = 0.0
+    grad_clip: float = 1.0
+    eval_every: int = 0  # steps between validations; 0 = once per epoch
+    seed: int = 1234
+    device: str = "auto"
+    threads: int = 0  # torch CPU threads; 0 = torch's default
+    average_last: int = 0  # translator: also try the average of the last N epoch snapshots
+    max_minutes: float = 0.0  # stop (and keep the best) after this much wall time; 0 = no limit
+    model: dict[str, Any] = field(default_factory=dict)  # overrides of the model config
+
+
+def pick_device(name: str = "auto") -> torch.device:
+    """CUDA, then Apple MPS, then CPU, unless ``name`` names one."""
+    if name != "auto":
+        return torch.device(name)
+    if torch.cuda.is_available():
+        return torch.device("cuda")
+    if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+        return torch.device("mps")
+    return torch.device("cpu")
+
+
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def lr_at(step: int, total: int, cfg: TrainConfig, time_frac: float = 0.0) -> float:
+    """Linear warm-up, then cosine decay over the steps or, if later, over the time budget.
+
+    With ``max_minutes`` set, ``time_frac`` (elapsed / budget) drives the decay whenever it runs
+    ahead of the step count, so a run cut short by its budget still ends at a low rate.
+    """
+    if step < cfg.warmup:
+        return cfg.lr * (step + 1) / cfg.warmup
+    frac = min(1.0, max((step - cfg.warmup) / max(1, total - cfg.warmup), time_frac))
+    return cfg.lr * (cfg.min_lr_ratio + (1 - cfg.min_lr_ratio) * 0.5 * (1 + math.cos(math.pi * frac)))
+
+
+def save_state(path: Path, model: nn.Module, opt: torch.optim.Optimizer, progress: dict[str, Any]) -> None:
+    """Resumable state as safetensors (weights and Adam moments) plus JSON (counters)."""
+    path.mkdir(parents=True, exist_ok=True)
+    tensors = {f"model.{k}": v.detach().contiguous().cpu() for k, v in model.state_dict().items()}
+    names = {id(p): n for n, p in model.named_parameters()}
+    for group in opt.param_groups:
+        for p in group["params"]:
+            for k, v in opt.state.get(p, {}).items():
+                if torch.is_tensor(v) and v.dim() > 0:
+                    tensors[f"opt.{names[id(p)]}.{k}"] = v.contiguous().cpu()
+                elif k == "step":
+                    progress.setdefault("opt_step", float(v))
+    _dedupe_shared(tensors)
+    save_file(tensors, str(path / ".state.tmp"))
+    (path / ".state.tmp").replace(path / "state.safetensors")
+    (path / "state.json").write_text(json.dumps(progress, indent=1))
+
+
+def _dedupe_shared(tensors: dict[str, Tensor]) -> None:
+    seen: dict[int, str] = {}
+    for k in list(tensors):
+        ptr = tensors[k].data_ptr()
+        if ptr in seen:
+            tensors[k] = tensors[k].clone()
+        else:
+            seen[ptr] = k
+
+
+def load_state(path: Path, model: nn.Module, opt: torch.optim.Optimizer) -> dict[str, Any] | None:
+    if not (path / "state.safetensors").exists() or not (path / "state.json").exists():
+        return None
+    progress = json.loads((path / "state.json").read_text())
+    tensors = load_file(str(path / "state.safetensors"))
+    model.load_state_dict({k[6:]: v for k, v in tensors.items() if k.startswith("model.")}, strict=False)
+    dev = next(model.parameters()).device
+    for n, p in model.named_parameters():
+        moments = {k.rsplit(".", 1)[1]: v.to(dev) for k, v in tensors.items() if k.startswith(f"opt.{n}.") and k.count(".") == n.count(".") + 2}
+        if moments:
+            opt.state[p] = {"step": torch.tensor(progress.get("opt_step", progress["step"])), **moments}
+    return progress
+
+
+def train(cfg: TrainConfig, on_progress: Progress | None = None) -> dict[str, Any]:
+    """Train ``cfg.task``; returns the best validation results. Resumes from ``work_dir``."""
+    report = on_progress or (lambda info: None)
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
+    seed_everything(cfg.seed)
+    device = pick_device(cfg.device)
+    task = tasks.get(cfg.task)
+    bundle = task.prepare(cfg)
+    model = task.build(bundle, cfg).to(device)
+    decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
+    no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
+    opt = torch.optim.AdamW(
+        [{"params": decay, "weight_decay": cfg.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
+        lr=cfg.lr, betas=(0.9, 0.98),
+    )
+    work = Path(cfg.work_dir or Path("runs") / cfg.task)
+    out = Path(cfg.out_dir or default_dir(cfg.task))
+    progress = load_state(work, model, opt) or {"step": 0, "epoch": 0, "best": None, "history": [], "seconds": 0.0}
+    if progress["step"]:
+        report({"event": "resume", "step": progress["step"], "epoch": progress["epoch"]})
+    steps_per_epoch = task.steps_per_epoch(bundle, cfg)
+    total = steps_per_epoch * cfg.epochs
+    n_params = sum(p.numel() for p in model.parameters())
+    report({"event": "start", "params": n_params, "device": str(device), "total_steps": total})
+    start_time, base_seconds = time.time(), progress["seconds"]
+    probes = task.probes(bundle)
+    history: list[dict[str, Any]] = progress["history"]
+    while progress["epoch"] < cfg.epochs:
+        epoch = progress["epoch"]
+        model.train()
+        gen = torch.Generator().manual_seed(cfg.seed + epoch)
+        tokens, t0, losses = 0, time.time(), []
+        done_in_epoch = progress["step"] - epoch * steps_per_epoch
+        for i, batch in enumerate(task.batches(bundle, cfg, gen, steps_per_epoch)):
+            if i < done_in_epoch:
+                continue  # resuming mid-epoch: skip batches already seen (same seeded order)
+            used = base_seconds + time.time() - start_time
+            time_frac = used / (cfg.max_minutes * 60) if cfg.max_minutes else 0.0
+            for g in opt.param_groups:
+                g["lr"] = lr_at(progress["step"], total, cfg, time_frac)
+            batch = [b.to(device) for b in batch]
+            loss, n_tok = task.loss(model, batch, cfg)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            if cfg.grad_clip:
+                nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+            opt.step()
+            progress["step"] += 1
+            tokens += n_tok
+            losses.append(loss.item())
+            elapsed = time.time() - t0
+            report({"event": "step", "step": progress["step"], "total": total, "loss": losses[-1],
+                    "tokens_per_s": tokens / max(elapsed, 1e-9), "lr": opt.param_groups[0]["lr"]})
+            if cfg.max_minutes and base_seconds + time.time() - start_time > cfg.max_minutes * 60:
+                break
+        progress["epoch"] += 1
+        progress["seconds"] = base_seconds + time.time() - start_time
+        metrics = task.evaluate(model, bundle, cfg)
+        metrics.update(epoch=progress["epoch"], step=progress["step"], train_loss=sum(losses) / max(1, len(losses)),
+                       tokens_per_s=tokens / max(time.time() - t0, 1e-9), seconds=round(progress["seconds"], 1))
+        history.append(metrics)
+        report({"event": "eval", **metrics})
+        snapshot_probe(out, model, probes, task, progress["epoch"])
+        if cfg.average_last:
+            save_file({k: v.detach().contiguous().cpu().clone() for k, v in model.state_dict().items()},
+                      str(work / f"epoch{progress['epoch']:03d}.safetensors"))
+        if progress["best"] is None or metrics["score"] > progress["best"]["score"]:
+            progress["best"] = metrics
+            ship(out, model, bundle, cfg, task, metrics, history, n_params)
+        save_state(work, model, opt, progress)
+        if cfg.max_minutes and progress["seconds"] > cfg.max_minutes * 60:
+            report({"event": "time_limit", "minutes": cfg.max_minutes})
+            break
+    if cfg.average_last:
+        averaged = average_snapshots(work, model, cfg.average_last)
+        if averaged:
+            metrics = task.evaluate(model, bundle, cfg)
+            metrics.update(epoch=progress["epoch"], averaged_last=averaged, seconds=round(progress["seconds"], 1))
+            report({"event": "eval_average", **metrics})
+            if metrics["score"] > progress["best"]["score"]:
+                progress["best"] = metrics
+                ship(out, model, bundle, cfg, task, metrics, history, n_params)
+            save_state(work, model, opt, progress)  # the averaged weights are what ships next
+    return progress["best"]
+
+
+def average_snapshots(work: Path, model: nn.Module, last: int) -> int:
+    """Load the mean of the last ``last`` epoch snapshots into ``model``; returns how many."""
+    files = sorted(work.glob("epoch*.safetensors"))[-last:]
+    if len(files) < 2:
+        return 0
+    states = [load_file(str(f)) for f in files]
+    dev = next(model.parameters()).device
+    avg = {k: (sum(s[k].float() for s in states) / len(states)).to(dev) for k in states[0]}
+    model.load_state_dict(avg, strict=False)
+    return len(files)
+
+
+def ship(out: Path, model, bundle, cfg: TrainConfig, task, metrics, history, n_params) -> None:
+    settings = {k: v for k, v in dataclasses.asdict(cfg).items() if k not in ("data_dir", "out_dir", "work_dir")}
+    save_checkpoint(out, cfg.task, model, task.vocabs(bundle),
+                    training={**settings, "params": n_params, "history": history},
+                    results={k: v for k, v in metrics.items() if k != "score"})
+
+
+def snapshot_probe(out: Path, model: nn.Module, probes: dict[str, Any], task, epoch: int) -> None:
+    """Append the probe inputs' attention (float16) to ``history.safetensors`` beside the checkpoint."""
+    if not probes:
+        return
+    out.mkdir(parents=True, exist_ok=True)
+    path, meta_path = out / "history.safetensors", out / "history.json"
+    tensors = load_file(str(path)) if path.exists() else {}
+    meta = json.loads(meta_path.read_text()) if meta_path.exists() else {"epochs": [], "probes": {}}
+    for name, maps in task.probe_attention(model, probes).items():
+        for kind, layers in (("encoder", maps.encoder), ("decoder", maps.decoder), ("cross", maps.cross)):
+            for layer, w in enumerate(layers):
+                tensors[f"{name}/{kind}/{layer}/{epoch}"] = w[0].detach().to("cpu", torch.float16).contiguous()
+    meta["epochs"] = sorted(set(meta["epochs"]) | {epoch})
+    meta["probes"] = {name: p["tokens"] for name, p in probes.items()}
+    save_file(tensors, str(path))
+    meta_path.write_text(json.dumps(meta, indent=1, ensure_ascii=False))
+
+
+def cross_entropy(logits: Tensor, targets: Tensor, ignore: int = -100, smoothing: float = 0.0) -> Tensor:
+    return F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1), ignore_index=ignore, label_smoothing=smoothing)
+
+
+def chunks(seq: list, size: int) -> Iterator[list]:
+    for i in range(0, len(seq), size):
+        yield seq[i : i + size]

@@ -1,0 +1,465 @@
+"""The hand-worked example of seed 002 on any sentence, the weight-free attention of seed 001, and
+every step of the batched multi-head reshape, recorded for display.
+
+All randomness comes from a local ``torch.Generator``: the global RNG, which the app shares between
+sessions, is never touched, yet the numbers equal the seed notebook's ``torch.manual_seed`` ones.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import torch
+from torch import Tensor
+
+from model.attention import MultiHeadAttention
+
+MAX_SIZE = 512  # upper bound for every width; the walk-through is for looking at, not for scale
+
+
+def notebook_tokens(sentence: str) -> list[str]:
+    """Tokens as seed 002 makes them: commas dropped, split on whitespace, case kept."""
+    return sentence.replace(",", "").split()
+
+
+def spacy_tokens(sentence: str) -> list[str]:
+    """The project's spaCy tokens (blank English): lower-cased, punctuation split off."""
+    from model.tokenize import tokenize  # lazy: spaCy is slow to import and the default never needs it
+
+    return tokenize(sentence, "en")
+
+
+TOKENIZERS = {"notebook": notebook_tokens, "spacy": spacy_tokens}
+
+
+def _check_size(name: str, value: int) -> None:
+    if not isinstance(value, int) or not 1 <= value <= MAX_SIZE:
+        raise ValueError(f"{name} must be a whole number from 1 to {MAX_SIZE}; got {value!r}")
+
+
+def _tokens(sentence: str, tokenizer: str, max_tokens: int | None) -> tuple[list[str], int]:
+    if tokenizer not in TOKENIZERS:
+        raise ValueError(f"tokenizer must be one of {sorted(TOKENIZERS)}; got {tokenizer!r}")
+    tokens = TOKENIZERS[tokenizer](sentence or "")
+    if not tokens:
+        raise ValueError("The sentence has no tokens: type at least one word (commas alone are dropped).")
+    dropped = 0
+    if max_tokens is not None and len(tokens) > max_tokens:
+        dropped = len(tokens) - max_tokens
+        tokens = tokens[:max_tokens]
+    return tokens, dropped
+
+
+def embed_tokens(tokens: list[str], d: int, generator: torch.Generator) -> tuple[dict[str, int], Tensor, Tensor]:
+    """Vocabulary (sorted unique words -> index), ids and ``(T, d)`` embeddings.
+
+    The table is drawn like ``nn.Embedding(len(vocab), d)`` after ``torch.manual_seed``: standard
+    normal values, row by row, from ``generator``. Seed 002 builds its dictionary from the sorted
+    words with duplicates; here repeated words share one entry, which is the same for a sentence
+    without repeats and gives every word one row of the table.
+    """
+    vocab = {word: i for i, word in enumerate(sorted(set(tokens)))}
+    ids = torch.tensor([vocab[t] for t in tokens])
+    table = torch.empty(len(vocab), d).normal_(generator=generator)
+    return vocab, ids, table[ids]
+
+
+def _draw_projections(g: torch.Generator, d: int, d_q: int, d_k: int, d_v: int) -> tuple[Tensor, Tensor, Tensor]:
+    # uniform [0, 1) like torch.rand, in the seed's order: queries, keys, values
+    return torch.rand(d_q, d, generator=g), torch.rand(d_k, d, generator=g), torch.rand(d_v, d, generator=g)
+
+
+@dataclass(frozen=True, eq=False)
+class Walkthrough:
+    """Every intermediate of one attention head on one sentence (seed 002's names and shapes).
+
+    ``scores`` are unnormalised ``q_i · k_j``; ``weights`` are ``softmax(scores / sqrt(d_k))`` per
+    row (query ``i`` attends to key ``j``); ``context`` row ``i`` is ``weights[i] @ values``.
+    """
+
+    tokens: list[str]
+    vocab: dict[str, int]
+    ids: Tensor  # (T,)
+    embeddings: Tensor  # (T, d)
+    W_query: Tensor  # (d_q, d)
+    W_key: Tensor  # (d_k, d)
+    W_value: Tensor  # (d_v, d)
+    queries: Tensor  # (T, d_q)
+    keys: Tensor  # (T, d_k)
+    values: Tensor  # (T, d_v)
+    scores: Tensor  # (T, T)
+    weights: Tensor  # (T, T)
+    context: Tensor  # (T, d_v)
+    dropped: int = 0  # tokens cut off by max_tokens
+
+
+@dataclass(frozen=True, eq=False)
+class MultiHeadWalkthrough:
+    """Several heads on one sentence; per-head tensors are stacked on a leading head axis.
+
+    ``heads[0]`` is exactly the single-head walk-through. Head ``i > 0`` draws its own W_query,
+    W_key, W_value (in that order) from the same generator, after head ``i - 1``'s.
+    """
+
+    heads: list[Walkthrough]
+    W_query: Tensor  # (h, d_q, d)
+    W_key: Tensor  # (h, d_k, d)
+    W_value: Tensor  # (h, d_v, d)
+    scores: Tensor  # (h, T, T)
+    weights: Tensor  # (h, T, T)
+    context: Tensor  # (h, T, d_v)
+    concat: Tensor  # (T, h * d_v): each token's head outputs side by side
+
+    @property
+    def tokens(self) -> list[str]:
+        return self.heads[0].tokens
+
+
+def _attend_by_hand(base: dict, x: Tensor, w_q: Tensor, w_k: Tensor, w_v: Tensor, dropped: int) -> Walkthrough:
+    queries, keys, values = x @ w_q.T, x @ w_k.T, x @ w_v.T  # seed 002: W·x for every token
+    scores = queries @ keys.T
+    weights = torch.softmax(scores / keys.shape[-1] ** 0.5, dim=-1)
+    return Walkthrough(
+        **base,
+        embeddings=x,
+        W_query=w_q,
+        W_key=w_k,
+        W_value=w_v,
+        queries=queries,
+        keys=keys,
+        values=values,
+        scores=scores,
+        weights=weights,
+        context=weights @ values,
+        dropped=dropped,
+    )
+
+
+def multi_head_walkthrough(
+    sentence: str = "Life is short, eat dessert first.",
+    *,
+    heads: int = 2,
+    seed: int = 123,
+    d: int = 16,
+    d_q: int = 24,
+    d_k: int = 24,
+    d_v: int = 28,
+    tokenizer: str = "notebook",
+    max_tokens: int | None = None,
+) -> MultiHeadWalkthrough:
+    """The walk-through with ``heads`` independent heads; see :class:`MultiHeadWalkthrough`.
+
+    Random draws, all from one generator, in this order: seed, embedding table; seed again,
+    head 0's W_query, W_key, W_value; head 1's; and so on.
+    """
+    for name, value in (("d", d), ("d_q", d_q), ("d_k", d_k), ("d_v", d_v), ("heads", heads)):
+        _check_size(name, value)
+    if d_q != d_k:
+        raise ValueError(f"d_q ({d_q}) must equal d_k ({d_k}): each score is a dot product of a query and a key")
+    tokens, dropped = _tokens(sentence, tokenizer, max_tokens)
+    g = torch.Generator().manual_seed(seed)
+    vocab, ids, x = embed_tokens(tokens, d, g)
+    g.manual_seed(seed)  # seed 002 seeds again before drawing the projections
+    base = dict(tokens=tokens, vocab=vocab, ids=ids)
+    per_head = [_attend_by_hand(base, x, *_draw_projections(g, d, d_q, d_k, d_v), dropped) for _ in range(heads)]
+
+    def stack(name: str) -> Tensor:
+        return torch.stack([getattr(h, name) for h in per_head])
+
+    return MultiHeadWalkthrough(
+        heads=per_head,
+        W_query=stack("W_query"),
+        W_key=stack("W_key"),
+        W_value=stack("W_value"),
+        scores=stack("scores"),
+        weights=stack("weights"),
+        context=stack("context"),
+        concat=torch.cat([h.context for h in per_head], dim=-1),
+    )
+
+
+def walkthrough(
+    sentence: str = "Life is short, eat dessert first.",
+    *,
+    seed: int = 123,
+    d: int = 16,
+    d_q: int = 24,
+    d_k: int = 24,
+    d_v: int = 28,
+    tokenizer: str = "notebook",
+    max_tokens: int | None = None,
+) -> Walkthrough:
+    """Seed 002 step by step on ``sentence``; with the defaults it reproduces the notebook's numbers.
+
+    ``tokenizer`` is ``"notebook"`` (drop commas, split on spaces) or ``"spacy"``. ``max_tokens``
+    keeps only the first tokens (``dropped`` says how many were cut). Raises ``ValueError`` for
+    an empty sentence, sizes outside 1..512 or ``d_q != d_k``.
+    """
+    kw = dict(seed=seed, d=d, d_q=d_q, d_k=d_k, d_v=d_v, tokenizer=tokenizer, max_tokens=max_tokens)
+    return multi_head_walkthrough(sentence, heads=1, **kw).heads[0]
+
+
+@dataclass(frozen=True, eq=False)
+class PlainAttention:
+    raw: Tensor  # (..., T, T) x_i · x_j
+    weights: Tensor  # (..., T, T) softmax over each row
+    output: Tensor  # (..., T, d) y_i = sum_j w_ij x_j
+
+
+def plain_self_attention(x: Tensor, *, scale: bool = False) -> PlainAttention:
+    """Self-attention with no parameters (seed 001): every vector is query, key and value.
+
+    ``x`` is ``(T, d)`` or ``(B, T, d)``. With ``scale`` the dot products are divided by sqrt(d);
+    without it (as in the seed) large vectors make each row almost one-hot on the diagonal.
+    """
+    if x.dim() not in (2, 3):
+        raise ValueError(f"x must be (T, d) or (B, T, d); got shape {tuple(x.shape)}")
+    raw = x @ x.transpose(-2, -1)
+    logits = raw / math.sqrt(x.shape[-1]) if scale else raw
+    weights = torch.softmax(logits, dim=-1)
+    return PlainAttention(raw=raw, weights=weights, output=weights @ x)
+
+
+def input_tensor(b: int, t: int, k: int, *, seed: int = 0, tokens: list[str] | None = None) -> Tensor:
+    """A ``(b, t, k)`` input: standard normal values, or with ``tokens`` their seeded embeddings
+    (the walk-through's table) repeated over the batch."""
+    g = torch.Generator().manual_seed(seed)
+    if tokens:
+        _, _, x = embed_tokens(list(tokens), k, g)
+        return x.unsqueeze(0).expand(b, -1, -1).contiguous()
+    return torch.randn(b, t, k, generator=g)
+
+
+@dataclass(frozen=True, eq=False)
+class Step:
+    """One named stage of the batched multi-head computation.
+
+    ``dims`` names each axis (``"b·h"`` for heads folded into the batch); ``head_of`` has the
+    tensor's shape and says which head each element belongs to (-1: no single head), obtained by
+    pushing a tensor of head indices through the same view/transpose/fold operations.
+    ``others`` holds the keys and values where queries, keys and values travel side by side.
+    """
+
+    name: str
+    shape: tuple[int, ...]
+    dims: tuple[str, ...]
+    tensor: Tensor
+    head_of: Tensor
+    note: str
+    others: dict[str, Tensor] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, eq=False)
+class ReshapeResult:
+    steps: list[Step]
+    heads: int
+    head_dim: int
+    wide: bool
+    split_scale: bool
+    batched: Tensor  # (b, t, k): the last step
+    loop: Tensor  # (b, t, k): the same computed head by head in Python
+    module_out: Tensor  # (b, t, k): MultiHeadAttention.forward
+    loop_diff: float  # max |loop - batched|
+    module_diff: float  # max |module_out - batched|
+    scaling_diff: float  # max |q·k/√s - (q/s^¼)·(k/s^¼)|
+    params: dict[str, int | None]  # {"narrow": ..., "wide": ...}; narrow is None when k % h
+
+
+def parameter_count(k: int, heads: int, *, wide: bool, bias: bool = False) -> int:
+    """Parameters of ``MultiHeadAttention(k, heads)``: 4k² narrow, 4hk² wide (plus biases)."""
+    with torch.device("meta"):  # no memory, no random draws
+        return sum(p.numel() for p in MultiHeadAttention(k, heads, wide=wide, bias=bias).parameters())
+
+
+def seeded_attention(
+    k: int, heads: int, *, wide: bool = False, split_scale: bool = False, bias: bool = False, seed: int = 0
+) -> MultiHeadAttention:
+    """A ``MultiHeadAttention`` whose weights come from ``seed`` (nn.Linear's uniform ±1/√fan_in)."""
+    if heads < 1 or k < 1:
+        raise ValueError(f"width k ({k}) and heads h ({heads}) must be at least 1")
+    if not wide and k % heads:
+        raise ValueError(
+            f"narrow heads split the width k ({k}) into h ({heads}) equal slices: choose k divisible by h, "
+            "or switch to wide heads"
+        )
+    with torch.device("meta"):  # build without drawing from the global RNG, then fill from our own
+        mha = MultiHeadAttention(k, heads, wide=wide, split_scale=split_scale, bias=bias)
+    mha = mha.to_empty(device="cpu")
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for layer in (mha.to_q, mha.to_k, mha.to_v, mha.unify):
+            bound = 1 / math.sqrt(layer.in_features)
+            for p in layer.parameters():
+                p.uniform_(-bound, bound, generator=g)
+    return mha.eval()
+
+
+@torch.no_grad()
+def reshape_steps(
+    x: Tensor, heads: int, *, wide: bool = False, split_scale: bool = False, seed: int = 0, bias: bool = False
+) -> ReshapeResult:
+    """Run seeded multi-head self-attention on ``x`` ``(b, t, k)`` and record every reshape step.
+
+    The batched path follows seed 001: project, view, transpose, fold heads into the batch, two
+    ``bmm``s, unfold, transpose back, concatenate, unify. It is checked against a per-head Python
+    loop and against the module's own ``forward``.
+    """
+    if x.dim() != 3:
+        raise ValueError(f"x must be (b, t, k); got shape {tuple(x.shape)}")
+    b, t, k = x.shape
+    mha = seeded_attention(k, heads, wide=wide, split_scale=split_scale, bias=bias, seed=seed)
+    h, s = heads, mha.head_dim
+    x = x.float()
+    steps: list[Step] = []
+
+    def add(name, dims, tensor, head_of, note, **others):
+        steps.append(Step(name, tuple(tensor.shape), dims, tensor, head_of, note, others))
+
+    add("input x", ("b", "t", "k"), x, torch.full(x.shape, -1), "b sequences of t vectors, each k numbers wide.")
+    q, key, v = mha.to_q(x), mha.to_k(x), mha.to_v(x)  # (b, t, h*s)
+    label = torch.arange(h).repeat_interleave(s).expand(b, t, h * s)  # head index of every column
+    add(
+        "project to queries, keys, values",
+        ("b", "t", "h·s"),
+        q,
+        label,
+        f"One linear layer per role computes all heads at once: columns {s}·i to {s}·(i+1)-1 belong to head i.",
+        keys=key,
+        values=v,
+    )
+
+    def view(z):
+        return z.view(b, t, h, s)
+
+    q, key, v, label = map(view, (q, key, v, label))  # (b, t, h, s)
+    add(
+        "view",
+        ("b", "t", "h", "s"),
+        q,
+        label,
+        "Only the labels change: the last axis is read as h heads × s numbers.",
+        keys=key,
+        values=v,
+    )
+
+    def swap(z):
+        return z.transpose(1, 2)
+
+    q, key, v, label = map(swap, (q, key, v, label))  # (b, h, t, s)
+    add(
+        "transpose",
+        ("b", "h", "t", "s"),
+        q,
+        label,
+        "Swap tokens and heads, so each head's t × s block is together.",
+        keys=key,
+        values=v,
+    )
+
+    def fold(z):
+        return z.contiguous().view(b * h, t, s)
+
+    q, key, v, label = map(fold, (q, key, v, label))  # (b*h, t, s)
+    add(
+        "fold heads into batch",
+        ("b·h", "t", "s"),
+        q,
+        label,
+        f"Copy into contiguous memory and merge b and h: item i is batch i // {h}, head i % {h}.",
+        keys=key,
+        values=v,
+    )
+    score_label = label[:, :, :1].expand(b * h, t, t)
+    if split_scale:
+        q, key = q / s**0.25, key / s**0.25
+        add(
+            "scale q and k",
+            ("b·h", "t", "s"),
+            q,
+            label,
+            f"Divide queries and keys each by s^(1/4) = {s**0.25:.4f} before the dot product (seeds 000/003).",
+            keys=key,
+            values=v,
+        )
+        scores = torch.bmm(q, key.transpose(1, 2))  # (b*h, t, t)
+        add(
+            "bmm: scores",
+            ("b·h", "t", "t"),
+            scores,
+            score_label,
+            "One matrix product per (batch, head): row = query token, column = key token; already scaled.",
+        )
+    else:
+        raw = torch.bmm(q, key.transpose(1, 2))  # (b*h, t, t)
+        add(
+            "bmm: scores",
+            ("b·h", "t", "t"),
+            raw,
+            score_label,
+            "One matrix product per (batch, head): row = query token, column = key token.",
+        )
+        scores = raw / math.sqrt(s)
+        add(
+            "scale",
+            ("b·h", "t", "t"),
+            scores,
+            score_label,
+            f"Divide by √s = {math.sqrt(s):.4f} so softmax is not too peaked.",
+        )
+    weights = torch.softmax(scores, dim=2)
+    add("softmax", ("b·h", "t", "t"), weights, score_label, "Each row becomes positive weights that sum to 1.")
+    out = torch.bmm(weights, v)  # (b*h, t, s)
+    add("bmm with values", ("b·h", "t", "s"), out, label, "Each query's output is the weighted sum of the value rows.")
+    out, label = out.view(b, h, t, s), label.view(b, h, t, s)
+    add("unfold", ("b", "h", "t", "s"), out, label, "Split the b·h axis back into batch and heads.")
+    out, label = out.transpose(1, 2), label.transpose(1, 2)  # (b, t, h, s)
+    add("transpose back", ("b", "t", "h", "s"), out, label, "Tokens first again; the heads sit side by side per token.")
+    out, label = out.contiguous().view(b, t, h * s), label.contiguous().view(b, t, h * s)
+    add("concatenate heads", ("b", "t", "h·s"), out, label, "Merge the last two axes: each token's heads, end to end.")
+    y = mha.unify(out)
+    add(
+        "unify heads",
+        ("b", "t", "k"),
+        y,
+        torch.full(y.shape, -1),
+        "A last linear layer mixes all heads back to width k: every output number depends on every head.",
+    )
+
+    loop = _per_head_loop(mha, x)
+    module_out, _ = mha(x, need_weights=True)
+    q_all, k_all = mha.to_q(x).view(b, t, h, s), mha.to_k(x).view(b, t, h, s)
+    dot = torch.einsum("bqhs,bkhs->bhqk", q_all, k_all) / math.sqrt(s)
+    split = torch.einsum("bqhs,bkhs->bhqk", q_all / s**0.25, k_all / s**0.25)
+    return ReshapeResult(
+        steps=steps,
+        heads=h,
+        head_dim=s,
+        wide=wide,
+        split_scale=split_scale,
+        batched=y,
+        loop=loop,
+        module_out=module_out,
+        loop_diff=(loop - y).abs().max().item(),
+        module_diff=(module_out - y).abs().max().item(),
+        scaling_diff=(dot - split).abs().max().item(),
+        params={
+            "narrow": parameter_count(k, h, wide=False, bias=bias) if k % h == 0 else None,
+            "wide": parameter_count(k, h, wide=True, bias=bias),
+        },
+    )
+
+
+def _per_head_loop(mha: MultiHeadAttention, x: Tensor) -> Tensor:
+    """The same attention with plain Python loops over batch items and heads: an independent check."""
+    s = mha.head_dim
+    outputs = []
+    for item in x:  # (t, k)
+        q, k, v = mha.to_q(item), mha.to_k(item), mha.to_v(item)  # (t, h*s)
+        per_head = []
+        for i in range(mha.heads):
+            cols = slice(i * s, (i + 1) * s)
+            scores = q[:, cols] @ k[:, cols].T / math.sqrt(s)
+            per_head.append(torch.softmax(scores, dim=-1) @ v[:, cols])
+        outputs.append(mha.unify(torch.cat(per_head, dim=-1)))
+    return torch.stack(outputs)
