@@ -295,6 +295,25 @@ def seeded_attention(
     return mha.eval()
 
 
+NOTES = {  # what each step does, shown under its figure
+    "input x": "b sequences of t vectors, each k numbers wide.",
+    "project to queries, keys, values": "One linear layer per role computes all heads at once: "
+    "columns {s}·i to {s}·(i+1)-1 belong to head i.",
+    "view": "Only the labels change: the last axis is read as h heads × s numbers.",
+    "transpose": "Swap tokens and heads, so each head's t × s block is together.",
+    "fold heads into batch": "Copy into contiguous memory and merge b and h: item i is batch i // {h}, head i % {h}.",
+    "scale q and k": "Divide queries and keys each by s^(1/4) = {quarter:.4f} before the dot product (seeds 000/003).",
+    "bmm: scores": "One matrix product per (batch, head): row = query token, column = key token.",
+    "scale": "Divide by √s = {root:.4f} so that softmax is not too peaked.",
+    "softmax": "Each row becomes positive weights that sum to 1.",
+    "bmm with values": "Each query's output is the weighted sum of the value rows.",
+    "unfold": "Split the b·h axis back into batch and heads.",
+    "transpose back": "Tokens first again; the heads sit side by side for each token.",
+    "concatenate heads": "Merge the last two axes: each token's head outputs, end to end.",
+    "unify heads": "A last linear layer mixes all heads back to width k: every output number depends on every head.",
+}
+
+
 @torch.no_grad()
 def reshape_steps(
     x: Tensor, heads: int, *, wide: bool = False, split_scale: bool = False, seed: int = 0, bias: bool = False
@@ -312,125 +331,56 @@ def reshape_steps(
     h, s = heads, mha.head_dim
     x = x.float()
     steps: list[Step] = []
+    numbers = dict(s=s, h=h, quarter=s**0.25, root=math.sqrt(s))
 
-    def add(name, dims, tensor, head_of, note, **others):
-        steps.append(Step(name, tuple(tensor.shape), dims, tensor, head_of, note, others))
+    def add(name: str, dims: str, tensor: Tensor, head_of: Tensor, others: dict | None = None) -> None:
+        note = NOTES[name].format(**numbers)
+        steps.append(Step(name, tuple(tensor.shape), tuple(dims.split()), tensor, head_of, note, others or {}))
 
-    add("input x", ("b", "t", "k"), x, torch.full(x.shape, -1), "b sequences of t vectors, each k numbers wide.")
-    q, key, v = mha.to_q(x), mha.to_k(x), mha.to_v(x)  # (b, t, h*s)
-    label = torch.arange(h).repeat_interleave(s).expand(b, t, h * s)  # head index of every column
-    add(
-        "project to queries, keys, values",
-        ("b", "t", "h·s"),
-        q,
-        label,
-        f"One linear layer per role computes all heads at once: columns {s}·i to {s}·(i+1)-1 belong to head i.",
-        keys=key,
-        values=v,
-    )
+    def add_qkv(name: str, dims: str, qkv: dict[str, Tensor], head_of: Tensor) -> None:
+        add(name, dims, qkv["queries"], head_of, {"keys": qkv["keys"], "values": qkv["values"]})
 
-    def view(z):
-        return z.view(b, t, h, s)
+    def each(op, qkv: dict[str, Tensor], head_of: Tensor) -> tuple[dict[str, Tensor], Tensor]:
+        # the head labels go through exactly the same reshapes as the data
+        return {role: op(z) for role, z in qkv.items()}, op(head_of)
 
-    q, key, v, label = map(view, (q, key, v, label))  # (b, t, h, s)
-    add(
-        "view",
-        ("b", "t", "h", "s"),
-        q,
-        label,
-        "Only the labels change: the last axis is read as h heads × s numbers.",
-        keys=key,
-        values=v,
-    )
-
-    def swap(z):
-        return z.transpose(1, 2)
-
-    q, key, v, label = map(swap, (q, key, v, label))  # (b, h, t, s)
-    add(
-        "transpose",
-        ("b", "h", "t", "s"),
-        q,
-        label,
-        "Swap tokens and heads, so each head's t × s block is together.",
-        keys=key,
-        values=v,
-    )
-
-    def fold(z):
-        return z.contiguous().view(b * h, t, s)
-
-    q, key, v, label = map(fold, (q, key, v, label))  # (b*h, t, s)
-    add(
-        "fold heads into batch",
-        ("b·h", "t", "s"),
-        q,
-        label,
-        f"Copy into contiguous memory and merge b and h: item i is batch i // {h}, head i % {h}.",
-        keys=key,
-        values=v,
-    )
+    add("input x", "b t k", x, torch.full(x.shape, -1))
+    qkv = {"queries": mha.to_q(x), "keys": mha.to_k(x), "values": mha.to_v(x)}  # (b, t, h*s)
+    label = torch.arange(h).repeat_interleave(s).expand(b, t, h * s)  # the head of every column
+    add_qkv("project to queries, keys, values", "b t h·s", qkv, label)
+    qkv, label = each(lambda z: z.view(b, t, h, s), qkv, label)
+    add_qkv("view", "b t h s", qkv, label)
+    qkv, label = each(lambda z: z.transpose(1, 2), qkv, label)
+    add_qkv("transpose", "b h t s", qkv, label)
+    qkv, label = each(lambda z: z.contiguous().view(b * h, t, s), qkv, label)
+    add_qkv("fold heads into batch", "b·h t s", qkv, label)
     score_label = label[:, :, :1].expand(b * h, t, t)
     if split_scale:
-        q, key = q / s**0.25, key / s**0.25
-        add(
-            "scale q and k",
-            ("b·h", "t", "s"),
-            q,
-            label,
-            f"Divide queries and keys each by s^(1/4) = {s**0.25:.4f} before the dot product (seeds 000/003).",
-            keys=key,
-            values=v,
-        )
-        scores = torch.bmm(q, key.transpose(1, 2))  # (b*h, t, t)
-        add(
-            "bmm: scores",
-            ("b·h", "t", "t"),
-            scores,
-            score_label,
-            "One matrix product per (batch, head): row = query token, column = key token; already scaled.",
-        )
-    else:
-        raw = torch.bmm(q, key.transpose(1, 2))  # (b*h, t, t)
-        add(
-            "bmm: scores",
-            ("b·h", "t", "t"),
-            raw,
-            score_label,
-            "One matrix product per (batch, head): row = query token, column = key token.",
-        )
-        scores = raw / math.sqrt(s)
-        add(
-            "scale",
-            ("b·h", "t", "t"),
-            scores,
-            score_label,
-            f"Divide by √s = {math.sqrt(s):.4f} so softmax is not too peaked.",
-        )
+        qkv = {**qkv, "queries": qkv["queries"] / s**0.25, "keys": qkv["keys"] / s**0.25}
+        add_qkv("scale q and k", "b·h t s", qkv, label)
+    scores = torch.bmm(qkv["queries"], qkv["keys"].transpose(1, 2))  # (b*h, t, t)
+    add("bmm: scores", "b·h t t", scores, score_label)
+    if not split_scale:
+        scores = scores / math.sqrt(s)
+        add("scale", "b·h t t", scores, score_label)
     weights = torch.softmax(scores, dim=2)
-    add("softmax", ("b·h", "t", "t"), weights, score_label, "Each row becomes positive weights that sum to 1.")
-    out = torch.bmm(weights, v)  # (b*h, t, s)
-    add("bmm with values", ("b·h", "t", "s"), out, label, "Each query's output is the weighted sum of the value rows.")
+    add("softmax", "b·h t t", weights, score_label)
+    out = torch.bmm(weights, qkv["values"])  # (b*h, t, s)
+    add("bmm with values", "b·h t s", out, label)
     out, label = out.view(b, h, t, s), label.view(b, h, t, s)
-    add("unfold", ("b", "h", "t", "s"), out, label, "Split the b·h axis back into batch and heads.")
-    out, label = out.transpose(1, 2), label.transpose(1, 2)  # (b, t, h, s)
-    add("transpose back", ("b", "t", "h", "s"), out, label, "Tokens first again; the heads sit side by side per token.")
+    add("unfold", "b h t s", out, label)
+    out, label = out.transpose(1, 2), label.transpose(1, 2)
+    add("transpose back", "b t h s", out, label)
     out, label = out.contiguous().view(b, t, h * s), label.contiguous().view(b, t, h * s)
-    add("concatenate heads", ("b", "t", "h·s"), out, label, "Merge the last two axes: each token's heads, end to end.")
+    add("concatenate heads", "b t h·s", out, label)
     y = mha.unify(out)
-    add(
-        "unify heads",
-        ("b", "t", "k"),
-        y,
-        torch.full(y.shape, -1),
-        "A last linear layer mixes all heads back to width k: every output number depends on every head.",
-    )
+    add("unify heads", "b t k", y, torch.full(y.shape, -1))
 
     loop = _per_head_loop(mha, x)
     module_out, _ = mha(x, need_weights=True)
-    q_all, k_all = mha.to_q(x).view(b, t, h, s), mha.to_k(x).view(b, t, h, s)
-    dot = torch.einsum("bqhs,bkhs->bhqk", q_all, k_all) / math.sqrt(s)
-    split = torch.einsum("bqhs,bkhs->bhqk", q_all / s**0.25, k_all / s**0.25)
+    q4, k4 = mha.to_q(x).view(b, t, h, s), mha.to_k(x).view(b, t, h, s)
+    dot = torch.einsum("bqhs,bkhs->bhqk", q4, k4) / math.sqrt(s)
+    split = torch.einsum("bqhs,bkhs->bhqk", q4 / s**0.25, k4 / s**0.25)
     return ReshapeResult(
         steps=steps,
         heads=h,

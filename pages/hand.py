@@ -1,0 +1,293 @@
+"""Self-attention by hand: the seed 002 walk-through on any sentence, one step at a time."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import pandas as pd
+import streamlit as st
+
+from model.walkthrough import MultiHeadWalkthrough, Walkthrough, multi_head_walkthrough, plain_self_attention
+from pages.common import clean_text, init_state, show_figure, sync_url
+from viz.common import unique_labels
+from viz.matrix import KEY_AXIS, QUERY_AXIS, attention_heatmap, matrix_frame, matrix_heatmap, shape_title, vector_bar
+
+DEFAULT_SENTENCE = "Life is short, eat dessert first."
+DEFAULT_QUERY = "1:is"
+MAX_TOKENS = 40  # a 40 × 40 heatmap is still readable on a projector
+TOKENIZERS = {"notebook": "notebook: drop commas, split on spaces", "spacy": "spaCy: lower-case, punctuation split off"}
+SIZES = {"hand_d": ("d (embedding)", 16), "hand_dq": ("d_q = d_k", 24), "hand_dv": ("d_v", 28)}
+MAX_WIDTH, MAX_HEADS = 64, 8
+URL_KEYS = ("hand_sentence", "hand_tokenizer", "hand_seed", *SIZES, "hand_heads", "hand_plain_scale")
+
+
+def bounded(lo: int, hi: int) -> Callable[[str], int]:
+    """A URL cast that rejects numbers outside ``lo..hi`` (the widget would refuse them)."""
+
+    def cast(raw: str) -> int:
+        value = int(raw)
+        if not lo <= value <= hi:
+            raise ValueError(f"{value} is outside {lo}..{hi}")
+        return value
+
+    return cast
+
+
+def one_of(options: Sequence[str]) -> Callable[[str], str]:
+    def cast(raw: str) -> str:
+        if raw not in options:
+            raise ValueError(f"{raw!r} is not one of {list(options)}")
+        return raw
+
+    return cast
+
+
+def controls() -> None:
+    init_state("hand_sentence", DEFAULT_SENTENCE)
+    init_state("hand_tokenizer", "notebook", one_of(list(TOKENIZERS)))
+    init_state("hand_seed", 123, bounded(0, 2**31 - 1))
+    for key, (_, default) in SIZES.items():
+        init_state(key, default, bounded(1, MAX_WIDTH))
+    init_state("hand_heads", 2, bounded(1, MAX_HEADS))
+    init_state("hand_plain_scale", False, lambda raw: raw == "True")
+    left, right = st.columns([3, 2])
+    left.text_input("Sentence", key="hand_sentence", help=f"Up to {MAX_TOKENS} tokens are used.")
+    right.radio("Tokenizer", list(TOKENIZERS), format_func=TOKENIZERS.get, key="hand_tokenizer", horizontal=True)
+    cols = st.columns(5)
+    cols[0].number_input("Seed", 0, 2**31 - 1, step=1, key="hand_seed", help="123 reproduces the notebook.")
+    for col, (key, (label, _)) in zip(cols[1:4], SIZES.items()):
+        col.number_input(label, 1, MAX_WIDTH, step=1, key=key)
+    cols[4].number_input("Heads", 1, MAX_HEADS, step=1, key="hand_heads", help="For the multi-head section.")
+    sync_url(*URL_KEYS)
+
+
+def matrix_step(key: str, values, rows, cols, *, name: str, row_title: str, col_title: str, fig=None) -> None:
+    """One matrix as a heatmap and as a table (tabs), with its shape and a CSV download."""
+    fig = fig or matrix_heatmap(values, rows, cols, name=name, row_title=row_title, col_title=col_title)
+    frame = matrix_frame(values, rows, cols)
+    heatmap_tab, table_tab = st.tabs(["Heatmap", "Table"])
+    with heatmap_tab:
+        show_figure(fig, key, csv=frame, csv_name=f"{key}.csv")
+    with table_tab:
+        st.caption(shape_title(name, tuple(values.shape)))
+        table(frame, f"{key}-table")
+
+
+def table(frame: pd.DataFrame, key: str, *, hide_index: bool = False) -> None:
+    """A table that prints floats with four decimals, as the notebook does."""
+    formats = {c: st.column_config.NumberColumn(format="%.4f") for c in frame.columns if frame[c].dtype.kind == "f"}
+    st.dataframe(frame, key=key, column_config=formats, hide_index=hide_index)
+
+
+def dims(n: int) -> list[str]:
+    return [str(i) for i in range(n)]
+
+
+def tokens_section(w: Walkthrough, labels: list[str]) -> None:
+    st.markdown(
+        "Each distinct word gets an index in the **sorted** vocabulary; the sentence becomes the list of "
+        "those indices (ids), which picks rows of the embedding table."
+    )
+    left, right = st.columns(2)
+    left.caption(f"vocabulary  ({len(w.vocab)} words)")
+    left.dataframe(
+        pd.DataFrame({"word": list(w.vocab), "index": list(w.vocab.values())}), key="hand-vocab", hide_index=True
+    )
+    right.caption(f"ids  ({len(w.tokens)} tokens)")
+    right.dataframe(pd.DataFrame({"token": labels, "id": w.ids.tolist()}), key="hand-ids", hide_index=True)
+
+
+def steps(w: Walkthrough, labels: list[str]) -> None:
+    """Sections 2-7: embeddings to context vectors, each a heatmap and a table."""
+    d, d_q, d_v = w.embeddings.shape[1], w.queries.shape[1], w.values.shape[1]
+    with st.expander("2. Embeddings x", expanded=False):
+        st.markdown(f"Each id selects a row of a random table with {d} columns: one vector per token.")
+        matrix_step(
+            "hand-x", w.embeddings, labels, dims(d), name="embeddings x", row_title="token", col_title="dimension"
+        )
+    with st.expander("3. Weight matrices W_q, W_k, W_v", expanded=False):
+        st.markdown(
+            "Three random matrices turn each embedding into a query, a key and a value. Training would learn them; "
+            "here they are uniform in [0, 1)."
+        )
+        for tab, name, m in zip(st.tabs(["W_q", "W_k", "W_v"]), ("W_q", "W_k", "W_v"), (w.W_query, w.W_key, w.W_value)):
+            with tab:
+                matrix_step(
+                    f"hand-{name}", m, dims(m.shape[0]), dims(d), name=name, row_title="output", col_title="input"
+                )
+    with st.expander("4. Queries, keys and values", expanded=False):
+        st.markdown(
+            f"Multiply every embedding by each matrix: q = W_q·x ({d_q} numbers), k = W_k·x ({d_q}), v = W_v·x ({d_v})."
+        )
+        tabs = st.tabs(["queries", "keys", "values"])
+        for tab, name, m in zip(tabs, ("queries", "keys", "values"), (w.queries, w.keys, w.values)):
+            with tab:
+                matrix_step(
+                    f"hand-{name}", m, labels, dims(m.shape[1]), name=name, row_title="token", col_title="dimension"
+                )
+    with st.expander("5. Unnormalised scores ω = q·k", expanded=True):
+        st.markdown("Score (i, j) is the dot product of token i's query with token j's key: how well they match.")
+        fig = attention_heatmap(w.scores, w.tokens, name="scores ω")
+        matrix_step(
+            "hand-scores", w.scores, labels, labels, name="scores ω", row_title=QUERY_AXIS, col_title=KEY_AXIS, fig=fig
+        )
+    with st.expander(f"6. Scaled softmax: softmax(ω / √{d_q})", expanded=True):
+        st.markdown(
+            f"Divide each score by √d_k = {d_q**0.5:.4f}, then softmax each row: positive weights summing to 1."
+        )
+        fig = attention_heatmap(w.weights, w.tokens, name="attention weights")
+        matrix_step(
+            "hand-weights",
+            w.weights,
+            labels,
+            labels,
+            name="attention weights",
+            row_title=QUERY_AXIS,
+            col_title=KEY_AXIS,
+            fig=fig,
+        )
+    with st.expander("7. Context vectors z", expanded=False):
+        st.markdown(f"Row i mixes all value vectors with row i's weights: {d_v} numbers per token.")
+        matrix_step(
+            "hand-context", w.context, labels, dims(d_v), name="context z", row_title="token", col_title="dimension"
+        )
+
+
+@st.fragment
+def query_detail(w: Walkthrough, labels: list[str]) -> None:
+    """One query's scores, weights and context vector; reruns alone when the token changes."""
+    init_state("hand_query", DEFAULT_QUERY)
+    if st.session_state.hand_query not in labels:
+        st.session_state.hand_query = labels[1] if len(labels) > 1 else labels[0]
+    st.selectbox("Query token", labels, key="hand_query")
+    sync_url("hand_query")
+    i = labels.index(st.session_state.hand_query)
+    scale = w.keys.shape[1] ** 0.5
+    st.markdown(
+        f"This token's query meets every key: the score row, divided by {scale:.4f} and softmaxed, gives the weights; "
+        "the context vector is the weighted sum of the value vectors."
+    )
+    detail = pd.DataFrame(
+        {
+            "key": labels,
+            "score ω": w.scores[i].double().numpy().round(4),
+            f"ω / {scale:.4f}": (w.scores[i] / scale).double().numpy().round(4),
+            "weight": w.weights[i].double().numpy().round(4),
+        }
+    )
+    table(detail, "hand-query-table", hide_index=True)
+    st.metric("sum of the weights", f"{w.weights[i].sum().item():.4f}")
+    left, right = st.columns(2)
+    with left:
+        fig = vector_bar(
+            w.scores[i], labels, name=f"scores of query {labels[i]}", axis_title=KEY_AXIS, value_title="score"
+        )
+        show_figure(fig, "hand-query-scores", csv=detail, csv_name="query_scores.csv")
+    with right:
+        fig = vector_bar(
+            w.weights[i],
+            labels,
+            name=f"weights of query {labels[i]}",
+            axis_title=KEY_AXIS,
+            value_title="weight",
+            color="#009E73",
+        )
+        show_figure(fig, "hand-query-weights", csv=detail, csv_name="query_weights.csv")
+    context = w.context[i]
+    fig = vector_bar(context, None, name=f"context vector z of {labels[i]}", axis_title="dimension", color="#D55E00")
+    row = matrix_frame(context[None], [labels[i]], dims(len(context)))
+    show_figure(fig, "hand-query-context", csv=row, csv_name="context.csv")
+    table(row, "hand-query-context-table")
+
+
+def heads_section(mh: MultiHeadWalkthrough, labels: list[str]) -> None:
+    h = len(mh.heads)
+    st.markdown(
+        f"{h} head(s), each with its own W_q, W_k, W_v drawn after the previous head's (head 0 is the one above). "
+        "Each head attends differently; their context vectors are joined side by side."
+    )
+    if h == 1:
+        st.info("Set Heads above 1 to compare several heads.")
+    for i, tab in enumerate(st.tabs([f"head {i}" for i in range(h)])):
+        with tab:
+            fig = attention_heatmap(mh.weights[i], mh.tokens, name=f"head {i}: attention weights")
+            show_figure(fig, f"hand-head-{i}", csv=matrix_frame(mh.weights[i], labels, labels), csv_name=f"head{i}.csv")
+    d_v = mh.context.shape[-1]
+    cols = [f"h{j // d_v}·{j % d_v}" for j in range(mh.concat.shape[1])]
+    st.markdown(f"Concatenation: {h} × {d_v} = {mh.concat.shape[1]} numbers per token.")
+    matrix_step(
+        "hand-concat",
+        mh.concat,
+        labels,
+        cols,
+        name="concatenated heads",
+        row_title="token",
+        col_title="head · dimension",
+    )
+
+
+def plain_section(w: Walkthrough, labels: list[str]) -> None:
+    st.markdown(
+        "No weight matrices at all: each embedding is its own query, key and value. Scores are x·xᵀ, softmax per "
+        "row, and the output mixes the embeddings themselves. Without scaling the diagonal (each vector with "
+        "itself) usually wins by far."
+    )
+    scale = st.checkbox("Divide the scores by √d first", key="hand_plain_scale")
+    sync_url("hand_plain_scale")
+    plain = plain_self_attention(w.embeddings, scale=scale)
+    tabs = st.tabs(["raw x·xᵀ", "weights", "output y"])
+    with tabs[0]:
+        show_figure(
+            attention_heatmap(plain.raw, w.tokens, name="raw x·xᵀ"),
+            "hand-plain-raw",
+            csv=matrix_frame(plain.raw, labels, labels),
+            csv_name="plain_raw.csv",
+        )
+    with tabs[1]:
+        show_figure(
+            attention_heatmap(plain.weights, w.tokens, name="weights"),
+            "hand-plain-weights",
+            csv=matrix_frame(plain.weights, labels, labels),
+            csv_name="plain_weights.csv",
+        )
+    with tabs[2]:
+        d = plain.output.shape[1]
+        fig = matrix_heatmap(plain.output, labels, dims(d), name="output y", row_title="token", col_title="dimension")
+        show_figure(fig, "hand-plain-y", csv=matrix_frame(plain.output, labels, dims(d)), csv_name="plain_y.csv")
+
+
+def main() -> None:
+    st.title("Self-attention by hand")
+    st.markdown(
+        "Follow one attention head through a sentence with small random matrices. With the default settings the "
+        "numbers match the classic worked example (seed 123, d = 16, d_q = d_k = 24, d_v = 28)."
+    )
+    controls()
+    text = clean_text(st.session_state.hand_sentence, what="sentence")
+    if text is None:
+        return
+    state = st.session_state
+    try:
+        mh = multi_head_walkthrough(
+            text, heads=state.hand_heads, seed=state.hand_seed, d=state.hand_d, d_q=state.hand_dq,
+            d_k=state.hand_dq, d_v=state.hand_dv, tokenizer=state.hand_tokenizer, max_tokens=MAX_TOKENS,
+        )  # fmt: skip
+    except ValueError as e:
+        st.warning(str(e))
+        return
+    w = mh.heads[0]
+    if w.dropped:
+        st.info(f"The sentence has {len(w.tokens) + w.dropped} tokens; only the first {MAX_TOKENS} are shown.")
+    labels = unique_labels(w.tokens)
+    with st.expander("1. Tokens, vocabulary and ids", expanded=True):
+        tokens_section(w, labels)
+    steps(w, labels)
+    with st.expander("8. One query in detail", expanded=True):
+        query_detail(w, labels)
+    with st.expander("9. Several heads", expanded=False):
+        heads_section(mh, labels)
+    with st.expander("10. Without weights: x·xᵀ", expanded=False):
+        plain_section(w, labels)
+
+
+main()

@@ -1,0 +1,164 @@
+"""Multi-head reshape: every step of batched multi-head self-attention, coloured by head."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import pandas as pd
+import streamlit as st
+
+from model.walkthrough import Step, input_tensor, notebook_tokens, reshape_steps
+from pages.common import clean_text, init_state, show_figure, sync_url
+from viz.reshape import parameter_bar, step_figure
+
+MAX_B, MAX_T, MAX_K, MAX_H = 2, 8, 32, 8
+KINDS = {"narrow": "narrow: split k into h slices", "wide": "wide: every head is k wide"}
+SCALINGS = {"sqrt": "q·k / √s", "split": "(q / s^¼)·(k / s^¼)"}
+URL_KEYS = ("reshape_b", "reshape_t", "reshape_k", "reshape_h", "reshape_kind", "reshape_scale", "reshape_seed",
+            "reshape_text")  # fmt: skip
+LOOP_CODE = """\
+for item in x:                                   # each sequence (t, k)
+    q, k, v = to_q(item), to_k(item), to_v(item)  # (t, h*s)
+    heads = []
+    for i in range(h):                           # each head: its own slice of columns
+        cols = slice(i * s, (i + 1) * s)
+        w = softmax(q[:, cols] @ k[:, cols].T / sqrt(s))
+        heads.append(w @ v[:, cols])             # (t, s)
+    out.append(unify(cat(heads, dim=-1)))        # (t, k)"""
+
+
+def bounded(lo: int, hi: int) -> Callable[[str], int]:
+    """A URL cast that rejects numbers outside ``lo..hi`` (the widget would refuse them)."""
+
+    def cast(raw: str) -> int:
+        value = int(raw)
+        if not lo <= value <= hi:
+            raise ValueError(f"{value} is outside {lo}..{hi}")
+        return value
+
+    return cast
+
+
+def one_of(options: Sequence[str]) -> Callable[[str], str]:
+    def cast(raw: str) -> str:
+        if raw not in options:
+            raise ValueError(f"{raw!r} is not one of {list(options)}")
+        return raw
+
+    return cast
+
+
+def controls() -> None:
+    init_state("reshape_b", 2, bounded(1, MAX_B))
+    init_state("reshape_t", 4, bounded(2, MAX_T))
+    init_state("reshape_k", 8, bounded(1, MAX_K))
+    init_state("reshape_h", 2, bounded(1, MAX_H))
+    init_state("reshape_kind", "narrow", one_of(list(KINDS)))
+    init_state("reshape_scale", "sqrt", one_of(list(SCALINGS)))
+    init_state("reshape_seed", 0, bounded(0, 2**31 - 1))
+    init_state("reshape_text", "")
+    cols = st.columns(5)
+    cols[0].number_input("batch b", 1, MAX_B, step=1, key="reshape_b")
+    cols[1].number_input("tokens t", 2, MAX_T, step=1, key="reshape_t")
+    cols[2].number_input("width k", 1, MAX_K, step=1, key="reshape_k")
+    cols[3].number_input("heads h", 1, MAX_H, step=1, key="reshape_h")
+    cols[4].number_input("seed", 0, 2**31 - 1, step=1, key="reshape_seed", help="Seeds the input and the weights.")
+    left, right = st.columns(2)
+    left.radio("Heads", list(KINDS), format_func=KINDS.get, key="reshape_kind", horizontal=True)
+    right.radio("Scaling", list(SCALINGS), format_func=SCALINGS.get, key="reshape_scale", horizontal=True)
+    st.text_input(
+        "Optional sentence",
+        key="reshape_text",
+        placeholder="e.g. Life is short, eat dessert first.",
+        help=f"Its first {MAX_T} words (seeded random embeddings) replace the random input; t follows the sentence.",
+    )
+    sync_url(*URL_KEYS)
+
+
+def sentence_tokens(raw: str) -> list[str] | None:
+    """Tokens of the optional sentence, or None for random input; notes what was changed."""
+    if not raw:
+        return None
+    text = clean_text(raw, what="sentence")
+    if text is None:
+        st.info("Using random vectors instead of a sentence.")
+        return None
+    tokens = notebook_tokens(text)
+    if not tokens:
+        st.warning("The sentence has no words (commas are dropped); using random vectors instead.")
+        return None
+    if len(tokens) > MAX_T:
+        st.info(f"The sentence has {len(tokens)} tokens; only the first {MAX_T} are used.")
+        tokens = tokens[:MAX_T]
+    if len(tokens) < 2:
+        st.info("One token attends only to itself; add a word to see weights spread out.")
+    return tokens
+
+
+def show_step(i: int, step: Step, heads: int, tokens: list[str] | None) -> None:
+    with st.container(border=True):
+        st.markdown(f"**{i}. {step.name}** — shape `({', '.join(step.dims)})` = `{step.shape}`")
+        st.caption(step.note)
+        tensors = {"queries": step.tensor, **step.others} if step.others else {"": step.tensor}
+        tabs = st.tabs(list(tensors)) if step.others else [st.container()]
+        for tab, (role, tensor) in zip(tabs, tensors.items()):
+            with tab:
+                name = f"{step.name} · {role}" if role else step.name
+                fig = step_figure(tensor, step.head_of, step.dims, heads=heads, name=name, tokens=tokens)
+                flat = tensor.reshape(-1, tensor.shape[-1]).numpy()
+                show_figure(fig, f"reshape-{i}-{role or 'out'}", csv=flat, csv_name=f"step{i}_{role or 'out'}.csv")
+
+
+def checks(result, k: int, h: int) -> None:
+    st.subheader("Checks")
+    cols = st.columns(3)
+    cols[0].metric("per-head loop vs batched: max |diff|", f"{result.loop_diff:.2e}")
+    cols[1].metric("module forward vs batched: max |diff|", f"{result.module_diff:.2e}")
+    cols[2].metric("q·k/√s vs (q/s^¼)·(k/s^¼): max |diff|", f"{result.scaling_diff:.2e}")
+    st.caption("Differences around 1e-7 are float32 rounding: the batched reshape computes exactly the per-head loop.")
+    with st.expander("The per-head loop used for the check"):
+        st.code(LOOP_CODE, language="python")
+    st.subheader("Parameters: narrow vs wide")
+    narrow, wide = result.params["narrow"], result.params["wide"]
+    cols = st.columns(2)
+    cols[0].metric("narrow heads (4k²)", f"{narrow:,}" if narrow is not None else "k % h ≠ 0")
+    cols[1].metric("wide heads (4hk²)", f"{wide:,}")
+    table = pd.DataFrame({"heads": ["narrow", "wide"], "parameters": [narrow, wide]})
+    show_figure(parameter_bar(result.params), "reshape-params", csv=table, csv_name="parameters.csv")
+    st.caption(
+        f"Narrow: W_q, W_k, W_v and the unifying layer are each k × k = {k}×{k}. Wide: W_q, W_k, W_v are each "
+        f"(h·k) × k and the unifying layer k × (h·k), so {h} heads cost {h}× as much. No biases here."
+    )
+
+
+def main() -> None:
+    st.title("Multi-head reshape")
+    st.markdown(
+        "How one batched computation runs all heads at once: project, view, transpose, fold the heads into the "
+        "batch, two batched matrix products, then undo the reshapes. Colour shows which head each number belongs "
+        "to; follow one colour down the page."
+    )
+    controls()
+    state = st.session_state
+    b, k, h = state.reshape_b, state.reshape_k, state.reshape_h
+    wide = state.reshape_kind == "wide"
+    if not wide and k % h:
+        options = sorted({max(h, k - k % h), k - k % h + h})
+        st.warning(
+            f"Narrow heads split the width k = {k} into h = {h} equal slices, so k must be divisible by h. "
+            f"Try k = {' or '.join(map(str, options))}, or choose wide heads."
+        )
+        return
+    tokens = sentence_tokens(state.reshape_text)
+    t = len(tokens) if tokens else state.reshape_t
+    if tokens:
+        st.caption(f"t = {t} from the sentence.")
+    x = input_tensor(b, t, k, seed=state.reshape_seed, tokens=tokens)
+    result = reshape_steps(x, h, wide=wide, split_scale=state.reshape_scale == "split", seed=state.reshape_seed)
+    st.caption(f"s = {result.head_dim} numbers per head ({'wide: s = k' if wide else 'narrow: s = k / h'}).")
+    for i, step in enumerate(result.steps, start=1):
+        show_step(i, step, h, tokens)
+    checks(result, k, h)
+
+
+main()

@@ -1,0 +1,139 @@
+"""AppTest of the "Multi-head reshape" page: every step shown with its shape, head colours, the live
+loop-vs-batched check, narrow/wide parameter counts, clear messages for bad input, URL state."""
+
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from viz.common import HEAD_COLORS
+
+PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "reshape.py")
+
+
+def run(query: dict | None = None, **state) -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    for key, value in (query or {}).items():
+        at.query_params[key] = value
+    for key, value in state.items():
+        at.session_state[key] = value
+    return at.run()
+
+
+def charts(at: AppTest) -> list[dict]:
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+
+
+def titles(at: AppTest) -> list[str]:
+    return [c["layout"]["title"]["text"] for c in charts(at)]
+
+
+def metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def loop_diff(at: AppTest) -> float:
+    return float(metrics(at)["per-head loop vs batched: max |diff|"])
+
+
+@pytest.fixture(scope="module")
+def default() -> AppTest:
+    return run()
+
+
+def test_default_run(default):
+    assert not default.exception and not default.warning
+    shown = titles(default)
+    for expected in (
+        "input x: (b, t, k)  (2 × 4 × 8)",
+        "view · queries: (b, t, h, s)  (2 × 4 × 2 × 4)",
+        "transpose · keys: (b, h, t, s)  (2 × 2 × 4 × 4)",
+        "fold heads into batch · values: (b·h, t, s)  (4 × 4 × 4)",
+        "softmax: (b·h, t, t)  (4 × 4 × 4)",
+        "unfold: (b, h, t, s)  (2 × 2 × 4 × 4)",
+        "concatenate heads: (b, t, h·s)  (2 × 4 × 8)",
+        "unify heads: (b, t, k)  (2 × 4 × 8)",
+    ):
+        assert expected in shown, expected
+    assert loop_diff(default) < 1e-5
+    assert metrics(default)["narrow heads (4k²)"] == "256" and metrics(default)["wide heads (4hk²)"] == "512"
+
+
+def test_head_colours_and_axes(default):
+    spec = next(c for c in charts(default) if c["layout"]["title"]["text"].startswith("softmax"))
+    trace = spec["data"][0]
+    assert len(spec["data"]) == 1 and trace["type"] == "heatmap"
+    assert {c for _, c in trace["colorscale"]} == set(HEAD_COLORS[:2])
+    assert trace["colorbar"]["ticktext"] == ["head 0", "head 1"]
+    assert spec["layout"]["yaxis"]["title"]["text"].startswith("query (row)")
+    assert spec["layout"]["xaxis"]["title"]["text"].startswith("key (column)")
+    assert len(trace["y"]) == 16 and trace["text"][0][0].startswith("0.")  # values printed in the cells
+
+
+@pytest.mark.parametrize(
+    "key, value, expected_title",
+    [
+        ("reshape_b", 1, "input x: (b, t, k)  (1 × 4 × 8)"),
+        ("reshape_t", 6, "softmax: (b·h, t, t)  (4 × 6 × 6)"),
+        ("reshape_k", 12, "unify heads: (b, t, k)  (2 × 4 × 12)"),
+        ("reshape_h", 4, "fold heads into batch · queries: (b·h, t, s)  (8 × 4 × 2)"),
+        ("reshape_kind", "wide", "view · queries: (b, t, h, s)  (2 × 4 × 2 × 8)"),
+        ("reshape_scale", "split", "scale q and k · queries: (b·h, t, s)  (4 × 4 × 4)"),
+        ("reshape_seed", 5, "input x: (b, t, k)  (2 × 4 × 8)"),
+        ("reshape_text", "Life is short, eat dessert first.", "softmax: (b·h, t, t)  (4 × 6 × 6)"),
+    ],
+)
+def test_each_control(key, value, expected_title):
+    at = run()
+    widgets = at.get("number_input") + at.get("radio") + at.get("text_input")
+    [target] = [w for w in widgets if w.key == key]
+    target.set_value(value).run()
+    assert not at.exception and not at.warning
+    assert expected_title in titles(at)
+    assert loop_diff(at) < 1e-5
+
+
+def test_seed_changes_the_numbers(default):
+    at = run(reshape_seed=5)
+    assert charts(at)[0]["data"][0]["text"] != charts(default)[0]["data"][0]["text"]
+
+
+def test_narrow_needs_k_divisible_by_h():
+    at = run(reshape_k=7, reshape_h=2)
+    assert not at.exception
+    [warning] = at.warning
+    assert "divisible" in warning.value and "k = 6 or 8" in warning.value
+    assert not at.get("plotly_chart")
+    at.radio(key="reshape_kind").set_value("wide").run()
+    assert not at.warning and loop_diff(at) < 1e-5
+    assert metrics(at)["narrow heads (4k²)"] == "k % h ≠ 0"
+
+
+def test_url_state_is_used():
+    at = run({"reshape_h": "4", "reshape_kind": "wide", "reshape_b": "9"})
+    assert not at.exception
+    assert at.number_input(key="reshape_h").value == 4
+    assert at.radio(key="reshape_kind").value == "wide"
+    assert at.number_input(key="reshape_b").value == 2  # out of range: default kept
+    assert "view · queries: (b, t, h, s)  (2 × 4 × 4 × 8)" in titles(at)
+
+
+@pytest.mark.parametrize(
+    "text, kind, message",
+    [
+        ("   ", "info", "random vectors"),
+        (", ,", "warning", "no words"),
+        ("word " * 999 + "words", "info", "only the first 8"),
+        ("😀", "info", "add a word"),
+        ("<script>alert(1)</script> \u202e odd ﷽ text", None, None),
+    ],
+)
+def test_bad_sentences(text, kind, message):
+    at = run(reshape_text=text)
+    assert not at.exception
+    if kind:
+        assert any(message in m.value for m in getattr(at, kind)), [m.value for m in getattr(at, kind)]
+    assert at.get("plotly_chart")
+    for spec in charts(at):
+        assert "<script" not in json.dumps(spec["data"][0].get("y", []))

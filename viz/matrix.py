@@ -1,0 +1,185 @@
+"""Heatmaps, bar charts and tables of plain matrices: embeddings, weight matrices, scores, weights.
+
+Every figure states its shape in the title ("scores  (6 × 6)"), prints the values in the cells
+while they fit, and names both axes (query rows, key columns where that applies).
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from viz.common import COLORSCALE, FONT_SIZE, base_layout, check_matrix, to_numpy, unique_labels
+
+QUERY_AXIS, KEY_AXIS = "query (row)", "key (column)"
+DIVERGING = "RdBu_r"  # for signed values: blue below zero, red above, white at zero
+MAX_TEXT_CELLS = 1600  # beyond this, values only appear on hover
+
+
+def plot_labels(labels: Sequence[str]) -> list[str]:
+    """Labels safe for plotly, which reads ``<b>``, ``<a href>`` and friends in text as markup.
+
+    ``&``, ``<`` and ``>`` become entities, which plotly shows as the plain characters.
+    """
+    return [html.escape(str(label), quote=False) for label in labels]
+
+
+def token_labels(tokens: Sequence[str]) -> list[str]:
+    """Unique ``"i:token"`` labels, escaped for plotly."""
+    return plot_labels(unique_labels(tokens))
+
+
+def index_labels(n: int, prefix: str = "") -> list[str]:
+    return [f"{prefix}{i}" for i in range(n)]
+
+
+def shape_title(name: str, shape: Sequence[int]) -> str:
+    """``"scores  (6 × 6)"``."""
+    return f"{name}  ({' × '.join(str(n) for n in shape)})"
+
+
+def auto_decimals(n_cells: int) -> int | None:
+    """How many decimals fit in a cell: 4 for small matrices, fewer for big, None for no text."""
+    if n_cells <= 150:
+        return 4
+    if n_cells <= 500:
+        return 2
+    if n_cells <= MAX_TEXT_CELLS:
+        return 1
+    return None
+
+
+def cell_text(values: np.ndarray, decimals: int | None) -> np.ndarray | None:
+    if decimals is None:
+        return None
+    return np.vectorize(lambda v: f"{v:.{decimals}f}")(values) if values.size else values.astype(str)
+
+
+def _height(n_rows: int) -> int:
+    return int(min(max(260, 130 + 26 * n_rows), 1100))
+
+
+def top_axis_layout(fig: go.Figure) -> go.Figure:
+    """Room above the plot for the title and, under it, the column ticks and axis title."""
+    fig.update_layout(
+        title=dict(y=1, yref="container", yanchor="top", pad=dict(t=12)),
+        margin=dict(t=110),
+    )
+    return fig
+
+
+def matrix_heatmap(
+    values,
+    rows: Sequence[str] | None = None,
+    cols: Sequence[str] | None = None,
+    *,
+    name: str = "matrix",
+    row_title: str = "row",
+    col_title: str = "column",
+    decimals: int | None | str = "auto",
+    signed: bool | None = None,
+    colorscale: str | None = None,
+) -> go.Figure:
+    """A heatmap of a 2-D matrix with its values printed in the cells and its shape in the title.
+
+    ``rows``/``cols`` are axis labels (default: indices); they are escaped for plotly and must be
+    unique (use :func:`token_labels` for tokens). ``signed`` picks a diverging colour scale centred
+    on zero (default: when the matrix has negative values). Row 0 is at the top, as when printed.
+    """
+    m = check_matrix(values, rows, cols, name=name)
+    n_rows, n_cols = m.shape
+    rows = plot_labels(rows) if rows is not None else index_labels(n_rows)
+    cols = plot_labels(cols) if cols is not None else index_labels(n_cols)
+    for axis, labels in (("row", rows), ("column", cols)):
+        if len(set(labels)) != len(labels):
+            raise ValueError(f"{name}: {axis} labels must be unique; number repeated tokens, e.g. with unique_labels")
+    if decimals == "auto":
+        decimals = auto_decimals(m.size)
+    signed = bool((m < 0).any()) if signed is None else signed
+    zmax = float(np.abs(m).max()) if m.size else 1.0
+    text = cell_text(m, decimals)
+    trace = go.Heatmap(
+        z=m,
+        x=cols,
+        y=rows,
+        colorscale=colorscale or (DIVERGING if signed else COLORSCALE),
+        zmid=0 if signed else None,
+        zmin=None if signed else min(0.0, float(m.min()) if m.size else 0.0),
+        zmax=zmax if not signed else None,
+        text=text,
+        texttemplate="%{text}" if text is not None else None,
+        textfont=dict(size=max(12, FONT_SIZE - 2)),
+        hovertemplate=f"{row_title}: %{{y}}<br>{col_title}: %{{x}}<br>value: %{{z:.4f}}<extra></extra>",
+        colorbar=dict(thickness=14),
+        xgap=1,
+        ygap=1,
+    )
+    fig = go.Figure(trace)
+    base_layout(fig, title=shape_title(name, m.shape), height=_height(n_rows))
+    fig.update_xaxes(title_text=col_title, type="category", side="top", tickangle=0 if n_cols <= 12 else -45)
+    fig.update_yaxes(title_text=row_title, type="category", autorange="reversed")
+    return top_axis_layout(fig)
+
+
+def attention_heatmap(
+    values, tokens: Sequence[str], *, name: str = "weights", decimals: int | None | str = "auto"
+) -> go.Figure:
+    """A (queries × keys) matrix over one token list: rows are queries, columns are keys."""
+    labels = unique_labels(tokens)
+    return matrix_heatmap(
+        values, labels, labels, name=name, row_title=QUERY_AXIS, col_title=KEY_AXIS, decimals=decimals
+    )
+
+
+def vector_bar(
+    values,
+    labels: Sequence[str] | None = None,
+    *,
+    name: str = "vector",
+    axis_title: str = "index",
+    value_title: str = "value",
+    decimals: int = 4,
+    color: str | None = None,
+    max_text: int = 16,
+) -> go.Figure:
+    """A bar chart of one vector (e.g. one query's scores over the keys) with values on the bars
+    (up to ``max_text`` bars; longer vectors show values on hover)."""
+    v = to_numpy(values)
+    if v.ndim != 1:
+        raise ValueError(f"{name} must be 1-D; got shape {v.shape}. Pick one row first.")
+    if labels is not None and len(labels) != v.shape[0]:
+        raise ValueError(f"{name} has {v.shape[0]} values but {len(labels)} labels were given")
+    labels = plot_labels(labels) if labels is not None else index_labels(v.shape[0])
+    fig = go.Figure(
+        go.Bar(
+            x=labels,
+            y=v,
+            text=[f"{x:.{decimals}f}" for x in v] if len(v) <= max_text else None,
+            textposition="outside",
+            textfont=dict(size=max(12, FONT_SIZE - 2)),
+            marker_color=color or "#0072B2",
+            hovertemplate=f"{axis_title}: %{{x}}<br>{value_title}: %{{y:.4f}}<extra></extra>",
+            cliponaxis=False,
+        )
+    )
+    base_layout(fig, title=shape_title(name, v.shape), height=340)
+    fig.update_layout(uniformtext=dict(minsize=12, mode="show"))  # never shrink bar labels below 12 px
+    fig.update_xaxes(title_text=axis_title, type="category")
+    fig.update_yaxes(title_text=value_title, zeroline=True)
+    return fig
+
+
+def matrix_frame(
+    values, rows: Sequence[str] | None = None, cols: Sequence[str] | None = None, *, decimals: int = 4
+) -> pd.DataFrame:
+    """The matrix as a rounded DataFrame with the same labels (raw, unescaped: tables are not HTML)."""
+    m = check_matrix(values, rows, cols, name="matrix")
+    return pd.DataFrame(
+        np.round(m, decimals),
+        index=list(rows) if rows is not None else index_labels(m.shape[0]),
+        columns=list(cols) if cols is not None else index_labels(m.shape[1]),
+    )

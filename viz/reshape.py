@@ -1,0 +1,182 @@
+"""Figures for the multi-head reshape steps, each element coloured by the head it belongs to.
+
+A 3-D or 4-D step tensor is drawn as one 2-D grid: the axes up to and including the first token
+axis ``t`` become rows, the rest become columns. So ``(b, t, h, s)`` shows heads side by side in
+the columns, ``(b, h, t, s)`` and ``(b·h, t, s)`` stack them in the rows, and a reader can follow
+one colour (one head) from step to step. One heatmap trace per figure, whatever the size.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from viz.common import FONT_SIZE, HEAD_COLORS, base_layout, to_numpy, unique_labels
+from viz.matrix import KEY_AXIS, QUERY_AXIS, matrix_heatmap, plot_labels, shape_title, top_axis_layout
+
+NO_HEAD_COLOR = "#D9D9D9"
+
+
+def head_color(i: int) -> str:
+    return HEAD_COLORS[i % len(HEAD_COLORS)]
+
+
+def text_decimals(n_cells: int) -> int | None:
+    """Head figures need colour room around the text: 2 decimals while small, 1, then hover only."""
+    if n_cells <= 400:
+        return 2
+    if n_cells <= 1000:
+        return 1
+    return None
+
+
+def _axis_labels(dims: Sequence[str], sizes: Sequence[int], tokens: Sequence[str] | None, heads: int) -> list[str]:
+    """One label per flattened index, e.g. ``"b0 · h1 · 2:short"``; unique by construction.
+
+    A folded ``b·h`` index i is shown with where it came from: ``"3=b1h0"`` for i = b·heads + h.
+    """
+    parts = []
+    for dim, n in zip(dims, sizes):
+        if dim == "t" and tokens is not None:
+            parts.append(unique_labels(tokens))
+        elif dim == "b·h":
+            parts.append([f"{i}=b{i // heads}h{i % heads}" for i in range(n)])
+        else:
+            parts.append([f"{dim}{i}" for i in range(n)])
+    if len(parts) == 1 and dims[0] not in ("t",):
+        return [str(i) for i in range(sizes[0])]  # a single flat axis: plain column numbers
+    return [" · ".join(combo) for combo in itertools.product(*parts)]
+
+
+def split_axes(dims: Sequence[str]) -> int:
+    """How many leading axes form the rows: up to and including the first token axis ``t``."""
+    if "t" not in dims:
+        raise ValueError(f"dims must contain a token axis 't'; got {tuple(dims)}")
+    return list(dims).index("t") + 1
+
+
+def head_heatmap(
+    values,
+    head_of,
+    rows: Sequence[str],
+    cols: Sequence[str],
+    *,
+    heads: int,
+    name: str = "step",
+    shape: Sequence[int] | None = None,
+    row_title: str = "row",
+    col_title: str = "column",
+) -> go.Figure:
+    """A 2-D grid whose cell colour is the head (``head_of``; -1 = none) and whose text is the value.
+
+    ``rows``/``cols`` must be unique (they are escaped for plotly here); ``shape`` (default: the grid's) goes in
+    the title, so a 4-D tensor drawn as 2-D still says ``(b × t × h × s)``.
+    """
+    v, lab = to_numpy(values), to_numpy(head_of).astype(int)
+    if v.ndim != 2 or v.shape != lab.shape:
+        raise ValueError(f"{name}: values {v.shape} and head_of {lab.shape} must be 2-D and the same shape")
+    if (len(rows), len(cols)) != v.shape:
+        raise ValueError(f"{name}: {v.shape} grid needs {v.shape[0]} row and {v.shape[1]} column labels")
+    if len(set(rows)) != len(rows) or len(set(cols)) != len(cols):
+        raise ValueError(f"{name}: row and column labels must be unique")
+    if heads < 1 or lab.max(initial=-1) >= heads:
+        raise ValueError(f"{name}: head_of uses head {lab.max()} but heads is {heads}")
+    # one band of the colour scale per category: "no head" (if present) then head 0..h-1
+    has_none = bool((lab < 0).any())
+    colors = ([NO_HEAD_COLOR] if has_none else []) + [head_color(i) for i in range(heads)]
+    z = lab + (1 if has_none else 0)
+    n = len(colors)
+    scale = [[pos, c] for i, c in enumerate(colors) for pos in (i / n, (i + 1) / n)]
+    names = (["no single head"] if has_none else []) + [f"head {i}" for i in range(heads)]
+    decimals = text_decimals(v.size)
+    text = np.vectorize(lambda x: f"{x:.{decimals}f}")(v) if decimals is not None else None
+    custom = np.dstack([v, np.asarray(names, dtype=object)[z]])
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            x=plot_labels(cols),
+            y=plot_labels(rows),
+            zmin=-0.5,
+            zmax=n - 0.5,
+            colorscale=scale,
+            colorbar=dict(tickvals=list(range(n)), ticktext=names, thickness=14, title=dict(text="head")),
+            text=text,
+            texttemplate="%{text}" if text is not None else None,
+            textfont=dict(size=max(12, FONT_SIZE - 2)),
+            customdata=custom,
+            hovertemplate=(
+                f"{row_title}: %{{y}}<br>{col_title}: %{{x}}<br>%{{customdata[1]}}"
+                "<br>value: %{customdata[0]:.4f}<extra></extra>"
+            ),
+            xgap=1,
+            ygap=1,
+        )
+    )
+    rows_n = v.shape[0]
+    base_layout(fig, title=shape_title(name, shape or v.shape), height=int(min(max(260, 130 + 24 * rows_n), 1400)))
+    fig.update_xaxes(title_text=col_title, type="category", side="top", tickangle=0 if v.shape[1] <= 10 else -45)
+    fig.update_yaxes(title_text=row_title, type="category", autorange="reversed")
+    return top_axis_layout(fig)
+
+
+def step_figure(
+    tensor,
+    head_of,
+    dims: Sequence[str],
+    *,
+    heads: int,
+    name: str,
+    tokens: Sequence[str] | None = None,
+) -> go.Figure:
+    """One reshape step as a head-coloured grid (or a plain value heatmap when no element belongs to
+    a single head, as for the input and the unified output).
+
+    ``dims`` names the axes, e.g. ``("b·h", "t", "t")``; a second ``t`` is the key axis.
+    ``tokens`` (length t) label the token axes.
+    """
+    x, lab = to_numpy(tensor), to_numpy(head_of).astype(int)
+    if x.ndim != len(dims) or x.shape != lab.shape:
+        raise ValueError(f"{name}: tensor {x.shape}, head_of {lab.shape} and dims {tuple(dims)} must agree")
+    if tokens is not None and len(tokens) != x.shape[list(dims).index("t")]:
+        raise ValueError(f"{name}: {len(tokens)} tokens given for a token axis of length {x.shape[dims.index('t')]}")
+    cut = split_axes(dims)
+    row_dims, col_dims = list(dims[:cut]), list(dims[cut:])
+    rows = _axis_labels(row_dims, x.shape[:cut], tokens, heads)
+    cols = _axis_labels(col_dims, x.shape[cut:], tokens, heads)
+    is_scores = col_dims == ["t"]
+    row_title = (QUERY_AXIS if is_scores else "rows") + ": " + " · ".join(row_dims)
+    col_title = (KEY_AXIS if is_scores else "columns") + ": " + " · ".join(col_dims)
+    grid, grid_lab = x.reshape(len(rows), len(cols)), lab.reshape(len(rows), len(cols))
+    title = f"{name}: ({', '.join(dims)})"
+    if (grid_lab < 0).all():
+        fig = matrix_heatmap(
+            grid, rows, cols, name=title, row_title=row_title, col_title=col_title, decimals=text_decimals(grid.size)
+        )
+        fig.update_layout(title_text=shape_title(title, x.shape))
+        return fig
+    return head_heatmap(
+        grid, grid_lab, rows, cols, heads=heads, name=title, shape=x.shape, row_title=row_title, col_title=col_title
+    )
+
+
+def parameter_bar(counts: dict[str, int | None]) -> go.Figure:
+    """Parameter counts side by side (e.g. narrow vs wide); a None count is left out."""
+    kept = {k: v for k, v in counts.items() if v is not None}
+    fig = go.Figure(
+        go.Bar(
+            x=list(kept),
+            y=list(kept.values()),
+            text=[f"{v:,}" for v in kept.values()],
+            textposition="outside",
+            marker_color=[head_color(i) for i in range(len(kept))],
+            hovertemplate="%{x}: %{y:,} parameters<extra></extra>",
+            cliponaxis=False,
+        )
+    )
+    base_layout(fig, title="parameters of the attention layer", height=320)
+    fig.update_xaxes(title_text="heads", type="category")
+    fig.update_yaxes(title_text="parameters")
+    return fig
