@@ -7,7 +7,7 @@ session; pages never mutate them (head ablation goes through ``head_mask`` argum
 from __future__ import annotations
 
 import html
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -96,6 +96,25 @@ def init_state(key: str, default: Any, cast: Callable[[str], Any] = str) -> None
         st.session_state[key] = url_value(key, default, cast)
 
 
+def bounded(lo: float, hi: float, kind: type = int) -> Callable[[str], Any]:
+    """A URL cast to ``kind`` that rejects values outside ``lo..hi`` (the widget would refuse them)."""
+
+    def cast(raw: str) -> Any:
+        value = kind(raw)
+        if not lo <= value <= hi:
+            raise ValueError(f"{value} is outside {lo}..{hi}")
+        return value
+
+    return cast
+
+
+def keep_valid(key: str, options: Sequence[Any], default: Any) -> None:
+    """Reset a widget's state to ``default`` when it is not among ``options`` (e.g. a URL asked for
+    layer 5 of a model with 2 layers). Call before the widget is created."""
+    if st.session_state.get(key, default) not in options:
+        st.session_state[key] = default
+
+
 def sync_url(*keys: str) -> None:
     """Write the current values of widget ``keys`` into the URL."""
     for key in keys:
@@ -127,3 +146,11 @@ def show_figure(fig: go.Figure, key: str, *, csv: pd.DataFrame | np.ndarray | No
 def escape(text: str) -> str:
     """HTML-escaped text, for the few places that render markup."""
     return html.escape(text, quote=True)
+
+
+MARKDOWN_SPECIALS = "\\`*_{}[]()#+-.!|<>~$&"
+
+
+def markdown_escape(text: str) -> str:
+    """Text that Markdown (st.markdown, st.warning, ...) shows literally: user words in messages."""
+    return "".join("\\" + ch if ch in MARKDOWN_SPECIALS else ch for ch in " ".join(text.split()))

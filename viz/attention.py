@@ -1,0 +1,328 @@
+"""Attention-weight figures of trained models: one head, a layer × head grid, the head mean,
+the causal mask step by step, one query's weights.
+
+Every figure names its query axis (rows) and key axis (columns), uses unique ``"i:token"``
+labels, and shows query, key and weight on hover. Labels are escaped, because plotly reads
+``<b>``, ``<a href>`` and friends in text as markup.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from viz.common import COLORSCALE, FONT_SIZE, base_layout, check_matrix, check_stack, to_numpy, unique_labels
+
+DIVERGING = "RdBu_r"  # raw scores are signed: blue below zero, red above
+MAX_TEXT_CELLS = 144  # values are printed in the cells up to 12 × 12; beyond, on hover only
+VISIBLE_CHARS = {"\n": "⏎", " ": "␣", "\t": "⇥", "\r": "↵"}
+
+
+def visible_chars(chars: Sequence[str]) -> list[str]:
+    """Characters with newlines, spaces and tabs drawn as visible symbols (``"⏎"``, ``"␣"``)."""
+    return ["".join(VISIBLE_CHARS.get(ch, ch) for ch in c) for c in chars]
+
+
+def plot_labels(tokens: Sequence[str]) -> list[str]:
+    """Unique ``"i:token"`` labels, escaped for plotly (which shows the entities as plain text)."""
+    return [html.escape(label, quote=False) for label in unique_labels([str(t) for t in tokens])]
+
+
+def _z(m: np.ndarray) -> list:
+    """Plain lists for the figure spec, rounded to 4 decimals; -inf (masked) becomes None, a blank cell."""
+    return [[round(float(v), 4) if np.isfinite(v) else None for v in row] for row in m]
+
+
+def _axis_names(query_name: str, key_name: str) -> tuple[str, str]:
+    return f"{query_name} (row)", f"{key_name} (column)"
+
+
+def _hover(query_name: str, key_name: str, value: str = "weight", extra: str = "") -> str:
+    return f"{extra}{query_name}: %{{y}}<br>{key_name}: %{{x}}<br>{value}: %{{z:.4f}}<extra></extra>"
+
+
+def _height(n_rows: int) -> int:
+    return int(min(max(380, 160 + 28 * n_rows), 1000))
+
+
+def _cell_text(m: np.ndarray) -> np.ndarray | None:
+    if m.size > MAX_TEXT_CELLS:
+        return None
+    return np.vectorize(lambda v: "" if np.isnan(v) else f"{v:.2f}")(m)
+
+
+def _matrix(weights, query_tokens: Sequence[str], key_tokens: Sequence[str] | None, name: str):
+    key_tokens = query_tokens if key_tokens is None else key_tokens
+    m = check_matrix(weights, query_tokens, key_tokens, name=name)
+    return m, plot_labels(query_tokens), plot_labels(key_tokens)
+
+
+def _single(
+    m: np.ndarray,
+    rows: list[str],
+    cols: list[str],
+    *,
+    title: str,
+    query_name: str,
+    key_name: str,
+    value: str = "weight",
+    colorscale: str = COLORSCALE,
+    zmid: float | None = None,
+    zmin: float | None = None,
+    zmax: float | None = None,
+    text: np.ndarray | None = None,
+    hover: str | None = None,
+) -> go.Figure:
+    """The one heatmap layout every single-matrix figure shares; row 0 at the top."""
+    finite = m[np.isfinite(m)]
+    if zmid is None and zmin is None:
+        zmin = 0.0
+    if zmid is None and zmax is None:
+        zmax = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
+    text = _cell_text(m) if text is None else text
+    trace = go.Heatmap(
+        z=_z(m),
+        x=cols,
+        y=rows,
+        colorscale=colorscale,
+        zmid=zmid,
+        zmin=zmin,
+        zmax=zmax,
+        text=text,
+        texttemplate="%{text}" if text is not None else None,
+        textfont=dict(size=max(12, FONT_SIZE - 2)),
+        hovertemplate=hover or _hover(query_name, key_name, value),
+        hoverongaps=False,
+        colorbar=dict(thickness=14, title=dict(text=value)),
+        xgap=1,
+        ygap=1,
+    )
+    fig = go.Figure(trace)
+    q_title, k_title = _axis_names(query_name, key_name)
+    base_layout(fig, title=title, height=_height(len(rows)))
+    fig.update_xaxes(title_text=k_title, type="category", side="top", tickangle=0 if len(cols) <= 10 else -60)
+    fig.update_yaxes(title_text=q_title, type="category", autorange="reversed")
+    return fig
+
+
+def attention_heatmap(
+    weights,
+    query_tokens: Sequence[str],
+    key_tokens: Sequence[str] | None = None,
+    *,
+    title: str = "attention weights",
+    query_name: str = "query",
+    key_name: str = "key",
+    highlight_row: int | None = None,
+) -> go.Figure:
+    """One head's ``(queries, keys)`` weights; ``key_tokens`` default to the query tokens.
+
+    ``query_name``/``key_name`` name the axes (e.g. ``"query = English"``); ``highlight_row``
+    draws a frame around one query's row.
+    """
+    m, rows, cols = _matrix(weights, query_tokens, key_tokens, "attention weights")
+    fig = _single(m, rows, cols, title=title, query_name=query_name, key_name=key_name)
+    if highlight_row is not None and 0 <= highlight_row < len(rows):
+        fig.add_shape(
+            type="rect",
+            xref="x",
+            yref="y",
+            x0=-0.5,
+            x1=len(cols) - 0.5,
+            y0=highlight_row - 0.5,
+            y1=highlight_row + 0.5,
+            line=dict(color="#D55E00", width=3),
+        )
+    return fig
+
+
+def mean_heads_heatmap(
+    weights,
+    query_tokens: Sequence[str],
+    key_tokens: Sequence[str] | None = None,
+    *,
+    title: str | None = None,
+    query_name: str = "query",
+    key_name: str = "key",
+) -> go.Figure:
+    """The mean over heads of one layer's ``(heads, queries, keys)`` weights."""
+    w = check_stack(weights, ndim=3, name="one layer's attention (heads, queries, keys)")
+    heads = w.shape[0]
+    return attention_heatmap(
+        w.mean(axis=0),
+        query_tokens,
+        key_tokens,
+        title=title or f"mean over the {heads} heads",
+        query_name=query_name,
+        key_name=key_name,
+    )
+
+
+def head_grid(
+    weights,
+    query_tokens: Sequence[str],
+    key_tokens: Sequence[str] | None = None,
+    *,
+    title: str = "attention per layer and head",
+    query_name: str = "query",
+    key_name: str = "key",
+) -> go.Figure:
+    """A grid of heatmaps, one per layer (rows of the grid) and head (columns), sharing one colour scale.
+
+    ``weights`` is ``(layers, heads, queries, keys)``. Tick labels appear on the outer plots only.
+    """
+    w = check_stack(weights, ndim=4, name="attention (layers, heads, queries, keys)")
+    L, H, Tq, Tk = w.shape
+    if not L or not H:
+        raise ValueError(f"attention has {L} layers and {H} heads; the grid needs at least one of each")
+    key_tokens = query_tokens if key_tokens is None else key_tokens
+    check_matrix(w[0, 0], query_tokens, key_tokens, name="attention")
+    rows, cols = plot_labels(query_tokens), plot_labels(key_tokens)
+    q_title, k_title = _axis_names(query_name, key_name)
+    fig = make_subplots(
+        rows=L,
+        cols=H,
+        subplot_titles=[f"layer {l} · head {h}" for l in range(L) for h in range(H)],
+        horizontal_spacing=min(0.04, 0.3 / max(H, 1)),
+        vertical_spacing=min(0.08, 0.4 / max(L, 1)),
+    )
+    for l in range(L):
+        for h in range(H):
+            fig.add_trace(
+                go.Heatmap(
+                    z=_z(w[l, h]),
+                    x=cols,
+                    y=rows,
+                    coloraxis="coloraxis",
+                    hovertemplate=_hover(query_name, key_name, extra=f"layer {l} · head {h}<br>"),
+                    xgap=1,
+                    ygap=1,
+                ),
+                row=l + 1,
+                col=h + 1,
+            )
+    zmax = float(w.max()) if w.size and w.max() > 0 else 1.0
+    row_px = int(min(max(200, 120 + 10 * Tq), 420))
+    base_layout(fig, title=f"{title} · rows: {q_title}, columns: {k_title}", height=120 + L * row_px)
+    fig.update_layout(
+        coloraxis=dict(colorscale=COLORSCALE, cmin=0.0, cmax=zmax, colorbar=dict(title=dict(text="weight")))
+    )
+    fig.update_annotations(font_size=FONT_SIZE)
+    small = dict(type="category", tickfont=dict(size=12))
+    fig.update_xaxes(**small, showticklabels=False)
+    fig.update_yaxes(**small, autorange="reversed", showticklabels=False)
+    for l in range(L):
+        fig.update_yaxes(showticklabels=True, title_text=q_title, row=l + 1, col=1)
+    for h in range(H):
+        fig.update_xaxes(showticklabels=True, tickangle=-60 if Tk > 6 else 0, row=L, col=h + 1)
+    fig.update_xaxes(title_text=k_title, row=L, col=1)
+    return fig
+
+
+def causal_step_figures(scores, mask, masked, weights, tokens: Sequence[str]) -> dict[str, go.Figure]:
+    """The causal mask in four figures: ``"scores"``, ``"mask"``, ``"masked"``, ``"softmax"``.
+
+    ``scores`` are q·k/√s before masking, ``mask`` is True where a query may see a key,
+    ``masked`` are the scores with -inf above the diagonal (drawn blank), ``weights`` their softmax.
+    """
+    s = check_matrix(scores, tokens, tokens, name="scores")
+    allowed = check_matrix(mask, tokens, tokens, name="mask") > 0
+    mk = check_matrix(masked, tokens, tokens, name="masked scores")
+    w = check_matrix(weights, tokens, tokens, name="softmax weights")
+    labels = plot_labels(tokens)
+    bound = float(np.abs(s).max()) if s.size else 1.0
+    kw = dict(query_name="query", key_name="key")
+    small = s.size <= MAX_TEXT_CELLS
+    mask_text = np.where(allowed, "0", "−∞") if small else None
+    blank = np.where(np.isfinite(mk), mk, np.nan)
+    masked_text = np.where(np.isfinite(mk), np.vectorize(lambda v: f"{v:.2f}")(blank), "") if small else None
+    return {
+        "scores": _single(
+            s, labels, labels, title="1. scores q·k / √s (nothing hidden yet)", value="score",
+            colorscale=DIVERGING, zmid=0.0, zmin=-bound, zmax=bound, **kw,
+        ),
+        "mask": _single(
+            allowed.astype(float), labels, labels,
+            title="2. causal mask: add 0 where the key is this character or earlier, −∞ for the future",
+            value="may attend", colorscale=[[0, "#FFFFFF"], [1, "#999999"]], zmin=0.0, zmax=1.0,
+            text=mask_text, hover=_hover("query", "key", "may attend (1 = yes)"), **kw,
+        ),
+        "masked": _single(
+            mk, labels, labels, title="3. masked scores: the future (−∞) is blank", value="score",
+            colorscale=DIVERGING, zmid=0.0, zmin=-bound, zmax=bound, text=masked_text, **kw,
+        ),
+        "softmax": _single(
+            w, labels, labels, title="4. softmax of each row: weights ≥ 0, summing to 1, zero for the future",
+            **kw,
+        ),
+    }  # fmt: skip
+
+
+def query_bar(
+    weights,
+    key_tokens: Sequence[str],
+    *,
+    query_label: str,
+    title: str | None = None,
+    key_name: str = "key",
+    color: str = "#0072B2",
+) -> go.Figure:
+    """A bar chart of one query's weights over the keys; ``query_label`` names the query."""
+    v = to_numpy(weights)
+    if v.ndim != 1:
+        raise ValueError(f"one query's weights must be 1-D (keys,); got shape {v.shape}. Pick one row first.")
+    if len(key_tokens) != v.shape[0]:
+        raise ValueError(f"the query has {v.shape[0]} weights but {len(key_tokens)} key tokens were given")
+    labels = plot_labels(key_tokens)
+    query = html.escape(query_label, quote=False)
+    fig = go.Figure(
+        go.Bar(
+            x=labels,
+            y=[round(float(x), 4) for x in v],
+            text=[f"{x:.2f}" for x in v] if len(v) <= 40 else None,
+            textposition="outside",
+            textfont=dict(size=12),
+            marker_color=color,
+            hovertemplate=f"query: {query}<br>{key_name}: %{{x}}<br>weight: %{{y:.4f}}<extra></extra>",
+            cliponaxis=False,
+        )
+    )
+    base_layout(fig, title=title or f"what query {query} attended to", height=400)
+    fig.update_xaxes(title_text=f"{key_name} (x axis)", type="category", tickangle=0 if len(v) <= 10 else -60)
+    fig.update_yaxes(title_text=f"weight from query {query}", rangemode="tozero")
+    return fig
+
+
+def heads_heatmap(
+    weights, key_tokens: Sequence[str], *, query_label: str, key_name: str = "key", title: str | None = None
+) -> go.Figure:
+    """One query's weights for every head of a layer, ``(heads, keys)``, plus a mean row."""
+    w = check_stack(weights, ndim=2, name="one query's weights per head (heads, keys)")
+    if len(key_tokens) != w.shape[1]:
+        raise ValueError(f"the weights have {w.shape[1]} keys but {len(key_tokens)} key tokens were given")
+    m = np.vstack([w, w.mean(axis=0, keepdims=True)])
+    rows = [f"head {h}" for h in range(w.shape[0])] + ["mean"]
+    query = html.escape(query_label, quote=False)
+    fig = _single(
+        m,
+        rows,
+        plot_labels(key_tokens),
+        title=title or f"query {query}: one row per head",
+        query_name=f"head (query {query})",
+        key_name=key_name,
+    )
+    return fig
+
+
+def weights_frame(weights, query_tokens: Sequence[str], key_tokens: Sequence[str] | None = None) -> pd.DataFrame:
+    """The weights as a table with unique (unescaped) labels, for CSV downloads."""
+    key_tokens = query_tokens if key_tokens is None else key_tokens
+    m = check_matrix(weights, query_tokens, key_tokens, name="attention weights")
+    frame = pd.DataFrame(np.round(m, 6), index=unique_labels(query_tokens), columns=unique_labels(key_tokens))
+    frame.index.name = "query \\ key"
+    return frame
