@@ -161,6 +161,12 @@ def translate(
     return Translation(src_tokens, tgt_in, tokens[1:] or tokens, detokenize(words), maps.to("cpu"), unknown, truncated)
 
 
+def max_output_len(src_len: int) -> int:
+    """A generous cap on translation length: captions rarely grow by half, so an untrained or
+    confused model stops early instead of decoding all ``max_len`` positions."""
+    return 2 * src_len + 10
+
+
 def translate_batch(ck: Checkpoint, sentences: list[str], *, beam_size: int = 1, batch_size: int = 64) -> list[list[str]]:
     """Lower-cased English tokens for each German sentence (empty list for an empty line)."""
     model, src_vocab, tgt_vocab = ck.model, ck.vocabs["src"], ck.vocabs["tgt"]
@@ -170,7 +176,7 @@ def translate_batch(ck: Checkpoint, sentences: list[str], *, beam_size: int = 1,
     results: list[list[str]] = [[] for _ in sentences]
     if beam_size > 1:
         for i, ids in enumerate(encoded):
-            out = model.beam(torch.tensor([ids], device=dev), beam_size=beam_size)
+            out = model.beam(torch.tensor([ids], device=dev), beam_size=beam_size, max_len=max_output_len(len(ids)))
             results[i] = tgt_vocab.decode(out[0].tolist())
         return results
     order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]))
@@ -178,7 +184,7 @@ def translate_batch(ck: Checkpoint, sentences: list[str], *, beam_size: int = 1,
         idx = order[start : start + batch_size]
         width = max(len(encoded[i]) for i in idx)
         src = torch.tensor([encoded[i] + [pad] * (width - len(encoded[i])) for i in idx], device=dev)
-        out = model.greedy(src)
+        out = model.greedy(src, max_len=max_output_len(width))
         for row, i in enumerate(idx):
             results[i] = tgt_vocab.decode(out[row].tolist())
     return results
