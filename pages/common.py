@@ -154,3 +154,10 @@ MARKDOWN_SPECIALS = "\\`*_{}[]()#+-.!|<>~$&"
 def markdown_escape(text: str) -> str:
     """Text that Markdown (st.markdown, st.warning, ...) shows literally: user words in messages."""
     return "".join("\\" + ch if ch in MARKDOWN_SPECIALS else ch for ch in " ".join(text.split()))
+
+
+def listing(items: Sequence[str], *, limit: int = 20, width: int = 30) -> str:
+    """User tokens as a Markdown-safe, comma-separated list; long items and long lists are shortened."""
+    shown = [markdown_escape(t if len(t) <= width else t[: width - 1] + "…") for t in items[:limit]]
+    more = f" and {len(items) - limit} more" if len(items) > limit else ""
+    return ", ".join(shown) + more

@@ -20,6 +20,7 @@ from viz.common import COLORSCALE, FONT_SIZE, base_layout, check_matrix, check_s
 
 DIVERGING = "RdBu_r"  # raw scores are signed: blue below zero, red above
 MAX_TEXT_CELLS = 144  # values are printed in the cells up to 12 × 12; beyond, on hover only
+MAX_LABEL = 24  # longer tokens are cut on the axes (the index prefix keeps labels unique)
 VISIBLE_CHARS = {"\n": "⏎", " ": "␣", "\t": "⇥", "\r": "↵"}
 
 
@@ -29,8 +30,14 @@ def visible_chars(chars: Sequence[str]) -> list[str]:
 
 
 def plot_labels(tokens: Sequence[str]) -> list[str]:
-    """Unique ``"i:token"`` labels, escaped for plotly (which shows the entities as plain text)."""
-    return [html.escape(label, quote=False) for label in unique_labels([str(t) for t in tokens])]
+    """Unique ``"i:token"`` labels, shortened and escaped for plotly (which shows entities as plain text)."""
+    short = [t if len(t) <= MAX_LABEL else t[: MAX_LABEL - 1] + "…" for t in map(str, tokens)]
+    return [_escape(label) for label in unique_labels(short)]
+
+
+def _escape(text: str) -> str:
+    """Caller text (titles, query labels) as plotly shows it literally."""
+    return html.escape(text, quote=False)
 
 
 def _z(m: np.ndarray) -> list:
@@ -126,7 +133,7 @@ def attention_heatmap(
     draws a frame around one query's row.
     """
     m, rows, cols = _matrix(weights, query_tokens, key_tokens, "attention weights")
-    fig = _single(m, rows, cols, title=title, query_name=query_name, key_name=key_name)
+    fig = _single(m, rows, cols, title=_escape(title), query_name=query_name, key_name=key_name)
     if highlight_row is not None and 0 <= highlight_row < len(rows):
         fig.add_shape(
             type="rect",
@@ -208,7 +215,7 @@ def head_grid(
             )
     zmax = float(w.max()) if w.size and w.max() > 0 else 1.0
     row_px = int(min(max(200, 120 + 10 * Tq), 420))
-    base_layout(fig, title=f"{title} · rows: {q_title}, columns: {k_title}", height=120 + L * row_px)
+    base_layout(fig, title=f"{_escape(title)} · rows: {q_title}, columns: {k_title}", height=120 + L * row_px)
     fig.update_layout(
         coloraxis=dict(colorscale=COLORSCALE, cmin=0.0, cmax=zmax, colorbar=dict(title=dict(text="weight")))
     )
@@ -279,7 +286,7 @@ def query_bar(
     if len(key_tokens) != v.shape[0]:
         raise ValueError(f"the query has {v.shape[0]} weights but {len(key_tokens)} key tokens were given")
     labels = plot_labels(key_tokens)
-    query = html.escape(query_label, quote=False)
+    query = _escape(query_label)
     fig = go.Figure(
         go.Bar(
             x=labels,
@@ -292,7 +299,7 @@ def query_bar(
             cliponaxis=False,
         )
     )
-    base_layout(fig, title=title or f"what query {query} attended to", height=400)
+    base_layout(fig, title=_escape(title) if title else f"what query {query} attended to", height=400)
     fig.update_xaxes(title_text=f"{key_name} (x axis)", type="category", tickangle=0 if len(v) <= 10 else -60)
     fig.update_yaxes(title_text=f"weight from query {query}", rangemode="tozero")
     return fig
@@ -307,12 +314,12 @@ def heads_heatmap(
         raise ValueError(f"the weights have {w.shape[1]} keys but {len(key_tokens)} key tokens were given")
     m = np.vstack([w, w.mean(axis=0, keepdims=True)])
     rows = [f"head {h}" for h in range(w.shape[0])] + ["mean"]
-    query = html.escape(query_label, quote=False)
+    query = _escape(query_label)
     fig = _single(
         m,
         rows,
         plot_labels(key_tokens),
-        title=title or f"query {query}: one row per head",
+        title=_escape(title) if title else f"query {query}: one row per head",
         query_name=f"head (query {query})",
         key_name=key_name,
     )

@@ -1,0 +1,175 @@
+"""AppTest of the sentiment classifier page on a tiny random checkpoint: default run, every control,
+bad input, URL state, chart specs, and a missing or corrupt checkpoint."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from tests.tiny import CLASSIFIER, corrupt, make_checkpoints
+
+PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "classifier.py")
+CELLS = CLASSIFIER.layers * CLASSIFIER.heads
+
+
+@pytest.fixture(scope="module")
+def checkpoints(tmp_path_factory) -> Path:
+    return make_checkpoints(tmp_path_factory.mktemp("checkpoints"))
+
+
+@pytest.fixture(autouse=True)
+def env(checkpoints, monkeypatch):
+    monkeypatch.setenv("ATTENTION_CHECKPOINTS", str(checkpoints))
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    yield
+    st.cache_resource.clear()
+    st.cache_data.clear()
+
+
+def run(query: dict | None = None, **state) -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    for key, value in (query or {}).items():
+        at.query_params[key] = value
+    for key, value in state.items():
+        at.session_state[key] = value
+    return at.run()
+
+
+def charts(at: AppTest) -> list[dict]:
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+
+
+def chart(at: AppTest, title_start: str) -> dict:
+    found = [c for c in charts(at) if c["layout"]["title"]["text"].startswith(title_start)]
+    assert found, f"no chart titled {title_start!r}"
+    return found[0]
+
+
+def axis_titles(spec: dict, axis: str) -> str:
+    return " ".join(v.get("title", {}).get("text", "") for k, v in spec["layout"].items() if k.startswith(axis))
+
+
+@pytest.fixture(scope="module")
+def default(checkpoints) -> AppTest:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ATTENTION_CHECKPOINTS", str(checkpoints))
+        return run()
+
+
+def test_default_run(default):
+    assert not default.exception
+    assert not default.warning and not default.error
+    assert default.text_input(key="cls_text").value == "the acting is wonderful but the plot is thin"
+    assert default.metric[0].value in ("negative", "positive")
+    assert len(default.get("progress")) == 2
+    assert len(default.get("download_button")) == 1
+
+
+def test_chart_specs(default):
+    grid = chart(default, "attention per layer and head")
+    assert [t["type"] for t in grid["data"]] == ["heatmap"] * CELLS
+    assert "query" in axis_titles(grid, "yaxis") and "key" in axis_titles(grid, "xaxis")
+    labels = grid["data"][0]["x"]
+    assert labels[0] == "0:the" and labels[5] == "5:the" and len(set(labels)) == len(labels)
+    for spec in charts(default):
+        assert "query" in json.dumps(spec["layout"]) and "key" in json.dumps(spec["layout"]), spec["layout"]["title"]
+        assert spec["layout"]["font"]["size"] >= 12
+        assert "query" in spec["data"][0]["hovertemplate"]
+    assert chart(default, "layer 0 · head 0")["data"][0]["type"] == "heatmap"
+    assert chart(default, "layer 0: mean over the 3 heads")
+    rollout = chart(default, "attention rollout through 2 layers")
+    assert all(abs(sum(row) - 1) < 1e-3 for row in rollout["data"][0]["z"])
+
+
+def test_url_state_is_used_and_written():
+    at = run({"cls_text": "not bad at all", "cls_layer": "1", "cls_head": "9"})
+    assert not at.exception
+    assert at.text_input(key="cls_text").value == "not bad at all"
+    assert at.selectbox(key="cls_layer").value == 1
+    assert at.selectbox(key="cls_head").value == 0  # no head 9: the first head instead
+    assert chart(at, "layer 1 · head 0")
+    assert at.query_params["cls_text"] in ("not bad at all", ["not bad at all"])
+
+
+@pytest.mark.parametrize(
+    "kind, key, value, check",
+    [
+        ("text_input", "cls_text", "i loved every minute of it", lambda at: at.metric),
+        (
+            "selectbox",
+            "cls_example",
+            "not bad at all",
+            lambda at: at.text_input(key="cls_text").value == "not bad at all",
+        ),
+        ("selectbox", "cls_layer", 1, lambda at: chart(at, "layer 1 · head 0")),
+        ("selectbox", "cls_head", 2, lambda at: chart(at, "layer 0 · head 2")),
+        ("toggle", "cls_hide", True, lambda at: "no special tokens" in " ".join(c.value for c in at.caption)),
+    ],
+)
+def test_each_control(kind, key, value, check):
+    at = run()
+    widget = getattr(at, kind)(key=key)
+    (widget.input(value) if kind == "text_input" else widget.set_value(value)).run()
+    assert not at.exception
+    assert check(at)
+
+
+def test_hide_special_tokens_drops_unknown_words_and_renormalises():
+    at = run(cls_text="the zzyzx plot is wonderful")
+    assert not at.exception
+    assert any("zzyzx" in w.value for w in at.warning)
+    assert "1:zzyzx (unk)" in chart(at, "layer 0 · head 0")["data"][0]["x"]
+    at.toggle(key="cls_hide").set_value(True).run()
+    assert not at.exception
+    head = chart(at, "layer 0 · head 0")["data"][0]
+    assert head["x"] == ["0:the", "1:plot", "2:is", "3:wonderful"]
+    assert all(abs(sum(row) - 1) < 1e-3 for row in head["z"])
+    assert len(chart(at, "attention per layer and head")["data"]) == CELLS
+
+
+@pytest.mark.parametrize(
+    "text, kind, message",
+    [
+        ("", "warning", "empty"),
+        ("   \t ", "warning", "empty"),
+        ("😀 🎬", "warning", "None of these words"),
+        ("qwertyuiop asdfgh", "warning", "None of these words"),
+        ("<script>alert(1)</script> wonderful", "warning", "not in the vocabulary"),
+        ("wonderful " * 500, "info", "only the first 2,000"),
+        (" ".join(["the plot is thin"] * 6), "info", f"at most {CLASSIFIER.max_len} words"),
+    ],
+)
+def test_bad_input_gives_a_message(text, kind, message):
+    at = run(cls_text=text)
+    assert not at.exception
+    assert any(message in m.value for m in getattr(at, kind)), [m.value for m in getattr(at, kind)]
+
+
+def test_markup_is_never_rendered_as_html():
+    at = run(cls_text="<script>alert(1)</script> the plot is <b>wonderful</b>")
+    assert not at.exception
+    labels = chart(at, "layer 0 · head 0")["data"][0]["x"]
+    assert labels[0].startswith("0:&lt;") and all("<" not in label for label in labels)
+    assert all("<script>" not in w.value for w in at.warning)
+
+
+def test_missing_checkpoint(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTENTION_CHECKPOINTS", str(tmp_path))
+    at = run()
+    assert not at.exception
+    assert "could not be loaded" in at.error[0].value
+    assert "python -m model train classifier" in at.info[0].value
+    assert not at.get("plotly_chart")
+
+
+def test_corrupt_checkpoint(checkpoints, tmp_path, monkeypatch):
+    shutil.copytree(checkpoints / "classifier", tmp_path / "classifier")
+    corrupt(tmp_path / "classifier")
+    monkeypatch.setenv("ATTENTION_CHECKPOINTS", str(tmp_path))
+    at = run()
+    assert not at.exception
+    assert "could not be loaded" in at.error[0].value and "truncated" in at.error[0].value

@@ -1,0 +1,188 @@
+"""AppTest of the Shakespeare generator page on a tiny random checkpoint: default run, every control,
+bad input, URL state, chart specs (causal steps, layer × head grid, decoding step), missing and
+corrupt checkpoints."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from tests.tiny import GENERATOR, corrupt, make_checkpoints
+
+PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "generator.py")
+CELLS = GENERATOR.layers * GENERATOR.heads
+
+
+@pytest.fixture(scope="module")
+def checkpoints(tmp_path_factory) -> Path:
+    return make_checkpoints(tmp_path_factory.mktemp("checkpoints"))
+
+
+@pytest.fixture(autouse=True)
+def env(checkpoints, monkeypatch):
+    monkeypatch.setenv("ATTENTION_CHECKPOINTS", str(checkpoints))
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    yield
+    st.cache_resource.clear()
+    st.cache_data.clear()
+
+
+def run(query: dict | None = None, **state) -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    for key, value in (query or {}).items():
+        at.query_params[key] = value
+    for key, value in state.items():
+        at.session_state[key] = value
+    return at.run()
+
+
+def charts(at: AppTest) -> list[dict]:
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+
+
+def chart(at: AppTest, title_start: str) -> dict:
+    found = [c for c in charts(at) if c["layout"]["title"]["text"].startswith(title_start)]
+    assert found, f"no chart titled {title_start!r}"
+    return found[0]
+
+
+@pytest.fixture(scope="module")
+def default(checkpoints) -> AppTest:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ATTENTION_CHECKPOINTS", str(checkpoints))
+        return run()
+
+
+def test_default_run(default):
+    assert not default.exception
+    assert not default.warning and not default.error
+    [code] = default.code
+    assert code.value.startswith("ROMEO:") and len(code.value) == len("ROMEO:") + 200
+    assert default.slider(key="gen_window").value == 16
+
+
+def test_causal_step_charts(default):
+    scores, mask, masked, softmax = (chart(default, f"{i}. ") for i in range(1, 5))
+    n = 16
+    z = masked["data"][0]["z"]
+    assert len(z) == n and all(z[i][j] is None for i in range(n) for j in range(i + 1, n))  # -inf blank
+    assert all(v is not None for row in scores["data"][0]["z"] for v in row)
+    w = softmax["data"][0]["z"]
+    assert all(w[i][j] == 0 for i in range(n) for j in range(i + 1, n))
+    assert all(abs(sum(row) - 1) < 1e-3 for row in w)
+    for spec in (scores, mask, masked, softmax):
+        assert spec["layout"]["yaxis"]["title"]["text"] == "query (row)"
+        assert spec["layout"]["xaxis"]["title"]["text"] == "key (column)"
+    labels = scores["data"][0]["x"]
+    assert len(set(labels)) == n and not any("\n" in label or " " in label.split(":", 1)[1] for label in labels)
+    assert len(default.get("download_button")) == 1
+
+
+def test_grid_and_step_charts(default):
+    grid = chart(default, "attention per layer and head")
+    assert [t["type"] for t in grid["data"]] == ["heatmap"] * CELLS
+    assert len(grid["data"][0]["x"]) == 16
+    heads = chart(default, "query ")
+    assert heads["data"][0]["y"] == [f"head {h}" for h in range(GENERATOR.heads)] + ["mean"]
+    bar = chart(default, "mean over heads: what")
+    assert bar["data"][0]["type"] == "bar" and "key" in bar["layout"]["xaxis"]["title"]["text"]
+    assert "query" in bar["layout"]["yaxis"]["title"]["text"]
+    assert bar["data"][0]["x"] == ["0:R", "1:O", "2:M", "3:E", "4:O", "5::"]  # step 1 reads the prompt
+
+
+def test_url_state_is_used_and_written():
+    at = run({"gen_prompt": "JULIET:", "gen_length": "50", "gen_layer": "2", "gen_head": "7", "gen_temp": "9"})
+    assert not at.exception
+    assert at.code[0].value.startswith("JULIET:") and len(at.code[0].value) == len("JULIET:") + 50
+    assert at.selectbox(key="gen_layer").value == 2
+    assert at.selectbox(key="gen_head").value == 0  # out of range: first head
+    assert at.slider(key="gen_temp").value == 0.8  # out of range: default
+    assert at.query_params["gen_length"] in ("50", ["50"])
+
+
+@pytest.mark.parametrize(
+    "kind, key, value",
+    [
+        ("text_area", "gen_prompt", "JULIET:\nO Romeo"),
+        ("slider", "gen_temp", 0.0),
+        ("slider", "gen_topk", 5),
+        ("slider", "gen_length", 20),
+        ("number_input", "gen_seed", 7),
+        ("selectbox", "gen_layer", 2),
+        ("selectbox", "gen_head", 1),
+        ("slider", "gen_window", 40),
+        ("slider", "gen_step", 150),
+    ],
+)
+def test_each_control(kind, key, value):
+    at = run()
+    before = at.code[0].value
+    widget = getattr(at, kind)(key=key)
+    (widget.input(value) if kind == "text_area" else widget.set_value(value)).run()
+    assert not at.exception
+    assert at.session_state[key] == value
+    if key in ("gen_prompt", "gen_temp", "gen_topk", "gen_length", "gen_seed"):
+        assert at.code[0].value != before
+    if key == "gen_layer":
+        assert "Layer 2, head 0" in " ".join(c.value for c in at.caption)
+    if key == "gen_window":
+        assert len(chart(at, "1. scores")["data"][0]["x"]) == 40
+    if key == "gen_step":
+        assert any("Character 150 is" in c.value for c in at.caption)
+
+
+def test_greedy_sampling_is_reproducible_and_steps_follow_the_length():
+    at = run(gen_temp=0.0)
+    first = at.code[0].value
+    at.number_input(key="gen_seed").set_value(3).run()
+    assert at.code[0].value == first  # temperature 0 ignores the seed
+    at.slider(key="gen_step").set_value(200).run()
+    at.slider(key="gen_length").set_value(20).run()
+    assert not at.exception
+    assert at.slider(key="gen_step").value == 1 and at.slider(key="gen_step").max == 20
+
+
+@pytest.mark.parametrize(
+    "prompt, kind, message",
+    [
+        ("", "warning", "empty"),
+        ("  \n\t ", "warning", "empty"),
+        ("😀🎭", "warning", "None of the prompt's characters"),
+        ("ROMEO 😀:", "warning", "😀"),
+        ("<script>alert(1)</script>", "warning", "not in the model's alphabet"),
+        ("To be or not to be. " * 250, "info", f"last {GENERATOR.block_size}"),
+    ],
+)
+def test_bad_input_gives_a_message(prompt, kind, message):
+    at = run(gen_prompt=prompt)
+    assert not at.exception
+    assert any(message in m.value for m in getattr(at, kind)), [m.value for m in getattr(at, kind)]
+
+
+def test_unknown_characters_are_labelled():
+    at = run(gen_prompt="ROMEO 😀:", gen_length=20, gen_window=28)
+    assert not at.exception
+    labels = chart(at, "attention per layer and head")["data"][0]["x"]
+    assert any(label.endswith("&lt;unk&gt;") for label in labels)
+
+
+def test_missing_checkpoint(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTENTION_CHECKPOINTS", str(tmp_path))
+    at = run()
+    assert not at.exception
+    assert "could not be loaded" in at.error[0].value
+    assert "python -m model train generator" in at.info[0].value
+    assert not at.code and not at.get("plotly_chart")
+
+
+def test_corrupt_checkpoint(checkpoints, tmp_path, monkeypatch):
+    shutil.copytree(checkpoints / "generator", tmp_path / "generator")
+    corrupt(tmp_path / "generator")
+    monkeypatch.setenv("ATTENTION_CHECKPOINTS", str(tmp_path))
+    at = run()
+    assert not at.exception
+    assert "could not be loaded" in at.error[0].value and "truncated" in at.error[0].value

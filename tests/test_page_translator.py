@@ -1,0 +1,205 @@
+"""AppTest of the translator page on a tiny random checkpoint: default run, every control, bad
+input, URL state, chart specs of the three attention kinds, teacher forcing, missing and corrupt
+checkpoints."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from tests.tiny import TRANSLATOR, corrupt, make_checkpoints
+
+PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "translator.py")
+SOURCE = ["0:&lt;sos&gt;", "1:ein", "2:mann", "3:fährt", "4:fahrrad", "5:.", "6:&lt;eos&gt;"]
+
+
+@pytest.fixture(scope="module")
+def checkpoints(tmp_path_factory) -> Path:
+    return make_checkpoints(tmp_path_factory.mktemp("checkpoints"))
+
+
+@pytest.fixture(autouse=True)
+def env(checkpoints, monkeypatch):
+    monkeypatch.setenv("ATTENTION_CHECKPOINTS", str(checkpoints))
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    yield
+    st.cache_resource.clear()
+    st.cache_data.clear()
+
+
+def run(query: dict | None = None, **state) -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    for key, value in (query or {}).items():
+        at.query_params[key] = value
+    for key, value in state.items():
+        at.session_state[key] = value
+    return at.run()
+
+
+def charts(at: AppTest) -> list[dict]:
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+
+
+def grids(at: AppTest) -> list[dict]:
+    return [c for c in charts(at) if " layers × " in c["layout"]["title"]["text"]]
+
+
+def chart(at: AppTest, title_start: str, nth: int = 0) -> dict:
+    found = [c for c in charts(at) if c["layout"]["title"]["text"].startswith(title_start)]
+    assert len(found) > nth, f"no chart titled {title_start!r}"
+    return found[nth]
+
+
+@pytest.fixture(scope="module")
+def default(checkpoints) -> AppTest:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ATTENTION_CHECKPOINTS", str(checkpoints))
+        return run()
+
+
+def test_default_run(default):
+    assert not default.exception
+    assert not default.warning and not default.error
+    assert default.text_input(key="tr_text").value == "ein mann fährt fahrrad ."
+    assert len(default.code) == 1  # the translation, as plain text
+    assert [t.label for t in default.tabs] == [
+        "Encoder self-attention",
+        "Decoder self-attention (causal)",
+        "Cross-attention",
+    ]
+    assert len(default.get("download_button")) == 3
+
+
+def test_grids_have_one_heatmap_per_layer_and_head(default):
+    encoder, decoder, cross = grids(default)
+    H = TRANSLATOR.heads
+    assert [t["type"] for t in encoder["data"]] == ["heatmap"] * (TRANSLATOR.enc_layers * H)
+    assert len(decoder["data"]) == len(cross["data"]) == TRANSLATOR.dec_layers * H
+    assert encoder["data"][0]["x"] == encoder["data"][0]["y"] == SOURCE
+    assert cross["data"][0]["x"] == SOURCE
+    assert "query = English" in cross["layout"]["title"]["text"] and "key = German" in cross["layout"]["title"]["text"]
+    for spec in charts(default):
+        layout = json.dumps(spec["layout"])
+        assert "query" in layout and "key" in layout, spec["layout"]["title"]["text"]
+        assert "query" in spec["data"][0]["hovertemplate"] or "head" in spec["data"][0]["hovertemplate"]
+
+
+def test_cross_attention_axes_and_step_highlight(default):
+    cross = chart(default, "layer 0 · head 0", nth=2)
+    assert cross["layout"]["yaxis"]["title"]["text"] == "query = English (row)"
+    assert cross["layout"]["xaxis"]["title"]["text"] == "key = German (column)"
+    [frame] = cross["layout"]["shapes"]
+    assert (frame["y0"], frame["y1"]) == (-0.5, 0.5)  # step 1 is framed
+    bar = chart(default, "mean over heads: German words")
+    assert bar["data"][0]["x"] == SOURCE and "key = German" in bar["layout"]["xaxis"]["title"]["text"]
+
+
+def test_teacher_forced_view_on_the_reference():
+    at = run()
+    at.toggle(key="tr_forced").set_value(True).run()
+    assert not at.exception
+    assert at.text_input(key="tr_reference").value == "a man rides a bike ."
+    assert any("Teacher-forced" in i.value for i in at.info)
+    _, decoder, cross = grids(at)
+    assert cross["data"][0]["y"] == ["0:a", "1:man", "2:rides", "3:a", "4:bike", "5:.", "6:&lt;eos&gt;"]
+    assert decoder["data"][0]["x"] == ["0:&lt;sos&gt;", "1:a", "2:man", "3:rides", "4:a", "5:bike", "6:."]
+    at.slider(key="tr_step").set_value(3).run()
+    assert not at.exception
+    assert any("wrote **rides**" in c.value for c in at.caption)
+    heads = chart(at, "decoder self-attention of 2:rides")  # decoder self-attention at step 3 sees 3 inputs
+    assert heads["data"][0]["x"] == ["0:&lt;sos&gt;", "1:a", "2:man"]
+
+
+def test_url_state_is_used_and_written():
+    query = {"tr_text": "zwei hunde spielen im schnee .", "tr_decoding": "beam", "tr_beam": "3", "tr_layer": "2"}
+    at = run({**query, "tr_head": "99"})
+    assert not at.exception
+    assert at.selectbox(key="tr_example").value == "zwei hunde spielen im schnee ."
+    assert at.radio(key="tr_decoding").value == "beam" and at.slider(key="tr_beam").value == 3
+    assert at.selectbox(key="tr_layer").value == 2 and at.selectbox(key="tr_head").value == 0
+    assert any("showing layer 1" in c.value for c in at.caption)  # the encoder has 2 layers
+    assert at.query_params["tr_beam"] in ("3", ["3"])
+
+
+@pytest.mark.parametrize(
+    "kind, key, value, state",
+    [
+        ("text_input", "tr_text", "ein junge springt ins wasser .", {}),
+        ("selectbox", "tr_example", "drei männer stehen vor einem gebäude .", {}),
+        ("radio", "tr_decoding", "beam", {}),
+        ("slider", "tr_beam", 8, {"tr_decoding": "beam"}),  # disabled while decoding is greedy
+        ("toggle", "tr_forced", True, {}),
+        ("text_input", "tr_reference", "two dogs play in the snow .", {"tr_forced": True}),
+        ("selectbox", "tr_layer", 2, {}),
+        ("selectbox", "tr_head", 3, {}),
+        ("slider", "tr_step", 4, {}),
+    ],
+)
+def test_each_control(kind, key, value, state):
+    at = run(**state)
+    widget = getattr(at, kind)(key=key)
+    (widget.input(value) if kind == "text_input" else widget.set_value(value)).run()
+    assert not at.exception
+    assert at.session_state[key] == value
+    if key == "tr_example":
+        assert at.text_input(key="tr_text").value == value
+        assert grids(at)[0]["data"][0]["x"][1:3] == ["1:drei", "2:männer"]
+    if key == "tr_head":
+        assert chart(at, "layer 0 · head 3")
+    if key == "tr_reference":
+        assert grids(at)[2]["data"][0]["y"][:2] == ["0:two", "1:dogs"]
+
+
+@pytest.mark.parametrize(
+    "text, kind, message",
+    [
+        ("", "warning", "empty"),
+        ("  ", "warning", "empty"),
+        ("😀 🚲", "warning", "None of these words"),
+        ("qwertz asdfg", "warning", "None of these words"),
+        ("<script>alert(1)</script> ein mann", "warning", "not in the vocabulary"),
+        ("ein mann " * 400, "info", "only the first 2,000"),
+        ("ein mann fährt fahrrad und ein junge springt ins wasser .", "info", f"at most {TRANSLATOR.max_len - 2}"),
+    ],
+)
+def test_bad_input_gives_a_message(text, kind, message):
+    at = run(tr_text=text)
+    assert not at.exception
+    assert any(message in m.value for m in getattr(at, kind)), [m.value for m in getattr(at, kind)]
+
+
+def test_markup_is_escaped_in_charts_and_messages():
+    at = run(tr_text="<script>alert(1)</script> ein mann")
+    assert not at.exception
+    labels = grids(at)[0]["data"][0]["x"]
+    assert labels[1].startswith("1:&lt;") and all("<" not in label for label in labels)
+    assert all("<script>" not in w.value for w in at.warning)
+
+
+def test_empty_reference_warns():
+    at = run(tr_forced=True, tr_reference="   ")
+    assert not at.exception
+    assert any("reference translation is empty" in w.value for w in at.warning)
+    assert grids(at)  # the model's own translation is still shown
+
+
+def test_missing_checkpoint(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTENTION_CHECKPOINTS", str(tmp_path))
+    at = run()
+    assert not at.exception
+    assert "could not be loaded" in at.error[0].value
+    assert "python -m model train translator" in at.info[0].value
+    assert not at.get("plotly_chart")
+
+
+def test_corrupt_checkpoint(checkpoints, tmp_path, monkeypatch):
+    shutil.copytree(checkpoints / "translator", tmp_path / "translator")
+    corrupt(tmp_path / "translator")
+    monkeypatch.setenv("ATTENTION_CHECKPOINTS", str(tmp_path))
+    at = run()
+    assert not at.exception
+    assert "could not be loaded" in at.error[0].value and "truncated" in at.error[0].value
