@@ -78,8 +78,12 @@ class Translator(nn.Module):
         return_attention: bool = False,
         self_head_mask: Tensor | None = None,
         cross_head_mask: Tensor | None = None,
+        last_only: bool = False,
     ) -> tuple[Tensor, list[Tensor], list[Tensor]]:
-        """``tgt`` ``(B, T)`` -> logits ``(B, T, vocab)``, decoder self- and cross-attention per layer."""
+        """``tgt`` ``(B, T)`` -> logits ``(B, T, vocab)``, decoder self- and cross-attention per layer.
+
+        ``last_only`` projects only the last position to the vocabulary (decoding needs no more).
+        """
         T = tgt.size(1)
         x = self.embed(tgt, self.tgt_emb, self.tgt_pos)
         self_mask = causal_mask(T, device=tgt.device) & padding_mask(tgt, self.config.pad_id)
@@ -98,6 +102,8 @@ class Translator(nn.Module):
             if return_attention:
                 self_maps.append(ws)
                 cross_maps.append(wc)
+        if last_only:
+            x = x[:, -1:]
         return self.out(self.dec_norm(x)), self_maps, cross_maps
 
     def forward(
@@ -140,7 +146,7 @@ class Translator(nn.Module):
             done = torch.zeros(src.size(0), dtype=torch.bool, device=src.device)
             for _ in range(max_len - 1):
                 logits, _, _ = self.decode(
-                    out, memory, src, self_head_mask=hm.get("decoder"), cross_head_mask=hm.get("cross")
+                    out, memory, src, self_head_mask=hm.get("decoder"), cross_head_mask=hm.get("cross"), last_only=True
                 )
                 nxt = logits[:, -1].argmax(-1).masked_fill(done, c.pad_id)
                 out = torch.cat([out, nxt[:, None]], dim=1)
@@ -184,6 +190,7 @@ class Translator(nn.Module):
                     src.expand(n, -1),
                     self_head_mask=hm.get("decoder"),
                     cross_head_mask=hm.get("cross"),
+                    last_only=True,
                 )
                 logp = torch.log_softmax(logits[:, -1].float(), dim=-1)
                 cand = (scores[:, None] + logp).view(-1)
