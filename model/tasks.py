@@ -25,6 +25,7 @@ from model.translator import Translator, TranslatorConfig
 
 CLASSIFIER_PROBES = ["a good film", "not a good film", "the plot is thin but the acting is wonderful"]
 GENERATOR_PROBES = ["ROMEO:\nWhat light through yonder window breaks?", "First Citizen:\nBefore we proceed any further"]
+VAL_SENTENCES = 500  # translator: validation sentences decoded after every epoch
 TRANSLATOR_PROBES = ["ein mann fährt fahrrad .", "zwei hunde spielen im schnee .", "eine frau liest ein buch im park ."]
 
 
@@ -179,7 +180,8 @@ class TranslatorTask:
 
     def evaluate(self, model, b, cfg) -> dict[str, Any]:
         ck = Checkpoint("translator", model, self.vocabs(b))
-        scores = bleu_scores(translate_batch(ck, b["val_de"]), b["val_en"])
+        n = VAL_SENTENCES  # a fixed slice keeps the per-epoch check cheap on a CPU
+        scores = bleu_scores(translate_batch(ck, b["val_de"][:n]), b["val_en"][:n])
         return {"score": scores["bleu"], "val_bleu": scores["bleu"], "val_sacrebleu": scores["sacrebleu"]}
 
     def vocabs(self, b) -> dict[str, Vocab]:
