@@ -12,6 +12,8 @@ PAGES = [
     st.Page("pages/classifier.py", title="Sentiment classifier", url_path="classifier"),
     st.Page("pages/generator.py", title="Shakespeare generator", url_path="generator"),
     st.Page("pages/translator.py", title="Translator (de → en)", url_path="translator"),
+    st.Page("pages/ablation.py", title="Head ablation", url_path="ablation"),
+    st.Page("pages/pairs.py", title="Minimal pairs", url_path="pairs"),
 ]
 
 page = st.navigation(PAGES)

@@ -14,6 +14,7 @@ from pages.common import (
     bounded,
     clean_text,
     device,
+    export_view_button,
     get_checkpoint,
     init_state,
     keep_valid,
@@ -126,7 +127,8 @@ def attention_views(result: dict) -> None:
 
     st.subheader(f"Every head of every layer ({L} layers × {H} heads)")
     st.caption("Each small heatmap is one head: row = the query word, column = the key word it attends to.")
-    show_figure(head_grid(att, tokens, title="attention per layer and head"), "cls-grid")
+    grid = head_grid(att, tokens, title="attention per layer and head")
+    show_figure(grid, "cls-grid")
 
     st.subheader("One head in detail")
     init_state("cls_layer", 0, bounded(0, L - 1))
@@ -137,13 +139,15 @@ def attention_views(result: dict) -> None:
     left.selectbox("Layer", range(L), key="cls_layer", format_func=lambda l: f"layer {l}")
     right.selectbox("Head", range(H), key="cls_head", format_func=lambda h: f"head {h}")
     layer, head = st.session_state["cls_layer"], st.session_state["cls_head"]
+    one = attention_heatmap(att[layer, head], tokens, title=f"layer {layer} · head {head}")
     show_figure(
-        attention_heatmap(att[layer, head], tokens, title=f"layer {layer} · head {head}"),
+        one,
         "cls-head",
         csv=weights_frame(att[layer, head], tokens),
         csv_name=f"classifier-layer{layer}-head{head}.csv",
     )
-    show_figure(mean_heads_heatmap(att[layer], tokens, title=f"layer {layer}: mean over the {H} heads"), "cls-mean")
+    mean = mean_heads_heatmap(att[layer], tokens, title=f"layer {layer}: mean over the {H} heads")
+    show_figure(mean, "cls-mean")
 
     st.subheader("Attention rollout")
     st.caption(
@@ -151,16 +155,17 @@ def attention_views(result: dict) -> None:
         "residual connection (the identity), rescale rows, multiply layer by layer. Row i: how much of each "
         "input word reaches position i at the top."
     )
-    show_figure(attention_heatmap(rollout, tokens, title=f"attention rollout through {L} layers"), "cls-rollout")
-    show_figure(
-        query_bar(
-            rollout.mean(axis=0),
-            tokens,
-            query_label="the sentence (mean of all positions)",
-            title="how much each word reaches the pooled sentence vector that the classifier reads",
-        ),
-        "cls-rollout-bar",
+    rolled = attention_heatmap(rollout, tokens, title=f"attention rollout through {L} layers")
+    show_figure(rolled, "cls-rollout")
+    bar = query_bar(
+        rollout.mean(axis=0),
+        tokens,
+        query_label="the sentence (mean of all positions)",
+        title="how much each word reaches the pooled sentence vector that the classifier reads",
     )
+    show_figure(bar, "cls-rollout-bar")
+    notes = f"Sentence: {' '.join(result['tokens'])}\nPrediction: {result['label']} ({max(result['probs']):.1%})"
+    export_view_button([grid, one, mean, rolled, bar], "Sentiment classifier", "cls-export", notes=notes)
     sync_url("cls_hide", "cls_layer", "cls_head")
 
 

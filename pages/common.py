@@ -7,6 +7,7 @@ session; pages never mutate them (head ablation goes through ``head_mask`` argum
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -17,6 +18,7 @@ import streamlit as st
 import torch
 
 from model.checkpoint import Checkpoint, CheckpointError, default_dir, load_checkpoint
+from viz.export import figures_to_html
 
 TRAIN_COMMANDS = {
     "classifier": "python -m model train classifier",
@@ -135,12 +137,45 @@ def clean_text(text: str | None, *, what: str = "input") -> str | None:
     return text
 
 
-def show_figure(fig: go.Figure, key: str, *, csv: pd.DataFrame | np.ndarray | None = None, csv_name: str = "attention.csv") -> None:
-    """A plotly chart (its toolbar exports PNG) plus a CSV download of its numbers."""
+def show_figure(
+    fig: go.Figure,
+    key: str,
+    *,
+    csv: pd.DataFrame | np.ndarray | None = None,
+    csv_name: str = "attention.csv",
+    html_name: str | None = None,
+) -> None:
+    """A plotly chart (its toolbar exports PNG) plus a CSV download of its numbers and, with
+    ``html_name``, a "Download HTML" button for the figure as a standalone interactive file."""
     st.plotly_chart(fig, key=key, config={"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}})
     if csv is not None:
         df = csv if isinstance(csv, pd.DataFrame) else pd.DataFrame(csv)
         st.download_button("Download CSV", df.to_csv().encode("utf-8"), file_name=csv_name, mime="text/csv", key=f"{key}-csv")
+    if html_name is not None:
+        title = html.unescape(fig.layout.title.text or "Attention Explorer figure")  # figure titles are escaped
+        html_button("Download HTML", [fig], title, key=f"{key}-html", file_name=html_name)
+
+
+def html_button(label: str, figs: Sequence[go.Figure], title: str, *, key: str, file_name: str, notes: str = "") -> None:
+    """A download button whose standalone HTML is built only when clicked (it embeds ~5 MB of plotly.js)."""
+    figs = list(figs)
+    st.download_button(
+        label,
+        data=lambda: figures_to_html(figs, title, notes).encode("utf-8"),
+        file_name=file_name,
+        mime="text/html",
+        key=key,
+        on_click="ignore",
+        help="One HTML file with interactive charts; it opens offline in any browser.",
+    )
+
+
+def export_view_button(figs: Sequence[go.Figure], title: str, key: str, *, notes: str = "", file_name: str | None = None) -> None:
+    """Offer the page's main figures (``figs``, in order) as one standalone HTML file under ``title`` and ``notes``."""
+    if not figs:
+        return
+    name = file_name or (re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:60] or "attention-explorer") + ".html"
+    html_button("Download this view as HTML", figs, title, key=key, file_name=name, notes=notes)
 
 
 def escape(text: str) -> str:

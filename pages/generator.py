@@ -14,6 +14,7 @@ from model.tokenize import encode_chars
 from pages.common import (
     bounded,
     device,
+    export_view_button,
     get_checkpoint,
     init_state,
     keep_valid,
@@ -92,7 +93,7 @@ def seen(chars: list[str], vocab) -> list[str]:
     return visible_chars([c if c in vocab else UNK for c in chars])
 
 
-def causal_section(text: str, vocab, layer: int, head: int) -> None:
+def causal_section(text: str, vocab, layer: int, head: int) -> list:
     st.subheader("The causal mask, step by step")
     st.caption(
         f"Layer {layer}, head {head}, reading only the last {len(text)} characters, so each row of the softmax "
@@ -106,9 +107,10 @@ def causal_section(text: str, vocab, layer: int, head: int) -> None:
         with tab:
             csv = weights_frame(steps["softmax"], labels) if name == "softmax" else None
             show_figure(fig, f"gen-causal-{name}", csv=csv, csv_name=f"generator-layer{layer}-head{head}-softmax.csv")
+    return list(figs.values())
 
 
-def step_section(g: dict, vocab, block: int, layer: int, window: int) -> None:
+def step_section(g: dict, vocab, block: int, layer: int, window: int) -> list:
     st.subheader("What the model looked at to write each new character")
     n_new = len(g["new_text"])
     init_state("gen_step", 1, bounded(1, n_new))
@@ -130,13 +132,13 @@ def step_section(g: dict, vocab, block: int, layer: int, window: int) -> None:
         f"{len(context)} context characters are drawn"
         + (f" ({hidden:.0%} of the mean weight falls on earlier ones)." if hidden > 0.005 else ".")
     )
-    show_figure(heads_heatmap(row[:, -k:], keys, query_label=query), "gen-step-heads")
-    show_figure(
-        query_bar(
-            row[:, -k:].mean(axis=0), keys, query_label=query, title=f"mean over heads: what {query} attended to"
-        ),
-        "gen-step-bar",
+    heads = heads_heatmap(row[:, -k:], keys, query_label=query)
+    show_figure(heads, "gen-step-heads")
+    bar = query_bar(
+        row[:, -k:].mean(axis=0), keys, query_label=query, title=f"mean over heads: what {query} attended to"
     )
+    show_figure(bar, "gen-step-bar")
+    return [heads, bar]
 
 
 @st.fragment
@@ -155,15 +157,18 @@ def attention_views(g: dict, vocab, block: int) -> None:
     c.slider("Characters shown", 2, min(MAX_WINDOW, T), key="gen_window", help="The last N characters.")
     layer, head, window = (st.session_state[k] for k in ("gen_layer", "gen_head", "gen_window"))
     full = g["prompt"] + g["new_text"]
-    causal_section(full[-window:], vocab, layer, head)
+    figs = causal_section(full[-window:], vocab, layer, head)
 
     st.subheader(f"Every head of every layer ({L} layers × {H} heads)")
     st.caption(
         f"The final context window of {T} characters, as the model read it while generating; the last {window} "
         "queries and keys are drawn, so rows can sum to less than 1 (the rest goes to earlier characters)."
     )
-    show_figure(head_grid(att[:, :, -window:, -window:], seen(g["chars"][-window:], vocab)), "gen-grid")
-    step_section(g, vocab, block, layer, window)
+    grid = head_grid(att[:, :, -window:, -window:], seen(g["chars"][-window:], vocab))
+    show_figure(grid, "gen-grid")
+    figs += [grid, *step_section(g, vocab, block, layer, window)]
+    notes = f"Prompt and generated text:\n{full}"
+    export_view_button(figs, "Shakespeare generator", "gen-export", notes=notes)
     sync_url("gen_layer", "gen_head", "gen_window", "gen_step")
 
 

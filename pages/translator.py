@@ -13,6 +13,7 @@ from pages.common import (
     bounded,
     clean_text,
     device,
+    export_view_button,
     get_checkpoint,
     init_state,
     keep_valid,
@@ -121,29 +122,30 @@ def labels(view: dict, which: str) -> list[str]:
     return [f"{t} (unk)" if which == "src" and t in unknown and t not in (SOS, EOS) else t for t in view[which]]
 
 
-def attention_tab(view: dict, name: str, query_name: str, key_name: str, rows: str, cols: str, step: int) -> None:
+def attention_tab(view: dict, name: str, query_name: str, key_name: str, rows: str, cols: str, step: int) -> list:
     att = view[name]
     L, H = att.shape[:2]
     q_tokens, k_tokens = labels(view, rows), labels(view, cols)
     axes = dict(query_name=query_name, key_name=key_name)
-    show_figure(head_grid(att, q_tokens, k_tokens, title=f"{L} layers × {H} heads", **axes), f"tr-{name}-grid")
+    grid = head_grid(att, q_tokens, k_tokens, title=f"{L} layers × {H} heads", **axes)
+    show_figure(grid, f"tr-{name}-grid")
     layer = min(st.session_state["tr_layer"], L - 1)
     head = st.session_state["tr_head"]
     if layer != st.session_state["tr_layer"]:
         st.caption(f"This part has {L} layer(s); showing layer {layer}.")
     highlight = step - 1 if name != "encoder" else None
+    one = attention_heatmap(
+        att[layer, head], q_tokens, k_tokens, title=f"layer {layer} · head {head}", highlight_row=highlight, **axes
+    )
     show_figure(
-        attention_heatmap(
-            att[layer, head], q_tokens, k_tokens, title=f"layer {layer} · head {head}", highlight_row=highlight, **axes
-        ),
+        one,
         f"tr-{name}-head",
         csv=weights_frame(att[layer, head], q_tokens, k_tokens),
         csv_name=f"translator-{name}-layer{layer}-head{head}.csv",
     )
-    show_figure(
-        mean_heads_heatmap(att[layer], q_tokens, k_tokens, title=f"layer {layer}: mean over the {H} heads", **axes),
-        f"tr-{name}-mean",
-    )
+    mean = mean_heads_heatmap(att[layer], q_tokens, k_tokens, title=f"layer {layer}: mean over the {H} heads", **axes)
+    show_figure(mean, f"tr-{name}-mean")
+    return [grid, one, mean]
 
 
 def step_section(view: dict, step: int) -> None:
@@ -203,11 +205,14 @@ def attention_views(view: dict) -> None:
     if T > 1:
         c.slider("Decoding step n", 1, T, key="tr_step", help="Output token n is framed in the decoder views.")
     step = st.session_state["tr_step"] if T > 1 else 1
+    figs = []
     for tab, (name, _, query_name, key_name, (rows, cols)) in zip(st.tabs([v[1] for v in VIEWS]), VIEWS):
         with tab:
-            attention_tab(view, name, query_name, key_name, rows, cols, step)
+            figs += attention_tab(view, name, query_name, key_name, rows, cols, step)
     st.subheader(f"Decoding step {step}: what output token {step} attended to")
     step_section(view, step)
+    notes = f"German: {' '.join(view['src'][1:-1])}\nEnglish: {view['text']}"
+    export_view_button(figs, "Translator (German to English)", "tr-export", notes=notes)
     sync_url("tr_layer", "tr_head", "tr_step")
 
 

@@ -66,7 +66,7 @@ def test_default_run(default):
     assert default.text_input(key="cls_text").value == "the acting is wonderful but the plot is thin"
     assert default.metric[0].value in ("negative", "positive")
     assert len(default.get("progress")) == 2
-    assert len(default.get("download_button")) == 1
+    assert [b.proto.label for b in default.get("download_button")] == ["Download CSV", "Download this view as HTML"]
 
 
 def test_chart_specs(default):

@@ -79,7 +79,7 @@ def test_causal_step_charts(default):
         assert spec["layout"]["xaxis"]["title"]["text"] == "key (column)"
     labels = scores["data"][0]["x"]
     assert len(set(labels)) == n and not any("\n" in label or " " in label.split(":", 1)[1] for label in labels)
-    assert len(default.get("download_button")) == 1
+    assert [b.proto.label for b in default.get("download_button")] == ["Download CSV", "Download this view as HTML"]
 
 
 def test_grid_and_step_charts(default):

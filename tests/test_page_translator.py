@@ -71,7 +71,8 @@ def test_default_run(default):
         "Decoder self-attention (causal)",
         "Cross-attention",
     ]
-    assert len(default.get("download_button")) == 3
+    labels = [b.proto.label for b in default.get("download_button")]
+    assert labels == ["Download CSV"] * 3 + ["Download this view as HTML"]
 
 
 def test_grids_have_one_heatmap_per_layer_and_head(default):

@@ -1,0 +1,219 @@
+"""Head ablation: switch any set of heads off and compare the model's answer and attention before
+and after. The shared model is never changed: the heads go off through ``head_mask`` arguments."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import streamlit as st
+
+from model.ablation import Head, head_layout
+from model.checkpoint import default_dir
+from pages.common import (
+    bounded,
+    device,
+    export_view_button,
+    init_state,
+    keep_valid,
+    markdown_escape,
+    require_checkpoint,
+    show_figure,
+    sync_url,
+)
+from pages.runs import (
+    INPUT_NAMES,
+    KINDS,
+    SHORT,
+    TASK_NAMES,
+    TASKS,
+    axis_tokens,
+    input_ok,
+    limit,
+    read_input,
+    run_ablation,
+    window,
+)
+from viz.compare import change_grid, difference_heatmap, distribution_bars
+
+DEFAULT_TEXT = {
+    "classifier": "the acting is wonderful but the plot is thin",
+    "generator": "O Romeo, Romeo! wherefore art thou",
+    "translator": "ein mann fährt fahrrad .",
+}
+DEFAULT_OFF = {"encoder": {0: [0]}}  # one head off in the first layer, so the default view shows an effect
+KIND_SHORT = {"encoder": "enc", "decoder": "dec", "cross": "cross"}
+
+
+def heads_cast(heads: int) -> Callable[[str], list[int]]:
+    """URL "0,2" -> [0, 2]; a head that does not exist makes the whole value invalid (the default is used)."""
+
+    def cast(raw: str) -> list[int]:
+        values = sorted({int(v) for v in raw.split(",") if v.strip()})
+        if any(not 0 <= v < heads for v in values):
+            raise ValueError(f"heads must be 0..{heads - 1}")
+        return values
+
+    return cast
+
+
+def switch_key(task: str, kind: str, layer: int) -> str:
+    return f"abl_{SHORT[task]}_{KIND_SHORT[kind]}{layer}"
+
+
+def all_on(keys: list[str]) -> None:
+    for key in keys:
+        st.session_state[key] = []
+
+
+def head_switches(task: str, layout: dict[str, tuple[int, int]]) -> tuple[tuple[Head, ...], list[str]]:
+    """One multiselect per layer (and per kind for the translator); returns the heads off and the widget keys."""
+    st.subheader("Switch heads off")
+    st.caption("Pick the heads to switch off in each layer. A switched-off head's output is multiplied by 0.")
+    keys = [switch_key(task, kind, l) for kind, (layers, _) in layout.items() for l in range(layers)]
+    columns = st.columns(len(layout)) if len(layout) > 1 else [st]
+    off: list[Head] = []
+    for col, (kind, (layers, heads)) in zip(columns, layout.items()):
+        if len(layout) > 1:
+            col.markdown(f"**{KINDS[task][kind][0]}**")
+        cells = col.columns(min(layers, 4)) if len(layout) == 1 else [col] * layers
+        for l in range(layers):
+            key = switch_key(task, kind, l)
+            init_state(key, DEFAULT_OFF.get(kind, {}).get(l, []), heads_cast(heads))
+            st.session_state[key] = [h for h in st.session_state[key] if h in range(heads)]
+            cells[l % len(cells)].multiselect(
+                f"{kind} layer {l}" if len(layout) > 1 else f"layer {l}",
+                list(range(heads)),
+                key=key,
+                format_func=lambda h: f"head {h}",
+                placeholder="all heads on",
+            )
+            off.extend((kind, l, h) for h in st.session_state[key])
+    total = sum(layers * heads for layers, heads in layout.values())
+    left, right = st.columns([3, 1])
+    if off:
+        names = ", ".join(f"{k if len(layout) > 1 else ''} L{l}·H{h}".strip() for k, l, h in off)
+        left.caption(f"{len(off)} of {total} heads are off: {names}.")
+    else:
+        left.caption(f"All {total} heads are on, so before and after are the same. Switch some heads off above.")
+    right.button("Switch every head on", key="abl_reset", on_click=all_on, args=(keys,), disabled=not off)
+    return tuple(sorted(off)), keys
+
+
+def predictions(task: str, res: dict) -> list:
+    """Before vs after: the label, the next-character distribution or the translation; returns its figures."""
+    before, after = res["before"], res["after"]
+    if task == "translator":
+        left, right = st.columns(2)
+        left.markdown("**Before** (every head on)")
+        left.code(before["text"] or "(no words)", language=None, wrap_lines=True)
+        right.markdown("**After** (heads off)")
+        right.code(after["text"] or "(no words)", language=None, wrap_lines=True)
+        st.caption("The translation is the same." if before["text"] == after["text"] else "The translation changed.")
+        return []
+    if task == "classifier":
+        left, right = st.columns(2)
+        for col, name, r in ((left, "Before", before), (right, "After", after)):
+            col.metric(name, r["label"], f"{max(r['probs'].values()):.1%} confident", delta_color="off")
+        first = next(iter(before["probs"]))
+        change = after["probs"][first] - before["probs"][first]
+        st.caption(f"P({first}) moved by {change:+.1%} when the heads were switched off.")
+        fig = distribution_bars(before["probs"], after["probs"], top=None, title="class probabilities", x_title="class")
+    else:
+        b, a = before["label"], after["label"]
+        st.caption(
+            f"Likeliest next character: before **{markdown_escape(b)}** ({before['probs'][b]:.1%}), "
+            f"after **{markdown_escape(a)}** ({after['probs'][a]:.1%})."
+        )
+        fig = distribution_bars(
+            before["probs"], after["probs"], title="next character: top 10, before vs after", x_title="next character"
+        )
+    show_figure(fig, "abl-prediction", html_name=f"ablation-{task}-prediction.html")
+    return [fig]
+
+
+@st.fragment
+def downstream(task: str, res: dict, off: tuple[Head, ...], figs: list, notes: str) -> None:
+    """Where attention changed: a per-head summary and one head's before − after heatmap."""
+    st.subheader("What changed downstream")
+    st.caption(
+        "A switched-off head still computes its weights, so its own layer's attention stays the same. Every "
+        "layer above it reads a different input, so attention there moves: red = less weight after, blue = more."
+    )
+    kinds = list(KINDS[task])
+    init_state("abl_kind", "cross" if task == "translator" else "encoder")
+    keep_valid("abl_kind", kinds, kinds[-1])
+    if len(kinds) > 1:
+        st.radio("Attention", kinds, key="abl_kind", horizontal=True, format_func=lambda k: KINDS[task][k][0])
+    kind = st.session_state["abl_kind"]
+    delta = res["delta"][kind]
+    L, H = delta.shape[:2]
+    init_state("abl_layer", L - 1, bounded(0, L - 1))
+    init_state("abl_head", 0, bounded(0, H - 1))
+    keep_valid("abl_layer", range(L), L - 1)
+    keep_valid("abl_head", range(H), 0)
+    name, query_name, key_name, _ = KINDS[task][kind]
+    grid = change_grid(
+        np.abs(delta).max(axis=(2, 3)),
+        off={(l, h) for k, l, h in off if k == kind},
+        title=f"{name}: largest change of any weight, per head",
+    )
+    show_figure(grid, "abl-grid")
+    left, right = st.columns(2)
+    left.selectbox("Layer", range(L), key="abl_layer", format_func=lambda l: f"layer {l}")
+    right.selectbox("Head", range(H), key="abl_head", format_func=lambda h: f"head {h}")
+    layer, head = st.session_state["abl_layer"], st.session_state["abl_head"]
+    rows, cols = axis_tokens(res["before"], task, kind)
+    m, cut = window(delta[layer, head], task)
+    if cut != slice(None):
+        rows, cols = rows[cut], cols[cut]
+        st.caption(f"The last {len(rows)} characters are drawn.")
+    diff = difference_heatmap(
+        m,
+        rows,
+        cols,
+        title=f"before − after: {name.lower()}, layer {layer} · head {head}",
+        query_name=query_name,
+        key_name=key_name,
+        value="before − after",
+    )
+    show_figure(diff, "abl-diff", html_name=f"ablation-{task}-layer{layer}-head{head}.html")
+    st.caption(f"Largest change in this head: {np.abs(delta[layer, head]).max():.4f}.")
+    export_view_button([*figs, grid, diff], f"Head ablation · {TASK_NAMES[task]}", "abl-export", notes=notes)
+    sync_url("abl_kind", "abl_layer", "abl_head")
+
+
+st.title("Head ablation")
+st.caption(
+    "Switch attention heads off and see what the model does without them: the prediction before and after, "
+    "and how the attention of the layers above changes."
+)
+init_state("abl_model", "classifier", lambda raw: TASKS[TASKS.index(raw)])
+st.radio("Model", TASKS, key="abl_model", horizontal=True, format_func=TASK_NAMES.get)
+task = st.session_state["abl_model"]
+sync_url("abl_model")
+ck = require_checkpoint(task)
+text_key = f"abl_{SHORT[task]}_text"
+init_state(text_key, DEFAULT_TEXT[task])
+st.text_input(INPUT_NAMES[task], key=text_key)
+sync_url(text_key)
+off, switch_keys = head_switches(task, head_layout(ck.model))
+sync_url(*switch_keys)
+text = read_input(task, st.session_state[text_key], INPUT_NAMES[task].lower())
+if text is None:
+    st.stop()
+res = run_ablation(str(default_dir(task)), device(), task, text, off)
+if "error" in res:
+    st.warning(f"Nothing to run: {res['error']}.")
+    st.stop()
+if not input_ok(task, res["before"], limit=limit(task, ck), what="the input"):
+    st.stop()
+st.subheader("Before vs after")
+figs = predictions(task, res)
+off_names = ", ".join(f"{k} layer {l} head {h}" for k, l, h in off) or "none"
+notes = f"Model: {TASK_NAMES[task]}\nInput: {text}\nHeads off: {off_names}"
+if task == "translator":
+    notes += f"\nBefore: {res['before']['text']}\nAfter: {res['after']['text']}"
+else:
+    notes += f"\nBefore: {res['before']['label']}\nAfter: {res['after']['label']}"
+downstream(task, res, off, figs, notes)

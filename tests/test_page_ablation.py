@@ -1,0 +1,254 @@
+"""AppTest of the head-ablation page on tiny random checkpoints: default run, every control, the three
+models, bad input, URL state, chart specs (a diverging before − after heatmap centred at 0) and a
+missing checkpoint."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import streamlit as st
+import torch
+from streamlit.testing.v1 import AppTest
+
+from model.checkpoint import Checkpoint, load_checkpoint
+from pages import common
+from tests.tiny import CLASSIFIER, GENERATOR, TRANSLATOR, make_checkpoints
+
+PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "ablation.py")
+
+
+@pytest.fixture(scope="module")
+def checkpoints(tmp_path_factory) -> Path:
+    return make_checkpoints(tmp_path_factory.mktemp("checkpoints"))
+
+
+@pytest.fixture(autouse=True)
+def env(checkpoints, monkeypatch):
+    monkeypatch.setenv("ATTENTION_CHECKPOINTS", str(checkpoints))
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    yield
+    st.cache_resource.clear()
+    st.cache_data.clear()
+
+
+def run(query: dict | None = None, **state) -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    for key, value in (query or {}).items():
+        at.query_params[key] = value
+    for key, value in state.items():
+        at.session_state[key] = value
+    return at.run()
+
+
+def charts(at: AppTest) -> list[dict]:
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+
+
+def chart(at: AppTest, title_start: str) -> dict:
+    found = [c for c in charts(at) if c["layout"]["title"]["text"].startswith(title_start)]
+    assert found, f"no chart titled {title_start!r} in {[c['layout']['title']['text'] for c in charts(at)]}"
+    return found[0]
+
+
+def captions(at: AppTest) -> str:
+    return " ".join(c.value for c in at.caption)
+
+
+def buttons(at: AppTest) -> list[str]:
+    return [b.proto.label for b in at.get("download_button")]
+
+
+@pytest.fixture(scope="module")
+def default(checkpoints) -> AppTest:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ATTENTION_CHECKPOINTS", str(checkpoints))
+        return run()
+
+
+def test_default_run(default):
+    assert not default.exception
+    assert not default.warning and not default.error
+    assert default.radio(key="abl_model").value == "classifier"
+    assert default.multiselect(key="abl_cls_enc0").value == [0]  # one head off by default
+    assert default.multiselect(key="abl_cls_enc1").value == []
+    assert [m.label for m in default.metric] == ["Before", "After"]
+    assert all(m.value in ("negative", "positive") for m in default.metric)
+    assert "1 of 6 heads are off" in captions(default)
+    assert buttons(default).count("Download HTML") == 2 and "Download this view as HTML" in buttons(default)
+
+
+def test_chart_specs(default):
+    bars = chart(default, "class probabilities")
+    assert [t["name"] for t in bars["data"]] == ["before", "after"] and bars["layout"]["barmode"] == "group"
+    assert bars["data"][0]["x"] == ["negative", "positive"]
+    assert abs(sum(bars["data"][0]["y"]) - 1) < 1e-3
+    grid = chart(default, "Self-attention: largest change")["data"][0]
+    assert np.array(grid["z"]).shape == (CLASSIFIER.layers, CLASSIFIER.heads)
+    assert grid["text"][0][0] == "off"
+    assert max(grid["z"][0]) == 0  # the ablated head's own layer keeps its weights
+    assert max(grid["z"][1]) > 0  # the layer above changes
+    diff = chart(default, "before − after: self-attention, layer 1 · head 0")
+    trace = diff["data"][0]
+    assert trace["zmid"] == 0 and trace["zmin"] == -trace["zmax"] and trace["zmax"] > 0
+    assert trace["colorscale"][0][1] != trace["colorscale"][-1][1]  # a two-sided (diverging) scale
+    assert "query" in diff["layout"]["yaxis"]["title"]["text"] and "key" in diff["layout"]["xaxis"]["title"]["text"]
+    assert trace["x"][0] == "0:the" and trace["x"][5] == "5:the" and len(set(trace["x"])) == len(trace["x"])
+    assert max(abs(v) for row in trace["z"] for v in row) == pytest.approx(trace["zmax"], abs=1e-4)
+
+
+def test_url_state_is_used_and_written():
+    at = run(
+        {"abl_cls_enc0": "", "abl_cls_enc1": "1,2", "abl_layer": "0", "abl_head": "2", "abl_cls_text": "not bad at all"}
+    )
+    assert not at.exception
+    assert at.multiselect(key="abl_cls_enc0").value == []
+    assert at.multiselect(key="abl_cls_enc1").value == [1, 2]
+    assert at.text_input(key="abl_cls_text").value == "not bad at all"
+    assert chart(at, "before − after: self-attention, layer 0 · head 2")
+    assert "2 of 6 heads are off" in captions(at)
+    assert at.query_params["abl_cls_enc1"] in ("1,2", ["1,2"])
+
+
+def test_url_heads_that_do_not_exist_fall_back_to_the_default():
+    at = run({"abl_cls_enc1": "0,9", "abl_layer": "7", "abl_model": "nonsense"})
+    assert not at.exception
+    assert at.radio(key="abl_model").value == "classifier"
+    assert at.multiselect(key="abl_cls_enc1").value == []
+    assert at.selectbox(key="abl_layer").value == CLASSIFIER.layers - 1
+
+
+def test_switching_heads_off_and_back_on():
+    at = run()
+    at.multiselect(key="abl_cls_enc1").set_value([0, 1, 2]).run()
+    assert not at.exception
+    assert "4 of 6 heads are off" in captions(at)
+    assert chart(at, "Self-attention: largest change")["data"][0]["text"][1] == ["off", "off", "off"]
+    at.button(key="abl_reset").click().run()
+    assert not at.exception
+    assert at.multiselect(key="abl_cls_enc0").value == [] and at.multiselect(key="abl_cls_enc1").value == []
+    assert "All 6 heads are on" in captions(at)
+    assert all(v == 0 for row in chart(at, "before − after")["data"][0]["z"] for v in row)
+    assert at.metric[0].value == at.metric[1].value
+
+
+@pytest.mark.parametrize(
+    "kind, key, value, check",
+    [
+        (
+            "text_input",
+            "abl_cls_text",
+            "i loved every minute of it",
+            lambda at: chart(at, "before − after")["data"][0]["x"][0] == "0:i",
+        ),
+        ("selectbox", "abl_layer", 0, lambda at: chart(at, "before − after: self-attention, layer 0 · head 0")),
+        ("selectbox", "abl_head", 2, lambda at: chart(at, "before − after: self-attention, layer 1 · head 2")),
+        ("multiselect", "abl_cls_enc0", [1, 2], lambda at: "2 of 6 heads are off" in captions(at)),
+    ],
+)
+def test_each_control(kind, key, value, check):
+    at = run()
+    widget = getattr(at, kind)(key=key)
+    (widget.input(value) if kind == "text_input" else widget.set_value(value)).run()
+    assert not at.exception
+    assert check(at)
+
+
+def test_generator():
+    at = run(abl_model="generator")
+    assert not at.exception and not at.warning
+    assert [at.multiselect(key=f"abl_gen_enc{l}").value for l in range(GENERATOR.layers)] == [[0], [], []]
+    bars = chart(at, "next character: top 10, before vs after")
+    assert [t["name"] for t in bars["data"]] == ["before", "after"] and len(bars["data"][0]["x"]) == 10
+    diff = chart(at, f"before − after: causal self-attention, layer {GENERATOR.layers - 1} · head 0")["data"][0]
+    z = np.array(diff["z"], dtype=float)
+    assert np.allclose(np.triu(z, 1), 0)  # causal: the future had no weight before or after
+    assert diff["y"][:2] == ["0:O", "1:␣"]
+    at.text_input(key="abl_gen_text").input("ROMEO:\n" * 20).run()
+    assert not at.exception
+    assert any(f"at most {GENERATOR.block_size} characters" in i.value for i in at.info)
+    assert "The last 40 characters are drawn" in captions(at)
+    assert len(chart(at, "before − after")["data"][0]["x"]) == 40
+
+
+def test_translator_kinds():
+    at = run(abl_model="translator")
+    assert not at.exception and not at.warning
+    assert len(at.code) == 2
+    assert at.radio(key="abl_kind").value == "cross"
+    n_heads = (TRANSLATOR.enc_layers + 2 * TRANSLATOR.dec_layers) * TRANSLATOR.heads
+    assert f"1 of {n_heads} heads are off" in captions(at)
+    cross = chart(at, f"before − after: cross-attention, layer {TRANSLATOR.dec_layers - 1} · head 0")
+    assert cross["data"][0]["x"][:2] == ["0:&lt;sos&gt;", "1:ein"]
+    assert "query = English" in cross["layout"]["yaxis"]["title"]["text"]
+    at.radio(key="abl_kind").set_value("encoder").run()
+    assert not at.exception
+    grid = chart(at, "Encoder self-attention: largest change")["data"][0]
+    assert np.array(grid["z"]).shape == (TRANSLATOR.enc_layers, TRANSLATOR.heads) and grid["text"][0][0] == "off"
+    assert at.selectbox(key="abl_layer").value == TRANSLATOR.enc_layers - 1  # layer 2 of 3 does not exist here
+    at.multiselect(key="abl_tr_enc0").set_value([]).run()
+    at.multiselect(key="abl_tr_cross1").set_value([0, 1, 2, 3]).run()
+    assert not at.exception
+    at.radio(key="abl_kind").set_value("decoder").run()
+    grid = chart(at, "Decoder self-attention: largest change")["data"][0]
+    assert max(grid["z"][0]) == 0 and max(grid["z"][1]) == 0  # cross layer 1 off: decoder self-attn moves from layer 2
+    assert max(grid["z"][2]) > 0
+
+
+def test_the_cached_model_is_not_changed(checkpoints, monkeypatch):
+    loaded = []
+    monkeypatch.setattr(
+        common, "load_checkpoint", lambda *a, **kw: loaded.append(load_checkpoint(*a, **kw)) or loaded[-1]
+    )
+    every = {f"abl_tr_{k}{l}": list(range(TRANSLATOR.heads)) for k in ("enc", "cross") for l in range(2)}
+    at = run(abl_model="translator", **every)
+    assert not at.exception and chart(at, "before − after")
+    cached = common.get_checkpoint("translator", "cpu")
+    assert [ck.task for ck in loaded] == ["translator"] and loaded[0] is cached  # the object the page ran
+    assert isinstance(cached, Checkpoint) and not cached.model.training
+    fresh = load_checkpoint(checkpoints / "translator").model.state_dict()
+    assert all(torch.equal(v, fresh[k]) for k, v in cached.model.state_dict().items())
+
+
+@pytest.mark.parametrize(
+    "state, kind, message",
+    [
+        ({"abl_cls_text": ""}, "warning", "empty"),
+        ({"abl_cls_text": "   \t "}, "warning", "empty"),
+        ({"abl_cls_text": "😀 🎬"}, "warning", "None of the words"),
+        ({"abl_cls_text": "qwertyuiop asdfgh"}, "warning", "None of the words"),
+        ({"abl_cls_text": "<script>alert(1)</script> wonderful"}, "warning", "not in the vocabulary"),
+        ({"abl_cls_text": "wonderful " * 500}, "info", "only the first 2,000"),
+        ({"abl_cls_text": "the plot is thin " * 6}, "info", f"at most {CLASSIFIER.max_len} words"),
+        ({"abl_model": "generator", "abl_gen_text": "   "}, "warning", "empty"),
+        ({"abl_model": "generator", "abl_gen_text": "😀😀"}, "warning", "None of the characters"),
+        ({"abl_model": "translator", "abl_tr_text": "qwertz asdf"}, "warning", "None of the words"),
+        ({"abl_model": "translator", "abl_tr_text": "ein mann 😀 fährt"}, "warning", "not in the vocabulary"),
+    ],
+)
+def test_bad_input_gives_a_message(state, kind, message):
+    at = run(**state)
+    assert not at.exception
+    assert any(message in m.value for m in getattr(at, kind)), [m.value for m in getattr(at, kind)]
+
+
+def test_markup_is_never_rendered_as_html():
+    at = run(abl_cls_text="<script>alert(1)</script> the plot is <b>wonderful</b>")
+    assert not at.exception
+    for spec in charts(at):
+        labels = [x for t in spec["data"] for x in (t.get("x") or [])]
+        assert all("<" not in str(label) for label in labels), spec["layout"]["title"]["text"]
+    assert chart(at, "before − after")["data"][0]["x"][0].startswith("0:&lt;")
+    assert all("<script>" not in w.value for w in at.warning)
+
+
+@pytest.mark.parametrize("task", ["classifier", "generator", "translator"])
+def test_missing_checkpoint(tmp_path, monkeypatch, task):
+    monkeypatch.setenv("ATTENTION_CHECKPOINTS", str(tmp_path))
+    at = run(abl_model=task)
+    assert not at.exception
+    assert f"The {task} model could not be loaded" in at.error[0].value
+    assert f"python -m model train {task}" in at.info[0].value
+    assert not at.get("plotly_chart")
+    assert at.radio(key="abl_model").value == task  # the model choice stays, to pick another

@@ -1,0 +1,186 @@
+"""Comparison figures: two inputs' attention side by side, a signed difference heatmap, two
+probability distributions as grouped bars, and how much each head's attention changed.
+
+Like every figure in ``viz``, rows are queries and columns keys (named on the axes), labels are
+unique ``"i:token"`` strings and every caller text is escaped, because plotly reads markup.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Collection, Mapping, Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from viz.attention import DIVERGING, _axis_names, _hover, _single, _z, plot_labels
+from viz.common import COLORSCALE, FONT_SIZE, base_layout, check_matrix, check_stack
+
+PAIR_COLORS = ("#0072B2", "#E69F00")  # A / before, B / after (Okabe-Ito, colour-blind safe)
+
+
+def _escape(text: str) -> str:
+    return html.escape(text, quote=False)
+
+
+def difference_heatmap(
+    diff,
+    query_tokens: Sequence[str],
+    key_tokens: Sequence[str] | None = None,
+    *,
+    title: str = "difference of attention weights",
+    query_name: str = "query",
+    key_name: str = "key",
+    value: str = "difference",
+) -> go.Figure:
+    """A signed ``(queries, keys)`` difference on a diverging scale centred at 0 (white = no change).
+
+    The scale is symmetric (±the largest absolute value), so equal changes up and down get equally
+    strong colours; an all-zero difference gets the range ±1 and stays white.
+    """
+    key_tokens = query_tokens if key_tokens is None else key_tokens
+    m = check_matrix(diff, query_tokens, key_tokens, name="difference")
+    finite = np.abs(m[np.isfinite(m)])
+    bound = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
+    return _single(
+        m,
+        plot_labels(query_tokens),
+        plot_labels(key_tokens),
+        title=_escape(title),
+        query_name=query_name,
+        key_name=key_name,
+        value=value,
+        colorscale=DIVERGING,
+        zmid=0.0,
+        zmin=-bound,
+        zmax=bound,
+    )
+
+
+def pair_heatmaps(
+    a,
+    a_tokens: tuple[Sequence[str], Sequence[str]],
+    b,
+    b_tokens: tuple[Sequence[str], Sequence[str]],
+    *,
+    names: tuple[str, str] = ("A", "B"),
+    title: str = "attention of A and B",
+    query_name: str = "query",
+    key_name: str = "key",
+) -> go.Figure:
+    """Two ``(queries, keys)`` heatmaps side by side on one colour scale; each keeps its own tokens.
+
+    ``a_tokens`` and ``b_tokens`` are ``(query tokens, key tokens)`` pairs; the inputs may differ in
+    length (that is why they are two plots and not one difference).
+    """
+    ma = check_matrix(a, *a_tokens, name=f"{names[0]} weights")
+    mb = check_matrix(b, *b_tokens, name=f"{names[1]} weights")
+    fig = make_subplots(rows=1, cols=2, subplot_titles=[_escape(n) for n in names], horizontal_spacing=0.12)
+    for col, (m, (rows, cols), name) in enumerate(zip((ma, mb), (a_tokens, b_tokens), names), start=1):
+        fig.add_trace(
+            go.Heatmap(
+                z=_z(m),
+                x=plot_labels(cols),
+                y=plot_labels(rows),
+                coloraxis="coloraxis",
+                hovertemplate=_hover(query_name, key_name, extra=f"{_escape(name)}<br>"),
+                xgap=1,
+                ygap=1,
+            ),
+            row=1,
+            col=col,
+        )
+    both = np.concatenate([ma[np.isfinite(ma)], mb[np.isfinite(mb)]])
+    zmax = float(both.max()) if both.size and both.max() > 0 else 1.0
+    q_title, k_title = _axis_names(query_name, key_name)
+    n = max(ma.shape[0], mb.shape[0])
+    base_layout(fig, title=_escape(title), height=int(min(max(400, 180 + 28 * n), 1000)))
+    fig.update_layout(
+        coloraxis=dict(colorscale=COLORSCALE, cmin=0.0, cmax=zmax, colorbar=dict(title=dict(text="weight")))
+    )
+    fig.update_annotations(font_size=FONT_SIZE)
+    wide = max(ma.shape[1], mb.shape[1]) > 8
+    fig.update_xaxes(type="category", title_text=k_title, tickangle=-60 if wide else 0)
+    fig.update_yaxes(type="category", title_text=q_title, autorange="reversed")
+    return fig
+
+
+def distribution_bars(
+    a: Mapping[str, float],
+    b: Mapping[str, float],
+    *,
+    names: tuple[str, str] = ("before", "after"),
+    top: int | None = 10,
+    title: str = "probabilities",
+    x_title: str = "outcome",
+) -> go.Figure:
+    """Two probability distributions over the same outcomes as grouped bars.
+
+    With ``top`` only the outcomes most likely in either distribution are drawn (by the larger of
+    the two probabilities), likeliest first; the hover shows both and their difference.
+    """
+    keys = list(dict.fromkeys([*a, *b]))
+    if not keys:
+        raise ValueError("both distributions are empty; give at least one outcome")
+    if top:  # the likeliest first; without ``top`` the outcomes keep their given order (e.g. classes)
+        keys = sorted(keys, key=lambda k: -max(a.get(k, 0.0), b.get(k, 0.0)))[:top]
+    labels = [_escape(str(k)) for k in keys]
+    pa, pb = [float(a.get(k, 0.0)) for k in keys], [float(b.get(k, 0.0)) for k in keys]
+    delta = [y - x for x, y in zip(pa, pb)]
+    n0, n1 = (_escape(n) for n in names)
+    fig = go.Figure()
+    for name, probs, color in ((n0, pa, PAIR_COLORS[0]), (n1, pb, PAIR_COLORS[1])):
+        fig.add_trace(
+            go.Bar(
+                name=name,
+                x=labels,
+                y=[round(p, 4) for p in probs],
+                marker_color=color,
+                text=[f"{p:.0%}" for p in probs],
+                textposition="outside",
+                textfont=dict(size=12),
+                customdata=delta,
+                hovertemplate=f"{x_title}: %{{x}}<br>{name}: %{{y:.4f}}<br>{n1} − {n0}: %{{customdata:+.4f}}<extra></extra>",
+                cliponaxis=False,
+            )
+        )
+    base_layout(fig, title=_escape(title), height=420)
+    fig.update_layout(barmode="group", legend=dict(orientation="h", yanchor="bottom", y=1.0, x=1.0, xanchor="right"))
+    fig.update_xaxes(title_text=_escape(x_title), type="category")
+    fig.update_yaxes(title_text="probability", rangemode="tozero", range=[0, max(max(pa), max(pb), 0.05) * 1.2])
+    return fig
+
+
+def change_grid(
+    change,
+    *,
+    off: Collection[tuple[int, int]] = (),
+    title: str = "how much each head's attention changed",
+    value: str = "largest |Δ weight|",
+) -> go.Figure:
+    """A ``(layers, heads)`` summary of attention change; heads in ``off`` (layer, head) are marked "off"."""
+    m = check_stack(change, ndim=2, name="change per head (layers, heads)")
+    L, H = m.shape
+    text = [["off" if (l, h) in off else f"{m[l, h]:.2f}" for h in range(H)] for l in range(L)]
+    fig = go.Figure(
+        go.Heatmap(
+            z=_z(m),
+            x=[f"head {h}" for h in range(H)],
+            y=[f"layer {l}" for l in range(L)],
+            colorscale="Oranges",
+            zmin=0.0,
+            zmax=max(float(m.max()) if m.size else 0.0, 1e-6),
+            text=text,
+            texttemplate="%{text}",
+            textfont=dict(size=max(12, FONT_SIZE - 2)),
+            hovertemplate=f"%{{y}} · %{{x}}<br>{value}: %{{z:.4f}}<extra></extra>",
+            colorbar=dict(thickness=14, title=dict(text=_escape(value))),
+            xgap=2,
+            ygap=2,
+        )
+    )
+    base_layout(fig, title=_escape(title), height=int(min(max(260, 120 + 48 * L), 700)))
+    fig.update_xaxes(title_text="head (column)", type="category", side="top")
+    fig.update_yaxes(title_text="layer (row)", type="category", autorange="reversed")
+    return fig
