@@ -30,6 +30,7 @@ from pages.runs import (
     axis_tokens,
     input_ok,
     limit,
+    points,
     read_input,
     run_ablation,
     window,
@@ -115,9 +116,9 @@ def predictions(task: str, res: dict) -> list:
         left, right = st.columns(2)
         for col, name, r in ((left, "Before", before), (right, "After", after)):
             col.metric(name, r["label"], f"{max(r['probs'].values()):.1%} confident", delta_color="off")
-        first = next(iter(before["probs"]))
-        change = after["probs"][first] - before["probs"][first]
-        st.caption(f"P({first}) moved by {change:+.1%} when the heads were switched off.")
+        last = list(before["probs"])[-1]  # "positive" for sentiment
+        change = after["probs"][last] - before["probs"][last]
+        st.caption(f"P({last}) moved by {points(change)} when the heads were switched off.")
         fig = distribution_bars(before["probs"], after["probs"], top=None, title="class probabilities", x_title="class")
     else:
         b, a = before["label"], after["label"]

@@ -28,6 +28,7 @@ from pages.runs import (
     axis_tokens,
     input_ok,
     limit,
+    points,
     read_input,
     run_plain,
     window,
@@ -72,14 +73,12 @@ def predictions(task: str, a: dict, b: dict) -> list:
             )
         return []
     if task == "classifier":
-        first = next(iter(a["probs"]))
+        last = list(a["probs"])[-1]  # "positive" for sentiment
         cols = st.columns(3)
         for col, name, r in zip(cols, NAMES, (a, b)):
             col.metric(name, r["label"], f"{max(r['probs'].values()):.1%} confident", delta_color="off")
-        delta = b["probs"][first] - a["probs"][first]
-        cols[2].metric(
-            f"B − A: P({first})", f"{delta:+.1%}", "same label" if a["label"] == b["label"] else "label flips"
-        )
+        flips = "same label" if a["label"] == b["label"] else "the label flips"
+        cols[2].metric(f"B − A: P({last})", points(b["probs"][last] - a["probs"][last]), flips, delta_color="off")
         fig = distribution_bars(
             a["probs"], b["probs"], names=NAMES, top=None, title="class probabilities", x_title="class"
         )

@@ -166,3 +166,8 @@ def window(m: np.ndarray, task: str) -> tuple[np.ndarray, slice]:
         return m, slice(None)
     cut = slice(-GENERATOR_WINDOW, None)
     return m[..., cut, cut], cut
+
+
+def points(delta: float) -> str:
+    """A change of probability in percentage points, e.g. "+1.5 pp" (never "-0.0")."""
+    return "±0.0 pp" if abs(delta) < 0.0005 else f"{100 * delta:+.1f} pp"

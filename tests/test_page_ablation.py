@@ -76,6 +76,7 @@ def test_default_run(default):
     assert [m.label for m in default.metric] == ["Before", "After"]
     assert all(m.value in ("negative", "positive") for m in default.metric)
     assert "1 of 6 heads are off" in captions(default)
+    assert "P(positive) moved by " in captions(default) and " pp when the heads" in captions(default)
     assert buttons(default).count("Download HTML") == 2 and "Download this view as HTML" in buttons(default)
 
 

@@ -69,8 +69,11 @@ def test_default_run_explains_why_there_is_no_difference(default):
     assert not default.warning and not default.error
     assert default.text_input(key="pair_cls_a").value == "a good film"
     assert default.text_input(key="pair_cls_b").value == "not a good film"
-    assert [m.label for m in default.metric] == ["A", "B", "B − A: P(negative)"]
-    assert default.metric[2].value.endswith("%") and default.metric[2].value[0] in "+-"
+    assert [m.label for m in default.metric] == ["A", "B", "B − A: P(positive)"]
+    a, b = chart(default, "class probabilities")["data"]
+    shown = default.metric[2].value
+    assert shown.endswith(" pp") and shown[0] in "+-±"
+    assert float(shown[1:-3]) * (-1 if shown[0] == "-" else 1) == pytest.approx(100 * (b["y"][1] - a["y"][1]), abs=0.06)
     assert any(
         "needs A and B of equal lengths" in i.value and "3 × 3" in i.value and "4 × 4" in i.value for i in default.info
     )
@@ -87,8 +90,8 @@ def test_chart_specs(default):
     assert a["x"] == ["0:a", "1:good", "2:film"] and b["x"] == ["0:not", "1:a", "2:good", "3:film"]
     assert a["coloraxis"] == b["coloraxis"] == "coloraxis"  # one colour scale for both
     assert all(abs(row.sum() - 1) < 1e-3 for row in z(a)) and all(abs(row.sum() - 1) < 1e-3 for row in z(b))
-    layout = json.dumps(side["layout"])
-    assert "query (row)" in layout and "key (column)" in layout
+    assert side["layout"]["yaxis"]["title"]["text"] == "query (row)" and "title" not in side["layout"]["yaxis2"]
+    assert side["layout"]["xaxis"]["title"]["text"] == side["layout"]["xaxis2"]["title"]["text"] == "key (column)"
     assert [ann["text"] for ann in side["layout"]["annotations"]] == ["A", "B"]
     mean = chart(default, f"Self-attention, layer 0: mean over the {CLASSIFIER.heads} heads")
     assert [len(t["x"]) for t in mean["data"]] == [3, 4]

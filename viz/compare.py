@@ -102,7 +102,8 @@ def pair_heatmaps(
     fig.update_annotations(font_size=FONT_SIZE)
     wide = max(ma.shape[1], mb.shape[1]) > 8
     fig.update_xaxes(type="category", title_text=k_title, tickangle=-60 if wide else 0)
-    fig.update_yaxes(type="category", title_text=q_title, autorange="reversed")
+    fig.update_yaxes(type="category", autorange="reversed")
+    fig.update_yaxes(title_text=q_title, row=1, col=1)  # once: a second title would overlap the first plot
     return fig
 
 
