@@ -140,6 +140,7 @@ def train(cfg: TrainConfig, on_progress: Progress | None = None) -> dict[str, An
     )
     work = Path(cfg.work_dir or Path("runs") / cfg.task)
     out = Path(cfg.out_dir or default_dir(cfg.task))
+    work.mkdir(parents=True, exist_ok=True)
     progress = load_state(work, model, opt) or {"step": 0, "epoch": 0, "best": None, "history": [], "seconds": 0.0}
     if progress["step"]:
         report({"event": "resume", "step": progress["step"], "epoch": progress["epoch"]})
