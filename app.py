@@ -14,6 +14,9 @@ PAGES = [
     st.Page("pages/translator.py", title="Translator (de → en)", url_path="translator"),
     st.Page("pages/ablation.py", title="Head ablation", url_path="ablation"),
     st.Page("pages/pairs.py", title="Minimal pairs", url_path="pairs"),
+    st.Page("pages/profiles.py", title="Head profiles", url_path="profiles"),
+    st.Page("pages/history.py", title="Training history", url_path="history"),
+    st.Page("pages/workshop.py", title="Workshop: predict, then reveal", url_path="workshop"),
 ]
 
 page = st.navigation(PAGES)

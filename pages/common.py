@@ -52,6 +52,7 @@ def sidebar() -> None:
         key="device",
         help="Where the models run. GPU appears when this machine has one.",
     )
+    projector_toggle()
     st.sidebar.caption(f"torch {torch.__version__} · {torch.get_num_threads()} CPU threads")
     for task in TRAIN_COMMANDS:
         ck = get_checkpoint(task, device())
@@ -196,3 +197,87 @@ def listing(items: Sequence[str], *, limit: int = 20, width: int = 30) -> str:
     shown = [markdown_escape(t if len(t) <= width else t[: width - 1] + "…") for t in items[:limit]]
     more = f" and {len(items) - limit} more" if len(items) > limit else ""
     return ", ".join(shown) + more
+
+
+PROJECTOR_URL = "projector"  # ?projector=1 turns the projector theme on
+PROJECTOR_CSS = """<style>
+[data-testid="stMain"] [data-testid="stMarkdownContainer"] p,
+[data-testid="stMain"] [data-testid="stMarkdownContainer"] li { font-size: 1.35rem !important; line-height: 1.5; }
+[data-testid="stMain"] h1 { font-size: 3.2rem !important; }
+[data-testid="stMain"] h2 { font-size: 2.5rem !important; }
+[data-testid="stMain"] h3 { font-size: 2rem !important; }
+[data-testid="stWidgetLabel"] p { font-size: 1.3rem !important; }
+[data-testid="stCaptionContainer"], [data-testid="stCaptionContainer"] p { font-size: 1.2rem !important; }
+[data-testid="stMetricValue"] { font-size: 3rem !important; }
+[data-testid="stMain"] button p, [data-testid="stMain"] input, [data-testid="stMain"] textarea,
+[data-baseweb="select"] div, [data-baseweb="tab"] p { font-size: 1.3rem !important; }
+[data-testid="stSidebar"] p, [data-testid="stSidebar"] label { font-size: 1.15rem !important; }
+</style>"""
+
+
+def projector_toggle() -> None:
+    """The sidebar's projector switch: larger text for the back of a room, kept in the URL."""
+    init_state(PROJECTOR_URL, False, lambda raw: raw.lower() in ("1", "true", "yes", "on"))
+    st.sidebar.toggle(
+        "Projector mode", key=PROJECTOR_URL, help="Larger text for teaching; a link with ?projector=1 opens in it."
+    )
+    if st.session_state[PROJECTOR_URL]:
+        st.query_params[PROJECTOR_URL] = "1"
+        st.markdown(PROJECTOR_CSS, unsafe_allow_html=True)  # a fixed stylesheet: no user text
+    else:
+        st.query_params.pop(PROJECTOR_URL, None)
+
+
+STEP_KEYS_JS = """<script>
+(() => {
+  // Arrow keys click the page's "Previous step" / "Next step" buttons, unless the user is typing.
+  const doc = window.parent.document;
+  const labels = {ArrowLeft: "Previous step", ArrowRight: "Next step"};
+  const onKey = (event) => {
+    const label = labels[event.key];
+    const target = event.target;
+    if (!label || event.altKey || event.ctrlKey || event.metaKey || event.shiftKey) return;
+    if (target && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName))) return;
+    const button = [...doc.querySelectorAll("button")].find((b) => !b.disabled && b.innerText.trim() === label);
+    if (button) { event.preventDefault(); button.click(); }
+  };
+  if (doc.__attentionStepKeys) doc.removeEventListener("keydown", doc.__attentionStepKeys);
+  doc.__attentionStepKeys = onKey;
+  doc.addEventListener("keydown", onKey);
+  window.addEventListener("pagehide", () => {
+    if (doc.__attentionStepKeys === onKey) {
+      doc.removeEventListener("keydown", onKey);
+      doc.__attentionStepKeys = undefined;
+    }
+  });
+})();
+</script>"""
+
+
+def stepper(key: str, titles: Sequence[str], *, url_key: str = "step") -> int:
+    """Previous/Next buttons, a step picker and the arrow keys over ``titles``; returns the step (1-based).
+
+    The step lives in ``st.session_state[key]`` and in the URL (``?step=N``), so every step has a
+    link. The keys work through a tiny fixed script (no user text) that clicks the buttons.
+    """
+    n = len(titles)
+    if not n:
+        raise ValueError("the stepper needs at least one step")
+    if key not in st.session_state:
+        st.session_state[key] = url_value(url_key, 1, bounded(1, n))
+    keep_valid(key, range(1, n + 1), 1)
+
+    def move(delta: int) -> None:
+        st.session_state[key] = min(max(1, st.session_state[key] + delta), n)
+
+    prev, middle, nxt = st.columns([1, 4, 1], vertical_alignment="center")
+    step = st.session_state[key]
+    prev.button("Previous step", key=f"{key}_prev", on_click=move, args=(-1,), disabled=step <= 1, width="stretch")
+    middle.selectbox(
+        "Step", range(1, n + 1), key=key, format_func=lambda i: f"{i}/{n} · {titles[i - 1]}", label_visibility="collapsed"
+    )
+    nxt.button("Next step", key=f"{key}_next", on_click=move, args=(1,), disabled=step >= n, width="stretch")
+    st.query_params[url_key] = str(st.session_state[key])
+    st.iframe(STEP_KEYS_JS, height=1)  # invisible; st.iframe runs the script with access to the page
+    return st.session_state[key]
+

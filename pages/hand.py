@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from model.walkthrough import MultiHeadWalkthrough, Walkthrough, multi_head_walkthrough, plain_self_attention
-from pages.common import clean_text, init_state, show_figure, sync_url
+from pages.common import clean_text, init_state, show_figure, stepper, sync_url
 from viz.common import unique_labels
 from viz.matrix import KEY_AXIS, QUERY_AXIS, attention_heatmap, matrix_frame, matrix_heatmap, shape_title, vector_bar
 
@@ -18,7 +18,9 @@ MAX_TOKENS = 40  # a 40 × 40 heatmap is still readable on a projector
 TOKENIZERS = {"notebook": "notebook: drop commas, split on spaces", "spacy": "spaCy: lower-case, punctuation split off"}
 SIZES = {"hand_d": ("d (embedding)", 16), "hand_dq": ("d_q = d_k", 24), "hand_dv": ("d_v", 28)}
 MAX_WIDTH, MAX_HEADS = 64, 8
-URL_KEYS = ("hand_sentence", "hand_tokenizer", "hand_seed", *SIZES, "hand_heads", "hand_plain_scale")
+URL_KEYS = ("hand_sentence", "hand_tokenizer", "hand_seed", *SIZES, "hand_heads", "hand_plain_scale", "hand_view")
+VIEWS = {"all": "all steps", "step": "one step at a time (← → keys)"}
+STEP_URL = "step"  # ?step=N shows step N of the one-step view
 
 
 def bounded(lo: int, hi: int) -> Callable[[str], int]:
@@ -58,6 +60,11 @@ def controls() -> None:
     for col, (key, (label, _)) in zip(cols[1:4], SIZES.items()):
         col.number_input(label, 1, MAX_WIDTH, step=1, key=key)
     cols[4].number_input("Heads", 1, MAX_HEADS, step=1, key="hand_heads", help="For the multi-head section.")
+    init_state("hand_view", "step" if STEP_URL in st.query_params else "all", one_of(list(VIEWS)))
+    st.radio(
+        "View", list(VIEWS), format_func=VIEWS.get, key="hand_view", horizontal=True,
+        help="One step at a time: Previous/Next buttons or the ← → keys; the step is kept in the URL.",
+    )  # fmt: skip
     sync_url(*URL_KEYS)
 
 
@@ -97,60 +104,72 @@ def tokens_section(w: Walkthrough, labels: list[str]) -> None:
     right.dataframe(pd.DataFrame({"token": labels, "id": w.ids.tolist()}), key="hand-ids", hide_index=True)
 
 
-def steps(w: Walkthrough, labels: list[str]) -> None:
-    """Sections 2-7: embeddings to context vectors, each a heatmap and a table."""
-    d, d_q, d_v = w.embeddings.shape[1], w.queries.shape[1], w.values.shape[1]
-    with st.expander("2. Embeddings x", expanded=False):
-        st.markdown(f"Each id selects a row of a random table with {d} columns: one vector per token.")
-        matrix_step(
-            "hand-x", w.embeddings, labels, dims(d), name="embeddings x", row_title="token", col_title="dimension"
-        )
-    with st.expander("3. Weight matrices W_q, W_k, W_v", expanded=False):
-        st.markdown(
-            "Three random matrices turn each embedding into a query, a key and a value. Training would learn them; "
-            "here they are uniform in [0, 1)."
-        )
-        for tab, name, m in zip(st.tabs(["W_q", "W_k", "W_v"]), ("W_q", "W_k", "W_v"), (w.W_query, w.W_key, w.W_value)):
-            with tab:
-                matrix_step(
-                    f"hand-{name}", m, dims(m.shape[0]), dims(d), name=name, row_title="output", col_title="input"
-                )
-    with st.expander("4. Queries, keys and values", expanded=False):
-        st.markdown(
-            f"Multiply every embedding by each matrix: q = W_q·x ({d_q} numbers), k = W_k·x ({d_q}), v = W_v·x ({d_v})."
-        )
-        tabs = st.tabs(["queries", "keys", "values"])
-        for tab, name, m in zip(tabs, ("queries", "keys", "values"), (w.queries, w.keys, w.values)):
-            with tab:
-                matrix_step(
-                    f"hand-{name}", m, labels, dims(m.shape[1]), name=name, row_title="token", col_title="dimension"
-                )
-    with st.expander("5. Unnormalised scores ω = q·k", expanded=True):
-        st.markdown("Score (i, j) is the dot product of token i's query with token j's key: how well they match.")
-        fig = attention_heatmap(w.scores, w.tokens, name="scores ω")
-        matrix_step(
-            "hand-scores", w.scores, labels, labels, name="scores ω", row_title=QUERY_AXIS, col_title=KEY_AXIS, fig=fig
-        )
-    with st.expander(f"6. Scaled softmax: softmax(ω / √{d_q})", expanded=True):
-        st.markdown(
-            f"Divide each score by √d_k = {d_q**0.5:.4f}, then softmax each row: positive weights summing to 1."
-        )
-        fig = attention_heatmap(w.weights, w.tokens, name="attention weights")
-        matrix_step(
-            "hand-weights",
-            w.weights,
-            labels,
-            labels,
-            name="attention weights",
-            row_title=QUERY_AXIS,
-            col_title=KEY_AXIS,
-            fig=fig,
-        )
-    with st.expander("7. Context vectors z", expanded=False):
-        st.markdown(f"Row i mixes all value vectors with row i's weights: {d_v} numbers per token.")
-        matrix_step(
-            "hand-context", w.context, labels, dims(d_v), name="context z", row_title="token", col_title="dimension"
-        )
+def embeddings_step(w: Walkthrough, labels: list[str]) -> None:
+    """2. Each token's embedding: a row of a random table."""
+    d = w.embeddings.shape[1]
+    st.markdown(f"Each id selects a row of a random table with {d} columns: one vector per token.")
+    matrix_step("hand-x", w.embeddings, labels, dims(d), name="embeddings x", row_title="token", col_title="dimension")
+
+
+def weights_step(w: Walkthrough, labels: list[str]) -> None:
+    """3. The random projection matrices."""
+    d = w.embeddings.shape[1]
+    st.markdown(
+        "Three random matrices turn each embedding into a query, a key and a value. Training would learn them; "
+        "here they are uniform in [0, 1)."
+    )
+    for tab, name, m in zip(st.tabs(["W_q", "W_k", "W_v"]), ("W_q", "W_k", "W_v"), (w.W_query, w.W_key, w.W_value)):
+        with tab:
+            matrix_step(f"hand-{name}", m, dims(m.shape[0]), dims(d), name=name, row_title="output", col_title="input")
+
+
+def qkv_step(w: Walkthrough, labels: list[str]) -> None:
+    """4. Queries, keys and values of every token."""
+    d_q, d_v = w.queries.shape[1], w.values.shape[1]
+    st.markdown(
+        f"Multiply every embedding by each matrix: q = W_q·x ({d_q} numbers), k = W_k·x ({d_q}), v = W_v·x ({d_v})."
+    )
+    tabs = st.tabs(["queries", "keys", "values"])
+    for tab, name, m in zip(tabs, ("queries", "keys", "values"), (w.queries, w.keys, w.values)):
+        with tab:
+            matrix_step(
+                f"hand-{name}", m, labels, dims(m.shape[1]), name=name, row_title="token", col_title="dimension"
+            )
+
+
+def scores_step(w: Walkthrough, labels: list[str]) -> None:
+    """5. Unnormalised scores q·k."""
+    st.markdown("Score (i, j) is the dot product of token i's query with token j's key: how well they match.")
+    fig = attention_heatmap(w.scores, w.tokens, name="scores ω")
+    matrix_step(
+        "hand-scores", w.scores, labels, labels, name="scores ω", row_title=QUERY_AXIS, col_title=KEY_AXIS, fig=fig
+    )
+
+
+def softmax_step(w: Walkthrough, labels: list[str]) -> None:
+    """6. Softmax of the scaled scores."""
+    d_q = w.queries.shape[1]
+    st.markdown(f"Divide each score by √d_k = {d_q**0.5:.4f}, then softmax each row: positive weights summing to 1.")
+    fig = attention_heatmap(w.weights, w.tokens, name="attention weights")
+    matrix_step(
+        "hand-weights",
+        w.weights,
+        labels,
+        labels,
+        name="attention weights",
+        row_title=QUERY_AXIS,
+        col_title=KEY_AXIS,
+        fig=fig,
+    )
+
+
+def context_step(w: Walkthrough, labels: list[str]) -> None:
+    """7. Context vectors: weighted sums of the values."""
+    d_v = w.values.shape[1]
+    st.markdown(f"Row i mixes all value vectors with row i's weights: {d_v} numbers per token.")
+    matrix_step(
+        "hand-context", w.context, labels, dims(d_v), name="context z", row_title="token", col_title="dimension"
+    )
 
 
 @st.fragment
@@ -279,15 +298,35 @@ def main() -> None:
     if w.dropped:
         st.info(f"The sentence has {len(w.tokens) + w.dropped} tokens; only the first {MAX_TOKENS} are shown.")
     labels = unique_labels(w.tokens)
-    with st.expander("1. Tokens, vocabulary and ids", expanded=True):
-        tokens_section(w, labels)
-    steps(w, labels)
-    with st.expander("8. One query in detail", expanded=True):
-        query_detail(w, labels)
-    with st.expander("9. Several heads", expanded=False):
-        heads_section(mh, labels)
-    with st.expander("10. Without weights: x·xᵀ", expanded=False):
-        plain_section(w, labels)
+    parts = sections(mh, labels)
+    if state.hand_view == "all":
+        st.query_params.pop(STEP_URL, None)
+        for title, expanded, body in parts:
+            with st.expander(title, expanded=expanded):
+                body()
+        return
+    step = stepper("hand_step", [title for title, _, _ in parts], url_key=STEP_URL)
+    title, _, body = parts[step - 1]
+    st.subheader(title)
+    body()
+
+
+def sections(mh: MultiHeadWalkthrough, labels: list[str]) -> list[tuple[str, bool, Callable[[], None]]]:
+    """(title, expanded in the full view, draw) for every step, in order."""
+    w = mh.heads[0]
+    show = lambda step: lambda: step(w, labels)
+    return [
+        ("1. Tokens, vocabulary and ids", True, show(tokens_section)),
+        ("2. Embeddings x", False, show(embeddings_step)),
+        ("3. Weight matrices W_q, W_k, W_v", False, show(weights_step)),
+        ("4. Queries, keys and values", False, show(qkv_step)),
+        ("5. Unnormalised scores ω = q·k", True, show(scores_step)),
+        (f"6. Scaled softmax: softmax(ω / √{w.queries.shape[1]})", True, show(softmax_step)),
+        ("7. Context vectors z", False, show(context_step)),
+        ("8. One query in detail", True, show(query_detail)),
+        ("9. Several heads", False, lambda: heads_section(mh, labels)),
+        ("10. Without weights: x·xᵀ", False, show(plain_section)),
+    ]
 
 
 main()

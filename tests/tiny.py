@@ -85,3 +85,72 @@ def corrupt(directory: str | Path) -> None:
     """Truncate a checkpoint's weights file to half its size."""
     weights = Path(directory) / "model.safetensors"
     weights.write_bytes(weights.read_bytes()[: weights.stat().st_size // 2])
+
+
+HISTORY_EPOCHS = (1, 2, 3)
+
+
+def make_history(root: str | Path, *, epochs: tuple[int, ...] = HISTORY_EPOCHS, seed: int = 0) -> Path:
+    """Write small fake probe histories beside the tiny checkpoints under ``root`` (call
+    :func:`make_checkpoints` first): ``history.safetensors``/``history.json`` as training's
+    ``snapshot_probe`` writes them, and per-epoch metrics in each ``config.json``.
+
+    The maps are random row-softmaxes that sharpen with the epoch; the translator's output
+    length (its decoder and cross-attention query count) changes from epoch to epoch, as
+    greedy decoding's does during real training.
+    """
+    import json
+
+    from safetensors.torch import save_file
+
+    from model import tasks
+    from model.checkpoint import CONFIG
+
+    root = Path(root)
+    g = torch.Generator().manual_seed(seed)
+
+    def maps(heads: int, queries: int, keys: int, epoch: int) -> torch.Tensor:
+        return torch.softmax(epoch * torch.randn(heads, queries, keys, generator=g), dim=-1).to(torch.float16)
+
+    de = {f"p{i}": ["<sos>", *tokenize(s, "de"), "<eos>"] for i, s in enumerate(tasks.TRANSLATOR_PROBES)}
+    specs = {  # task: (probes, [(kind, layers, heads)], metrics per epoch)
+        "classifier": (
+            {f"p{i}": tokenize(s, "en") for i, s in enumerate(tasks.CLASSIFIER_PROBES)},
+            [("encoder", CLASSIFIER.layers, CLASSIFIER.heads)],
+            lambda e: {"score": 0.5 + 0.1 * e, "dev_accuracy": 0.5 + 0.1 * e},
+        ),
+        "generator": (
+            {f"p{i}": list(s) for i, s in enumerate(tasks.GENERATOR_PROBES)},
+            [("encoder", GENERATOR.layers, GENERATOR.heads)],
+            lambda e: {"score": -3.0 / e, "val_loss": 3.0 / e, "val_bpc": 4.3 / e},
+        ),
+        "translator": (
+            de,
+            [
+                ("encoder", TRANSLATOR.enc_layers, TRANSLATOR.heads),
+                ("decoder", TRANSLATOR.dec_layers, TRANSLATOR.heads),
+                ("cross", TRANSLATOR.dec_layers, TRANSLATOR.heads),
+            ],
+            lambda e: {"score": 5.0 * e, "val_bleu": 5.0 * e, "val_sacrebleu": 5.0 * e},
+        ),
+    }
+    for task, (probes, kinds, metrics) in specs.items():
+        d = root / task
+        tensors = {}
+        for epoch in epochs:
+            for name, tokens in probes.items():
+                n, out = len(tokens), 3 + epoch  # output words: changes with the epoch
+                for kind, layers, heads in kinds:
+                    q, k = {"encoder": (n, n), "decoder": (out, out), "cross": (out, n)}[kind]
+                    for layer in range(layers):
+                        tensors[f"{name}/{kind}/{layer}/{epoch}"] = maps(heads, q, k, epoch).contiguous()
+        save_file(tensors, str(d / "history.safetensors"))
+        (d / "history.json").write_text(json.dumps({"epochs": list(epochs), "probes": probes}), encoding="utf-8")
+        meta = json.loads((d / CONFIG).read_text(encoding="utf-8"))
+        history = [
+            {**metrics(e), "epoch": e, "step": 10 * e, "train_loss": 2.0 / e, "tokens_per_s": 100.0, "seconds": e}
+            for e in epochs
+        ]
+        meta["training"] = {**meta.get("training", {}), "history": history}
+        (d / CONFIG).write_text(json.dumps(meta), encoding="utf-8")
+    return root

@@ -1,0 +1,177 @@
+"""Training history: the probe attention saved after every epoch and the per-epoch metrics.
+
+``model.train.snapshot_probe`` appends, beside the checkpoint, ``history.safetensors`` (one
+float16 ``(heads, queries, keys)`` tensor per ``"<probe>/<kind>/<layer>/<epoch>"``) and
+``history.json`` (``{"epochs": [...], "probes": {name: tokens}}``); ``config.json`` holds
+``training.history``, one metrics dict per epoch up to the best model shipped so far.
+Reading never unpickles. Anything missing or inconsistent raises one :class:`HistoryError`
+that names the file and what is wrong; :class:`MissingHistory` means no history was saved yet.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from safetensors import SafetensorError
+from safetensors.torch import load_file
+
+HISTORY_WEIGHTS, HISTORY_META = "history.safetensors", "history.json"
+KINDS = ("encoder", "decoder", "cross")
+NOT_CURVES = ("epoch", "step", "seconds", "tokens_per_s", "score")  # bookkeeping, not learning curves
+
+
+class HistoryError(RuntimeError):
+    """The history files are unreadable or disagree with each other."""
+
+
+class MissingHistory(HistoryError):
+    """No history was saved in this directory (a checkpoint trained before history existed)."""
+
+
+@dataclass(frozen=True, eq=False)
+class ProbeHistory:
+    """Every saved attention map of the probe inputs, checked for consistency on load."""
+
+    directory: Path
+    epochs: list[int]  # ascending
+    probes: dict[str, list[str]]  # name -> the tokens it was run on (the encoder's keys)
+    maps: dict[tuple[str, str, int, int], torch.Tensor]  # (probe, kind, layer, epoch) -> (heads, Tq, Tk)
+
+    def kinds(self, probe: str) -> list[str]:
+        """The attention kinds saved for ``probe``, in :data:`KINDS` order."""
+        present = {kind for p, kind, _, _ in self.maps if p == probe}
+        return [k for k in KINDS if k in present]
+
+    def layers(self, probe: str, kind: str) -> int:
+        return len({layer for p, k, layer, _ in self.maps if (p, k) == (probe, kind)})
+
+    def attention(self, probe: str, kind: str, epoch: int) -> np.ndarray:
+        """``(layers, heads, queries, keys)`` float32 for one probe, kind and epoch."""
+        if probe not in self.probes:
+            raise KeyError(f"no probe {probe!r}; the history has {', '.join(self.probes)}")
+        if epoch not in self.epochs:
+            raise KeyError(f"no epoch {epoch}; the history has epochs {self.epochs[0]}..{self.epochs[-1]}")
+        n = self.layers(probe, kind)
+        if not n:
+            raise KeyError(f"probe {probe!r} has no {kind} attention; it has {', '.join(self.kinds(probe))}")
+        return torch.stack([self.maps[(probe, kind, layer, epoch)] for layer in range(n)]).float().numpy()
+
+
+def _read_meta(path: Path) -> tuple[list[int], dict[str, list[str]]]:
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise HistoryError(f"{path}: not valid JSON ({e})") from e
+    epochs, probes = meta.get("epochs") if isinstance(meta, dict) else None, None
+    if isinstance(meta, dict):
+        probes = meta.get("probes")
+    if not isinstance(epochs, list) or not all(isinstance(e, int) and not isinstance(e, bool) for e in epochs):
+        raise HistoryError(f'{path}: "epochs" must be a list of whole numbers')
+    if not isinstance(probes, dict) or not all(
+        isinstance(t, list) and all(isinstance(s, str) for s in t) for t in probes.values()
+    ):
+        raise HistoryError(f'{path}: "probes" must map each probe name to its list of tokens')
+    return sorted(set(epochs)), {str(k): list(v) for k, v in probes.items()}
+
+
+def _parse_key(path: Path, key: str) -> tuple[str, str, int, int]:
+    parts = key.split("/")
+    try:
+        probe, kind, layer, epoch = parts[0], parts[1], int(parts[2]), int(parts[3])
+    except (IndexError, ValueError):
+        raise HistoryError(f"{path}: tensor {key!r} is not named <probe>/<kind>/<layer>/<epoch>") from None
+    if len(parts) != 4 or kind not in KINDS or layer < 0:
+        raise HistoryError(f"{path}: tensor {key!r} is not named <probe>/<kind>/<layer>/<epoch> with kind in {KINDS}")
+    return probe, kind, layer, epoch
+
+
+def _check(path: Path, epochs: list[int], probes: dict[str, list[str]], maps: dict) -> None:
+    """Every probe and kind has the same layers at every epoch, with shapes that fit its tokens."""
+    meta = path.with_name(HISTORY_META)
+    for probe, _, _, epoch in maps:
+        if probe not in probes:
+            raise HistoryError(f"{path}: has maps for probe {probe!r}, which {meta} does not list")
+        if epoch not in epochs:
+            raise HistoryError(f"{path}: has maps for epoch {epoch}, which {meta} does not list")
+    for probe, tokens in probes.items():
+        kinds = sorted({k for p, k, _, _ in maps if p == probe}, key=KINDS.index)
+        if not kinds:
+            raise HistoryError(f"{meta}: lists probe {probe!r} but {path} has no maps for it")
+        for kind in kinds:
+            layers = sorted({l for p, k, l, _ in maps if (p, k) == (probe, kind)})
+            if layers != list(range(len(layers))):
+                raise HistoryError(f"{path}: {probe}/{kind} has layers {layers}; expected 0..{len(layers) - 1}")
+            heads = None
+            for epoch in epochs:
+                shapes = []
+                for layer in layers:
+                    w = maps.get((probe, kind, layer, epoch))
+                    if w is None:
+                        raise HistoryError(f"{path}: {probe}/{kind}/{layer} has no map for epoch {epoch}")
+                    if w.dim() != 3:
+                        raise HistoryError(
+                            f"{path}: {probe}/{kind}/{layer}/{epoch} has shape {tuple(w.shape)}; "
+                            "expected (heads, queries, keys)"
+                        )
+                    shapes.append(tuple(w.shape))
+                H, Tq, Tk = shapes[0]
+                heads = H if heads is None else heads
+                if any(s != shapes[0] for s in shapes) or H != heads:
+                    raise HistoryError(
+                        f"{path}: the layers of {probe}/{kind} at epoch {epoch} differ in shape: {shapes}"
+                    )
+                n = len(tokens)
+                if (
+                    (kind == "encoder" and (Tq, Tk) != (n, n))
+                    or (kind == "cross" and Tk != n)
+                    or (kind == "decoder" and Tq != Tk)
+                ):
+                    raise HistoryError(
+                        f"{path}: {probe}/{kind} at epoch {epoch} is {Tq} × {Tk} but probe {probe!r} has {n} tokens in {meta}"
+                    )
+
+
+def load_history(directory: str | os.PathLike) -> ProbeHistory:
+    """Read and check the probe history beside a checkpoint."""
+    d = Path(directory)
+    path, meta_path = d / HISTORY_WEIGHTS, d / HISTORY_META
+    if not path.is_file() and not meta_path.is_file():
+        raise MissingHistory(
+            f"{d}: no training history ({HISTORY_WEIGHTS}, {HISTORY_META}); training writes them after every epoch"
+        )
+    for present, absent in ((path, meta_path), (meta_path, path)):
+        if not absent.is_file():
+            raise HistoryError(f"{absent}: missing, although {present.name} exists; the history is incomplete")
+    epochs, probes = _read_meta(meta_path)
+    if not epochs:
+        raise MissingHistory(f"{meta_path}: lists no epochs yet; the first one is saved after one epoch of training")
+    try:
+        tensors = load_file(str(path))
+    except (SafetensorError, OSError, ValueError) as e:
+        raise HistoryError(f"{path}: unreadable or truncated ({e})") from e
+    maps = {_parse_key(path, key): w for key, w in tensors.items()}
+    _check(path, epochs, probes, maps)
+    return ProbeHistory(d, epochs, probes, maps)
+
+
+def training_curves(training: dict[str, Any]) -> dict[str, list[float]]:
+    """``config.json``'s ``training.history`` as series: ``{"epoch": [...], "train_loss": [...], ...}``.
+
+    Bookkeeping (steps, seconds, throughput, the selection score) is left out; a metric missing
+    at some epoch is NaN there. Empty when the checkpoint records no history.
+    """
+    rows = [r for r in (training or {}).get("history") or [] if isinstance(r, dict) and "epoch" in r]
+    if not rows:
+        return {}
+    names = [k for k in dict.fromkeys(k for r in rows for k in r) if k not in NOT_CURVES]
+    names = [n for n in names if all(isinstance(r.get(n, 0.0), int | float) for r in rows)]
+    curves = {"epoch": [float(r["epoch"]) for r in rows]}
+    for name in names:
+        curves[name] = [float(r[name]) if name in r else float("nan") for r in rows]
+    return curves

@@ -1,0 +1,191 @@
+"""AppTest of the training-history page on tiny checkpoints with fake history files: default run,
+every control, URL state, a checkpoint without history, broken history, no checkpoint."""
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from model.history import load_history
+from tests.tiny import CLASSIFIER, GENERATOR, HISTORY_EPOCHS, make_checkpoints, make_history
+
+PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "history.py")
+LAST = HISTORY_EPOCHS[-1]
+
+
+@pytest.fixture(scope="module")
+def checkpoints(tmp_path_factory) -> Path:
+    return make_history(make_checkpoints(tmp_path_factory.mktemp("checkpoints")))
+
+
+@pytest.fixture(autouse=True)
+def env(checkpoints, monkeypatch):
+    monkeypatch.setenv("ATTENTION_CHECKPOINTS", str(checkpoints))
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    yield
+    st.cache_resource.clear()
+    st.cache_data.clear()
+
+
+def run(query: dict | None = None, **state) -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    for key, value in (query or {}).items():
+        at.query_params[key] = value
+    for key, value in state.items():
+        at.session_state[key] = value
+    return at.run()
+
+
+def charts(at: AppTest) -> list[dict]:
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+
+
+def chart(at: AppTest, title_start: str) -> dict:
+    found = [c for c in charts(at) if c["layout"]["title"]["text"].startswith(title_start)]
+    assert found, f"no chart titled {title_start!r}: {[c['layout']['title']['text'] for c in charts(at)]}"
+    return found[0]
+
+
+def marked_epoch(at: AppTest) -> float:
+    curves = chart(at, "loss and validation per epoch")
+    lines = [s for s in curves["layout"]["shapes"] if s["type"] == "line"]
+    assert len(lines) == 1
+    return lines[0]["x0"]
+
+
+def url(at: AppTest, key: str) -> str:
+    value = at.query_params[key]
+    return value[0] if isinstance(value, list) else value
+
+
+@pytest.fixture(scope="module")
+def default(checkpoints) -> AppTest:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ATTENTION_CHECKPOINTS", str(checkpoints))
+        return run()
+
+
+def test_default_run(default, checkpoints):
+    assert not default.exception
+    assert not default.warning and not default.error and not default.info
+    assert default.select_slider(key="hist_epoch").value == LAST
+    head = chart(default, f"epoch {LAST} · layer 0 · head 0")
+    assert head["data"][0]["x"] == ["0:a", "1:good", "2:film"]
+    assert head["layout"]["yaxis"]["title"]["text"] == "query (row)"
+    expected = load_history(checkpoints / "classifier").attention("p0", "encoder", LAST)[0, 0]
+    np.testing.assert_allclose(head["data"][0]["z"], expected, atol=1e-4)
+    curves = chart(default, "loss and validation per epoch")
+    names = [t["name"] for t in curves["data"]]
+    assert names == ["dev_accuracy (right axis)", "train_loss"]
+    assert curves["data"][0]["yaxis"] == "y2" and curves["data"][0]["y"] == [0.6, 0.7, 0.8]
+    assert curves["layout"]["xaxis"]["title"]["text"] == "epoch"
+    assert marked_epoch(default) == LAST
+    assert url(default, "hist_epoch") == str(LAST)
+
+
+def test_epoch_slider_scrubs_maps_and_marker(checkpoints):
+    at = run()
+    at.select_slider(key="hist_epoch").set_value(1).run()
+    assert not at.exception
+    head = chart(at, "epoch 1 · layer 0 · head 0")
+    expected = load_history(checkpoints / "classifier").attention("p0", "encoder", 1)[0, 0]
+    np.testing.assert_allclose(head["data"][0]["z"], expected, atol=1e-4)
+    assert marked_epoch(at) == 1
+    assert url(at, "hist_epoch") == "1"
+
+
+@pytest.mark.parametrize(
+    "kind, key, value, check",
+    [
+        ("selectbox", "hist_task", "generator", lambda at: chart(at, f"epoch {LAST} · layer 0")["data"][0]["x"][:2] == ["0:R", "1:O"]),
+        ("selectbox", "hist_probe", "p2", lambda at: len(chart(at, f"epoch {LAST} · layer 0")["data"][0]["x"]) == 9),
+        ("radio", "hist_view", "grid", lambda at: len(chart(at, f"epoch {LAST}: 2 layers × 3 heads")["data"]) == CLASSIFIER.layers * CLASSIFIER.heads),
+        ("selectbox", "hist_layer", 1, lambda at: chart(at, f"epoch {LAST} · layer 1 · head 0")),
+        ("selectbox", "hist_head", 2, lambda at: chart(at, f"epoch {LAST} · layer 0 · head 2")),
+    ],
+)  # fmt: skip
+def test_each_control(kind, key, value, check):
+    at = run()
+    getattr(at, kind)(key=key).set_value(value).run()
+    assert not at.exception
+    assert check(at)
+    assert url(at, key) == str(value)
+
+
+def test_translator_kinds_and_varying_output_length():
+    at = run({"hist_task": "translator", "hist_kind": "cross", "hist_epoch": "2", "hist_layer": "2", "hist_head": "3"})
+    assert not at.exception and not at.error
+    assert at.radio(key="hist_kind").value == "cross"
+    head = chart(at, "epoch 2 · layer 2 · head 3")
+    assert head["data"][0]["x"] == ["0:&lt;sos&gt;", "1:ein", "2:mann", "3:fährt", "4:fahrrad", "5:.", "6:&lt;eos&gt;"]
+    assert len(head["data"][0]["y"]) == 5  # 3 + epoch output positions in the fake history
+    assert "German" in head["layout"]["xaxis"]["title"]["text"]
+    at.select_slider(key="hist_epoch").set_value(3).run()
+    assert len(chart(at, "epoch 3 · layer 2 · head 3")["data"][0]["y"]) == 6
+    at.radio(key="hist_kind").set_value("encoder").run()
+    assert at.selectbox(key="hist_layer").value == 0  # the encoder has fewer layers: back to layer 0
+    assert chart(at, "epoch 3 · layer 0 · head 3")
+    names = [t["name"] for t in chart(at, "loss and validation")["data"]]
+    assert "val_bleu (right axis)" in names and "train_loss" in names
+
+
+def test_bad_url_values_fall_back():
+    at = run({"hist_task": "zzz", "hist_epoch": "99", "hist_probe": "<script>", "hist_layer": "7", "hist_view": "x"})
+    assert not at.exception
+    assert at.selectbox(key="hist_task").value == "classifier"
+    assert at.select_slider(key="hist_epoch").value == LAST
+    assert at.selectbox(key="hist_probe").value == "p0"
+    assert at.selectbox(key="hist_layer").value == 0
+    assert at.radio(key="hist_view").value == "head"
+
+
+def test_generator_probe_labels_show_whitespace():
+    at = run(hist_task="generator")
+    assert not at.exception
+    labels = chart(at, f"epoch {LAST} · layer 0 · head 0")["data"][0]["x"]
+    assert labels[6] == "6:⏎" and labels[7] == "7:W" and len(set(labels)) == len(labels)
+    at.radio(key="hist_view").set_value("grid").run()
+    assert len(chart(at, f"epoch {LAST}: ")["data"]) == GENERATOR.layers * GENERATOR.heads
+
+
+def test_checkpoint_without_history_gives_info(checkpoints, tmp_path, monkeypatch):
+    shutil.copytree(checkpoints / "classifier", tmp_path / "classifier")
+    for name in ("history.safetensors", "history.json"):
+        (tmp_path / "classifier" / name).unlink()
+    meta = json.loads((tmp_path / "classifier" / "config.json").read_text())
+    meta["training"] = {}
+    (tmp_path / "classifier" / "config.json").write_text(json.dumps(meta))
+    monkeypatch.setenv("ATTENTION_CHECKPOINTS", str(tmp_path))
+    at = run()
+    assert not at.exception and not at.error
+    infos = " ".join(i.value for i in at.info)
+    assert "no saved attention history" in infos and "python -m model train classifier" in infos
+    assert "records no per-epoch metrics" in infos
+    assert not at.get("plotly_chart")
+
+
+def test_inconsistent_history_gives_error_and_keeps_curves(checkpoints, tmp_path, monkeypatch):
+    shutil.copytree(checkpoints / "classifier", tmp_path / "classifier")
+    meta = json.loads((tmp_path / "classifier" / "history.json").read_text())
+    meta["epochs"].append(7)
+    (tmp_path / "classifier" / "history.json").write_text(json.dumps(meta))
+    monkeypatch.setenv("ATTENTION_CHECKPOINTS", str(tmp_path))
+    at = run()
+    assert not at.exception
+    assert "could not be read" in at.error[0].value and "no map for epoch 7" in at.error[0].value
+    curves = chart(at, "loss and validation per epoch")  # the metrics do not need the attention files
+    assert len(curves["data"]) == 2 and not curves["layout"].get("shapes")
+
+
+def test_missing_checkpoint(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTENTION_CHECKPOINTS", str(tmp_path))
+    at = run()
+    assert not at.exception
+    assert "could not be loaded" in at.error[0].value
+    assert "python -m model train classifier" in at.info[0].value
+    assert not at.get("plotly_chart")

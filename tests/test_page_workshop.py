@@ -1,0 +1,379 @@
+"""Workshop mode: the predict-then-reveal page (questions from ?q=N, scoring, next question, bad
+guesses), the question and scoring functions, keyboard stepping on the hand-worked page (?step=N)
+and the projector theme in the shared sidebar (?projector=1)."""
+
+import json
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from model.workshop import (
+    hand_question,
+    head_question,
+    kind_of,
+    parse_shape,
+    score_attention_guess,
+    score_shape_guess,
+    shape_question,
+)
+from pages.common import PROJECTOR_CSS, STEP_KEYS_JS
+from tests.tiny import make_checkpoints
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGE, HAND, APP = (str(ROOT / p) for p in ("pages/workshop.py", "pages/hand.py", "app.py"))
+WEIGHTS_OF_IS = [0.2912, 0.0106, 0.0982, 0.0625, 0.4917, 0.0458]  # seed 002's weights for the query "is"
+
+
+@pytest.fixture(scope="module")
+def checkpoints(tmp_path_factory) -> Path:
+    return make_checkpoints(tmp_path_factory.mktemp("checkpoints"))
+
+
+@pytest.fixture(autouse=True)
+def env(checkpoints, monkeypatch):
+    monkeypatch.setenv("ATTENTION_CHECKPOINTS", str(checkpoints))
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    yield
+    st.cache_resource.clear()
+    st.cache_data.clear()
+
+
+def run(page: str = PAGE, query: dict | None = None, **state) -> AppTest:
+    at = AppTest.from_file(page, default_timeout=60)
+    for key, value in (query or {}).items():
+        at.query_params[key] = value
+    for key, value in state.items():
+        at.session_state[key] = value
+    return at.run()
+
+
+def url(at: AppTest, key: str) -> str | None:
+    if key not in at.query_params:
+        return None
+    value = at.query_params[key]
+    return value[0] if isinstance(value, list) else value
+
+
+def charts(at: AppTest) -> list[dict]:
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+
+
+def score(at: AppTest) -> str:
+    return next(m.value for m in at.metric if m.label == "Score")
+
+
+def messages(at: AppTest) -> str:
+    return " ".join(m.value for kind in ("success", "info", "warning") for m in getattr(at, kind))
+
+
+# ---- questions and scoring (pure) ----------------------------------------------------------------
+
+
+def test_question_zero_is_the_notebook_example():
+    q = hand_question(0)
+    assert q.tokens == ["Life", "is", "short", "eat", "dessert", "first."]
+    assert q.tokens[q.query] == "is" and q.tokens[q.answer] == "dessert"
+    assert [round(float(w), 4) for w in q.row] == WEIGHTS_OF_IS
+
+
+def test_questions_are_reproducible_and_cycle_through_the_kinds():
+    assert [kind_of(n) for n in range(6)] == ["attend", "shape", "head"] * 2
+    a, b = shape_question(4), shape_question(4)
+    assert (a.shape, a.step, a.b, a.t, a.k) == (b.shape, b.step, b.b, b.t, b.k)
+    assert hand_question(3).row.tolist() == hand_question(3).row.tolist()
+    shapes = {shape_question(n).step for n in range(1, 300, 3)}
+    assert len(shapes) >= 6  # many different steps get asked
+
+
+@pytest.mark.parametrize("n", [1, 4, 7, 10, 13])
+def test_shape_answers_follow_the_reshape_rules(n):
+    q = shape_question(n)
+    s, bh = q.head_dim, q.b * q.heads
+    rule = {
+        "project to queries, keys, values": (q.b, q.t, q.heads * s),
+        "view": (q.b, q.t, q.heads, s),
+        "transpose": (q.b, q.heads, q.t, s),
+        "fold heads into batch": (bh, q.t, s),
+        "scale q and k": (bh, q.t, s),
+        "bmm: scores": (bh, q.t, q.t),
+        "scale": (bh, q.t, q.t),
+        "softmax": (bh, q.t, q.t),
+        "bmm with values": (bh, q.t, s),
+        "unfold": (q.b, q.heads, q.t, s),
+        "transpose back": (q.b, q.t, q.heads, s),
+        "concatenate heads": (q.b, q.t, q.heads * s),
+        "unify heads": (q.b, q.t, q.k),
+    }
+    assert q.shape == rule[q.step]
+
+
+def test_head_question_picks_a_row_of_the_given_attention():
+    import numpy as np
+
+    a = np.random.default_rng(0).dirichlet(np.ones(4), size=(2, 3, 4))
+    q = head_question(2, a, ["w", "x", "y", "z"])
+    layer, head = (int(part.split()[-1]) for part in q.detail.split(" · "))
+    assert q.row.tolist() == a[layer, head, q.query].tolist()
+    with pytest.raises(ValueError):
+        head_question(2, a, ["w"])
+
+
+@pytest.mark.parametrize(
+    "text, shape",
+    [("(2, 4, 8)", (2, 4, 8)), ("2 4 8", (2, 4, 8)), ("2x4x8", (2, 4, 8)), ("torch.Size([2, 4, 8])", (2, 4, 8)), ("[6]", (6,))],
+)  # fmt: skip
+def test_parse_shape(text, shape):
+    assert parse_shape(text) == shape
+
+
+@pytest.mark.parametrize(
+    "text", ["", "   ", "(2, four)", "😀", "<script>alert(1)</script>", "1," * 2500, "2.5, 3", "-1, 2"]
+)
+def test_parse_shape_rejects_without_echoing(text):
+    with pytest.raises(ValueError) as e:
+        parse_shape(text)
+    assert "<script>" not in str(e.value) and "😀" not in str(e.value)
+
+
+def test_scores():
+    assert score_attention_guess(WEIGHTS_OF_IS, 4) == 1
+    assert score_attention_guess(WEIGHTS_OF_IS, 0) == pytest.approx(0.2912 / 0.4917)
+    assert score_attention_guess([0.5, 0.5], 1) == 1  # a tie with the strongest is full marks
+    with pytest.raises(ValueError):
+        score_attention_guess(WEIGHTS_OF_IS, 6)
+    assert score_shape_guess((2, 4, 8), (2, 4, 8)) == 1
+    assert score_shape_guess((2, 8, 4), (2, 4, 8)) == pytest.approx(0.5 / 3)
+    assert score_shape_guess((2, 4), (2, 4, 8)) == 0
+
+
+# ---- the workshop page ---------------------------------------------------------------------------
+
+
+def test_default_run_is_question_zero():
+    at = run()
+    assert not at.exception and not at.warning and not at.error
+    assert "Question 0" in at.subheader[0].value
+    assert at.radio(key="ws_guess_0").options == ["0:Life", "1:is", "2:short", "3:eat", "4:dessert", "5:first."]
+    assert at.radio(key="ws_guess_0").value is None
+    assert score(at) == "0.00 / 0"
+    hint = charts(at)  # only the hint (query and key vectors), nothing that shows the weights
+    assert [c["layout"]["title"]["text"] for c in hint] == ["query and keys  (7 × 24)"]
+    assert hint[0]["data"][0]["y"][:2] == ["query of 1:is", "key of 0:Life"]
+    assert url(at, "q") == "0"
+
+
+def test_strongest_guess_scores_one_and_reveals():
+    at = run()
+    at.radio(key="ws_guess_0").set_value("4:dessert").run()
+    at.button(key="ws_reveal").click().run()
+    assert not at.exception
+    assert score(at) == "1.00 / 1"
+    assert "1.00 points" in at.success[0].value and "dessert" in at.success[0].value
+    bar = next(c for c in charts(at) if c["data"][0]["type"] == "bar")
+    assert bar["data"][0]["y"] == WEIGHTS_OF_IS
+    assert at.radio(key="ws_guess_0").disabled  # no changing the guess after the reveal
+    assert "Reveal" not in [b.label for b in at.button]
+
+
+def test_partial_credit_by_weight():
+    at = run()
+    at.radio(key="ws_guess_0").set_value("0:Life").run()
+    at.button(key="ws_reveal").click().run()
+    assert score(at) == f"{0.2912 / 0.4917:.2f} / 1"
+    assert "0.59 points" in at.info[0].value
+
+
+def test_reveal_without_a_guess_asks_for_one():
+    at = run()
+    at.button(key="ws_reveal").click().run()
+    assert not at.exception
+    assert "Pick a word first" in at.warning[0].value
+    assert score(at) == "0.00 / 0"
+
+
+def test_next_question_keeps_the_score_and_updates_the_url():
+    at = run()
+    at.radio(key="ws_guess_0").set_value("4:dessert").run()
+    at.button(key="ws_reveal").click().run()
+    at.button(key="ws_next").click().run()
+    assert not at.exception
+    assert at.number_input(key="ws_q").value == 1 and url(at, "q") == "1"
+    assert "what shape" in at.subheader[0].value
+    assert score(at) == "1.00 / 1"
+    at.button(key="ws_reset").click().run()
+    assert score(at) == "0.00 / 0"
+
+
+def test_url_question_is_honoured_and_shape_is_scored():
+    q = shape_question(4)
+    at = run(query={"q": "4"})
+    assert not at.exception
+    assert at.number_input(key="ws_q").value == 4 and "Question 4" in at.subheader[0].value
+    assert str(q.before_shape) in " ".join(m.value for m in at.markdown)
+    before = charts(at)
+    assert len(before) == 1 and before[0]["layout"]["title"]["text"].startswith(q.before)
+    at.text_input(key="ws_shape_4").input(str(q.shape)).run()
+    at.button(key="ws_reveal").click().run()
+    assert not at.exception
+    assert score(at) == "1.00 / 1" and "1.00 points" in at.success[0].value
+    assert ", ".join(f"{d} = {n}" for d, n in zip(q.dims, q.shape)) in at.success[0].value
+
+
+def test_wrong_shape_gets_partial_or_no_credit():
+    q = shape_question(4)
+    wrong = (*q.shape[:-1], q.shape[-1] + 1)
+    at = run(query={"q": "4"})
+    at.text_input(key="ws_shape_4").input(", ".join(map(str, wrong))).run()
+    at.button(key="ws_reveal").click().run()
+    expected = score_shape_guess(wrong, q.shape)
+    assert 0 < expected < 1 and score(at) == f"{expected:.2f} / 1"
+
+
+@pytest.mark.parametrize("text", ["", "   \t", "x" * 5000, "😀🎬", "<script>alert(1)</script>", "two, four"])
+def test_bad_shape_guesses_give_a_warning_and_no_score(text):
+    at = run(query={"q": "1"})
+    at.text_input(key="ws_shape_1").input(text).run()
+    at.button(key="ws_reveal").click().run()
+    assert not at.exception
+    assert at.warning and "not a shape yet" in at.warning[0].value
+    assert "<script>" not in at.warning[0].value and "😀" not in at.warning[0].value
+    assert score(at) == "0.00 / 0"
+
+
+@pytest.mark.parametrize("raw", ["abc", "-1", "999999", "1.5"])
+def test_bad_question_numbers_fall_back_to_zero(raw):
+    at = run(query={"q": raw})
+    assert not at.exception
+    assert at.number_input(key="ws_q").value == 0 and "Question 0" in at.subheader[0].value
+
+
+def test_classifier_head_question():
+    at = run(query={"q": "2"})
+    assert not at.exception and not at.info
+    text = " ".join(m.value for m in at.markdown)
+    assert "sentiment classifier, layer" in text and "the acting is wonderful" in text
+    options = at.radio(key="ws_guess_2").options
+    at.radio(key="ws_guess_2").set_value(options[0]).run()
+    at.button(key="ws_reveal").click().run()
+    assert not at.exception
+    points = float(score(at).split(" / ")[0])
+    assert 0 < points <= 1
+    assert any(c["data"][0]["type"] == "heatmap" for c in charts(at))
+
+
+def test_classifier_question_without_a_checkpoint_uses_the_hand_example(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTENTION_CHECKPOINTS", str(tmp_path))
+    at = run(query={"q": "2"})
+    assert not at.exception
+    assert "not trained on this machine" in at.info[0].value
+    assert "the hand-worked example" in " ".join(m.value for m in at.markdown)
+    assert at.radio(key="ws_guess_2").options
+
+
+# ---- keyboard stepping on the hand-worked page ---------------------------------------------------
+
+
+def subheaders(at: AppTest) -> list[str]:
+    return [s.value for s in at.subheader]
+
+
+def test_hand_page_keeps_the_full_view_by_default():
+    at = run(HAND)
+    assert not at.exception
+    assert at.radio(key="hand_view").value == "all"
+    assert not at.get("iframe") and "step" not in at.query_params
+    assert len(at.expander) == 10
+
+
+def test_step_in_the_url_opens_that_step():
+    at = run(HAND, query={"step": "5"})
+    assert not at.exception
+    assert at.radio(key="hand_view").value == "step"
+    assert subheaders(at) == ["5. Unnormalised scores ω = q·k"]
+    assert not at.expander
+    assert any("8.5808" in c.proto.spec for c in at.get("plotly_chart"))  # the seed's scores
+
+
+def test_previous_and_next_step_buttons_move_and_update_the_url():
+    at = run(HAND, query={"step": "1"})
+    assert at.button(key="hand_step_prev").disabled and not at.button(key="hand_step_next").disabled
+    at.button(key="hand_step_next").click().run()
+    assert subheaders(at) == ["2. Embeddings x"] and url(at, "step") == "2"
+    at.button(key="hand_step_next").click().run()
+    at.button(key="hand_step_prev").click().run()
+    assert subheaders(at) == ["2. Embeddings x"] and url(at, "step") == "2"
+    at.selectbox(key="hand_step").set_value(10).run()
+    assert subheaders(at) == ["10. Without weights: x·xᵀ"] and at.button(key="hand_step_next").disabled
+    assert not at.exception
+
+
+def test_switching_to_step_view_and_back():
+    at = run(HAND)
+    at.radio(key="hand_view").set_value("step").run()
+    assert subheaders(at) == ["1. Tokens, vocabulary and ids"] and url(at, "step") == "1"
+    at.radio(key="hand_view").set_value("all").run()
+    assert not subheaders(at) and url(at, "step") is None
+
+
+@pytest.mark.parametrize("raw", ["0", "11", "x", "-3"])
+def test_out_of_range_step_starts_at_one(raw):
+    at = run(HAND, query={"step": raw})
+    assert not at.exception
+    assert subheaders(at) == ["1. Tokens, vocabulary and ids"]
+
+
+def test_query_detail_step_works_alone():
+    at = run(HAND, query={"step": "8"})
+    assert not at.exception
+    assert at.selectbox(key="hand_query").value == "1:is"
+
+
+def test_the_key_script_is_fixed_and_clicks_the_step_buttons():
+    at = run(HAND, query={"step": "3"})
+    frames = at.get("iframe")
+    assert len(frames) == 1 and frames[0].proto.srcdoc == STEP_KEYS_JS
+    for needle in ("ArrowLeft", "ArrowRight", '"Previous step"', '"Next step"', "window.parent.document", "INPUT"):
+        assert needle in STEP_KEYS_JS
+    labels = {b.label for b in at.button}
+    assert {"Previous step", "Next step"} <= labels
+
+
+# ---- projector theme -----------------------------------------------------------------------------
+
+
+def projector_script():
+    from pages.common import projector_toggle
+
+    projector_toggle()
+
+
+def test_projector_theme_from_the_url_in_the_app():
+    at = run(APP, query={"projector": "1"})
+    assert not at.exception
+    assert at.sidebar.toggle(key="projector").value is True
+    assert len([m for m in at.markdown if m.value == PROJECTOR_CSS]) == 1
+    assert url(at, "projector") == "1"
+
+
+def test_projector_toggle_switches_the_stylesheet_and_the_url():
+    # the toggle alone: AppTest reruns of a multipage app skip the router's sidebar
+    at = AppTest.from_function(projector_script, default_timeout=30)
+    at.query_params["projector"] = "1"
+    at.run()
+    assert at.sidebar.toggle(key="projector").value is True
+    at.sidebar.toggle(key="projector").set_value(False).run()
+    assert not at.exception
+    assert not [m for m in at.markdown if m.value == PROJECTOR_CSS] and url(at, "projector") is None
+    at.sidebar.toggle(key="projector").set_value(True).run()
+    assert [m for m in at.markdown if m.value == PROJECTOR_CSS] and url(at, "projector") == "1"
+
+
+def test_projector_is_off_by_default_and_its_css_is_fixed():
+    at = run(APP)
+    assert not at.exception
+    assert at.sidebar.toggle(key="projector").value is False
+    assert not [m for m in at.markdown if "<style>" in m.value]
+    assert PROJECTOR_CSS.startswith("<style>") and "{" in PROJECTOR_CSS and "font-size" in PROJECTOR_CSS

@@ -1,0 +1,99 @@
+"""Head-profile figures: one metric over the layer × head grid, and the standardised profiles of a
+chosen head beside its nearest heads.
+
+Rows are layers and columns are heads (not queries and keys: each cell summarises one head's
+whole attention matrix); every figure says so on its axes.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from viz.common import COLORSCALE, FONT_SIZE, HEAD_COLORS, base_layout, check_stack
+
+LAYER_AXIS, HEAD_AXIS = "layer (row)", "head (column)"
+
+
+def head_label(layer: int, head: int) -> str:
+    return f"layer {layer} · head {head}"
+
+
+def metric_grid(
+    values,
+    metric: str,
+    *,
+    title: str | None = None,
+    selected: tuple[int, int] | None = None,
+    zmin: float | None = None,
+    zmax: float | None = None,
+) -> go.Figure:
+    """A ``(layers, heads)`` heatmap of one metric, values printed in the cells; NaN cells are blank.
+
+    ``selected`` frames one head; ``zmin``/``zmax`` fix the colour range (e.g. 0..1 for fractions).
+    """
+    v = check_stack(values, ndim=2, name=f"{metric} per head (layers, heads)")
+    L, H = v.shape
+    if not L or not H:
+        raise ValueError(f"{metric} has {L} layers and {H} heads; the grid needs at least one of each")
+    z = [[round(float(x), 4) if np.isfinite(x) else None for x in row] for row in v]
+    text = [["" if x is None else f"{x:.2f}" for x in row] for row in z]
+    name = html.escape(metric, quote=False)
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            x=[f"head {h}" for h in range(H)],
+            y=[f"layer {l}" for l in range(L)],
+            text=text,
+            texttemplate="%{text}",
+            textfont=dict(size=FONT_SIZE),
+            colorscale=COLORSCALE,
+            zmin=zmin,
+            zmax=zmax,
+            hovertemplate=f"%{{y}} · %{{x}}<br>{name}: %{{z:.4f}}<extra></extra>",
+            hoverongaps=False,
+            colorbar=dict(thickness=14, title=dict(text=name)),
+            xgap=2,
+            ygap=2,
+        )
+    )
+    height = int(min(max(300, 150 + 60 * L), 900))
+    base_layout(fig, title=html.escape(title, quote=False) if title else f"{name} of every head", height=height)
+    fig.update_xaxes(title_text=HEAD_AXIS, type="category", side="top")
+    fig.update_yaxes(title_text=LAYER_AXIS, type="category", autorange="reversed")
+    if selected is not None and 0 <= selected[0] < L and 0 <= selected[1] < H:
+        l, h = selected
+        fig.add_shape(type="rect", x0=h - 0.5, x1=h + 0.5, y0=l - 0.5, y1=l + 0.5, line=dict(color="#D55E00", width=4))
+    return fig
+
+
+def profile_lines(profiles: Sequence[tuple[str, Sequence[float]]], metrics: Sequence[str], *, title: str) -> go.Figure:
+    """Standardised metric vectors as lines, one per head (the first drawn thick): heads with
+    similar shapes behave alike. ``profiles`` is ``[(label, values per metric), ...]``."""
+    if not profiles:
+        raise ValueError("give at least one head's profile")
+    for label, values in profiles:
+        if len(values) != len(metrics):
+            raise ValueError(f"{label}: {len(values)} values for {len(metrics)} metrics")
+    fig = go.Figure()
+    names = [html.escape(m, quote=False) for m in metrics]
+    for i, (label, values) in enumerate(profiles):
+        fig.add_trace(
+            go.Scatter(
+                x=names,
+                y=[round(float(v), 4) for v in values],
+                name=html.escape(label, quote=False),
+                mode="lines+markers",
+                line=dict(width=5 if i == 0 else 2, color=HEAD_COLORS[i % len(HEAD_COLORS)]),
+                marker=dict(size=12 if i == 0 else 8),
+                hovertemplate="%{fullData.name}<br>%{x}: %{y:.2f} standard deviations<extra></extra>",
+            )
+        )
+    base_layout(fig, title=html.escape(title, quote=False), height=420)
+    fig.update_xaxes(title_text="metric (x axis)", type="category")
+    fig.update_yaxes(title_text="standardised value (0 = average head)", zeroline=True)
+    fig.update_layout(legend=dict(title=dict(text="head")))
+    return fig
