@@ -1,0 +1,468 @@
+"""Page latency in a real browser: cold first render, warm render and input-change latency per page.
+
+    python -m bench.page_latency [--runs 10] [--cold-runs N] [--pages hand,classifier,...]
+
+- cold: a fresh ``streamlit run app.py`` per measurement (nothing imported, no model loaded) and
+  a fresh browser context; from ``page.goto("/<page>")`` to "rendered". ``cold_router_ran`` counts
+  the runs in which app.py ran at all (see ``prime``: a deep link into a fresh server skips it).
+- warm: ``page.reload()`` of a page already shown on a warm server (primed through "/", models
+  loaded; the same text, so ``st.cache_data`` answers and no model runs).
+- interaction: type a new 20-token input (different every run, so no cache hit) into the page's
+  main text input and press Enter; from the keydown to "rendered" with the *new* heatmap.
+
+"Rendered" means: connected, Streamlit's script state is ``notRunning``, no exception, and the
+page's main heatmap (a plotly chart found by its widget key) holds data that differs from before
+the change and, for word-level pages, contains the run's marker word. It must hold for
+``--settle-ms`` (so a page that reruns itself is caught; the wait is not counted), and the time
+reported is when it first became true. Both ends are read from the page's own clock
+(``performance.now()``: navigation start, or the Enter keydown) by a MutationObserver at the moment
+the DOM changes, so a slow benchmark process does not inflate them. The status widget
+("Running…") appears about 0.5 s into a run and fades out for 200 ms after it, so its disappearance
+is reported separately as ``*_status_widget_gone_ms``.
+
+Model pages whose checkpoint is missing render the "could not be loaded" message; then only their
+render times are reported (``model_loaded: false``). Prints one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+from dataclasses import dataclass
+from typing import Any
+
+from bench._server import (
+    checkpoint_env,
+    emit,
+    has_checkpoint,
+    launch_chromium,
+    log,
+    read_checkpoint_meta,
+    streamlit_server,
+    summary,
+    tiny_checkpoints,
+)
+
+
+@dataclass(frozen=True)
+class PageSpec:
+    input_key: str | None  # widget key of the main text input (None: no interaction measured)
+    chart_key: str | None  # key of the main heatmap's st.plotly_chart (None: the first chart on the page)
+    task: str | None = None  # the checkpoint the page needs
+    textarea: bool = False  # st.text_area commits on Ctrl+Enter, st.text_input on Enter
+    word_level: bool = True  # the input's words become the heatmap's labels (so a marker word can be found)
+    path: str | None = None  # URL path when it is not the page's name
+
+
+# Widget and chart keys as used in pages/*.py; edit here when the pages change them.
+PAGES: dict[str, PageSpec] = {
+    # hand is app.py's default page: Streamlit serves it at "/" and answers "/hand" with "Page not found"
+    "hand": PageSpec("hand_sentence", "hand-weights", path=""),
+    "reshape": PageSpec(None, None),
+    "classifier": PageSpec("cls_text", "cls-grid", task="classifier"),
+    # generator: the step-1 view, whose keys are the prompt's last characters (the other heatmaps show
+    # generated text, which need not change with the prompt)
+    "generator": PageSpec("gen_prompt", "gen-step-heads", task="generator", textarea=True, word_level=False),
+    "translator": PageSpec("tr_text", "tr-encoder-grid", task="translator"),
+}
+MISSING_MODEL_TEXT = "model could not be loaded"  # pages.common.require_checkpoint's message
+ROUTER_TEXT = "CPU threads"  # in pages.common.sidebar's caption: shown only when app.py (the router) ran
+INPUT_TOKENS = 20
+TARGETS_MS = {"warm_interaction_median": 300, "warm_render_median": 1000}
+TARGET_INTERACTION_PAGES = ("classifier", "translator")
+
+# English words for the hand page (it builds its vocabulary from the sentence itself).
+HAND_WORDS = (
+    "the cat sat on a warm mat while two dogs ran past an old red barn near quiet green hills by "
+    "bright blue water under soft morning light with small birds singing in tall trees"
+).split()
+LETTERS = "abcdefghij"  # digits spelled as letters: markers stay one token for every tokenizer
+
+
+def letters(n: int) -> str:
+    """``n`` written digit by digit with the letters a-j: ``305`` -> ``"daf"``."""
+    return "".join(LETTERS[int(d)] for d in str(n))
+
+
+def marker(session: int, change: int) -> str:
+    """A word no vocabulary holds, unique per (session, change): ``mk<session>x<change>``."""
+    return f"mk{letters(session)}x{letters(change)}"
+
+
+MARKER_PATTERN = r"mk[a-j]+x[a-j]+"
+
+
+def word_pool(page: str, meta: dict[str, Any] | None) -> list[str]:
+    """Words (or, for the generator, characters) the page's model knows, to build inputs from."""
+    if page == "hand" or meta is None:
+        return list(HAND_WORDS)
+    vocabs = meta["vocabs"]
+    if page == "generator":
+        return [c for c in vocabs["chars"] if len(c) == 1 and (c.isalpha() and c.islower() or c == " ")]
+    words = vocabs["src" if page == "translator" else "words"]
+    pool = [w for w in words if w.isalpha() and not w.startswith("<")][:400]  # frequent words first
+    if not pool:
+        raise ValueError(f"the {page} vocabulary has no alphabetic words to build an input from")
+    return pool
+
+
+def make_input(page: str, pool: list[str], seed: int, mark: str | None, tokens: int = INPUT_TOKENS) -> str:
+    """A ``tokens``-token input for ``page``: the marker first (so truncation keeps it), then words
+    drawn from ``pool`` with ``seed``. The generator gets ``tokens`` characters instead."""
+    rng = random.Random(seed)
+    if page == "generator":
+        letters_only = [c for c in pool if c != " "] or pool
+        chars = [rng.choice(pool) for _ in range(tokens - 1)]
+        return rng.choice(letters_only) + "".join(chars)
+    words = [mark] if mark else []
+    words += [rng.choice(pool) for _ in range(tokens - len(words))]
+    return " ".join(words)
+
+
+def page_url(base: str, name: str) -> str:
+    path = PAGES[name].path
+    return f"{base}/{name if path is None else path}"
+
+
+def input_pools(pages: list[str], checkpoints: str | None) -> dict[str, list[str]]:
+    """Word pools of the interactive pages that can run (a model page needs its checkpoint)."""
+    pools = {}
+    for name in pages:
+        spec = PAGES[name]
+        if spec.input_key and (spec.task is None or has_checkpoint(spec.task, checkpoints)):
+            pools[name] = word_pool(name, read_checkpoint_meta(spec.task, checkpoints) if spec.task else None)
+    return pools
+
+
+# ------------------------------------------------------------------------------------ in the page
+
+# Installed in every document before the app's own scripts: the time of each Enter keydown, a cached
+# content signature of a plotly chart, and __benchWatch(a), which watches every DOM change from now
+# on and stores in window.__bench.done the moment the page counts as rendered (see the module
+# docstring): a.chart must hold data whose hash differs from a.before (and contains a.marker), or
+# a.missing must be shown; it must stay so for a.hold ms. The timestamps are taken when the DOM
+# changed, not when the benchmark looked, so a busy Python driver does not inflate them.
+INIT_SCRIPT = """
+(() => {
+  document.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter') window.__benchT0 = performance.now();
+  }, true);
+  window.__benchChart = (sel) => {
+    const gd = document.querySelector(sel);
+    if (!gd || !gd.data || !gd._fullLayout) return null;
+    if (gd.__benchData !== gd.data) {  // plotly replaces gd.data on every new figure
+      const text = JSON.stringify(gd.data.map((t) => [t.x, t.y, t.z, t.text]));
+      let h = 2166136261;
+      for (let i = 0; i < text.length; i++) { h ^= text.charCodeAt(i); h = Math.imul(h, 16777619); }
+      gd.__benchData = gd.data;
+      gd.__benchSig = {hash: (h >>> 0).toString(16) + ':' + text.length, text};
+    }
+    return gd.__benchSig;
+  };
+  window.__benchWatch = (a) => {
+    if (window.__benchStop) window.__benchStop();
+    const b = window.__bench = {since: undefined, gone: undefined, done: null, error: null};
+    const check = () => {
+      if (b.done || b.error) return;
+      const now = performance.now();
+      const app = document.querySelector('[data-testid="stApp"]');
+      const main = document.querySelector('[data-testid="stMain"]');
+      let what = null;
+      if (app && main && app.getAttribute('data-test-connection-state') === 'CONNECTED'
+          && app.getAttribute('data-test-script-state') === 'notRunning') {
+        const exc = document.querySelector('[data-testid="stException"]');
+        if (exc) { b.error = 'exception shown: ' + exc.textContent.slice(0, 500); stop(); return; }
+        const lost = [...document.querySelectorAll('[role="dialog"]')].find((d) => d.textContent.includes('Page not found'));
+        if (lost) { b.error = 'Streamlit says: ' + lost.textContent.slice(0, 200); stop(); return; }
+        const c = window.__benchChart(a.chart);
+        if (c && c.hash !== a.before && (!a.marker || c.text.includes(a.marker))) what = 'chart';
+        else if (a.missing && main.textContent.includes(a.missing)) what = 'missing';
+      }
+      if (what === null) { b.since = undefined; b.gone = undefined; return; }
+      if (b.since === undefined) b.since = now;
+      if (b.gone === undefined && !document.querySelector('[data-testid="stStatusWidget"]')) b.gone = now;
+      if (b.gone !== undefined && now - b.since >= a.hold) {
+        const sidebar = document.querySelector('[data-testid="stSidebar"]');
+        const router = a.router ? (sidebar ? sidebar.textContent : '').includes(a.router) : null;
+        b.done = {since: b.since, gone: b.gone, what, router};
+        stop();
+      }
+    };
+    const observer = new MutationObserver(check);
+    observer.observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
+    const timer = setInterval(check, 20);  // to notice that the state has held for a.hold ms
+    const stop = window.__benchStop = () => { observer.disconnect(); clearInterval(timer); };
+    check();
+  };
+  if (window.__benchRenderArg) window.__benchWatch(window.__benchRenderArg);
+})();
+"""
+DONE = "() => window.__bench && (window.__bench.done || (window.__bench.error && {error: window.__bench.error}))"
+START_CHANGE = """(a) => {
+  window.__benchT0 = undefined;
+  const c = window.__benchChart(a.chart);
+  a.before = c ? c.hash : null;
+  window.__benchWatch(a);
+  return a.before;
+}"""
+
+
+def chart_selector(spec: PageSpec) -> str:
+    return f".st-key-{spec.chart_key} .js-plotly-plot" if spec.chart_key else ".js-plotly-plot"
+
+
+def input_selector(spec: PageSpec) -> str:
+    return f".st-key-{spec.input_key} input, .st-key-{spec.input_key} textarea"
+
+
+def watch_arg(spec: PageSpec, *, mark: str | None = None, hold_ms: float = 300) -> dict:
+    return {
+        "chart": chart_selector(spec),
+        "before": None,
+        "marker": mark if spec.word_level else None,
+        "missing": MISSING_MODEL_TEXT if spec.task else None,
+        "hold": hold_ms,
+        "router": ROUTER_TEXT,
+    }
+
+
+def install(context: Any, render_arg: dict | None = None) -> None:
+    """Add the measuring script to a browser context; with ``render_arg`` every new document
+    (goto, reload) is watched from its first moment."""
+    if render_arg is not None:
+        context.add_init_script(f"window.__benchRenderArg = {json.dumps(render_arg)};")
+    context.add_init_script(INIT_SCRIPT)
+
+
+def new_page(browser: Any, spec: PageSpec, hold_ms: float) -> Any:
+    """A fresh context (no shared cache, cookies or session) with one page that watches ``spec``."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    install(context, watch_arg(spec, hold_ms=hold_ms))
+    page = context.new_page()
+    page.bench_errors = []  # JavaScript errors, reported beside the numbers
+    page.on("pageerror", lambda exc: page.bench_errors.append(str(exc)[:300]))
+    return page
+
+
+def wait_done(page: Any, timeout_ms: float) -> dict:
+    result = page.wait_for_function(DONE, polling=50, timeout=timeout_ms).json_value()
+    if "error" in result:
+        raise RuntimeError(result["error"])
+    return result
+
+
+def measure_render(page: Any, url: str | None, *, timeout_ms: float) -> dict:
+    """Open ``url`` (or reload when None); time from navigation start to rendered (page clock)."""
+    if url is None:
+        page.reload(wait_until="commit", timeout=timeout_ms)
+    else:
+        page.goto(url, wait_until="commit", timeout=timeout_ms)
+    r = wait_done(page, timeout_ms)
+    return {"ms": r["since"], "gone_ms": r["gone"], "model_loaded": r["what"] == "chart", "router_ran": r["router"]}
+
+
+def prime(browser: Any, url: str, *, timeout_ms: float) -> bool:
+    """Open the root URL once, so that app.py runs ``st.navigation``; returns whether the router ran.
+
+    Until some session has run app.py, Streamlit 1.67 serves a deep link such as ``/classifier`` in
+    its legacy mode for apps with a ``pages/`` folder: it runs ``pages/classifier.py`` alone (no
+    app.py, no shared sidebar) and lists every file of ``pages/`` in the navigation. The warm
+    measurements prime the server so that they time the app as designed."""
+    page = new_page(browser, PageSpec(None, None), 300)
+    try:
+        return bool(measure_render(page, url + "/", timeout_ms=timeout_ms)["router_ran"])
+    finally:
+        page.context.close()
+
+
+def measure_interaction(
+    page: Any, spec: PageSpec, text: str, mark: str | None, *, hold_ms: float, timeout_ms: float
+) -> dict:
+    """Type ``text`` into the page's main input, commit it, and time keydown -> new heatmap rendered."""
+    page.evaluate(START_CHANGE, watch_arg(spec, mark=mark, hold_ms=hold_ms))
+    box = page.locator(input_selector(spec)).first
+    box.fill(text, timeout=timeout_ms)
+    box.press("Control+Enter" if spec.textarea else "Enter", timeout=timeout_ms)
+    r = wait_done(page, timeout_ms)
+    t0 = page.evaluate("() => window.__benchT0")
+    if t0 is None:
+        raise RuntimeError("the page saw no Enter keydown")
+    if r["what"] != "chart":
+        raise RuntimeError("the page showed no heatmap after the change")
+    return {"ms": r["since"] - t0, "gone_ms": r["gone"] - t0}
+
+
+# --------------------------------------------------------------------------------------- the runs
+
+
+def cold_renders(browser: Any, pages: list[str], runs: int, env: dict, args: argparse.Namespace) -> dict:
+    out: dict[str, dict[str, list]] = {
+        p: {"ms": [], "gone_ms": [], "startup_s": [], "errors": [], "router": []} for p in pages
+    }
+    for r in range(runs):
+        for name in pages:
+            with streamlit_server(env=env, log_name=f"cold-{name}") as server:
+                page = new_page(browser, PAGES[name], args.settle_ms)
+                try:
+                    m = measure_render(page, page_url(server.url, name), timeout_ms=args.timeout_s * 1000)
+                    out[name]["ms"].append(m["ms"])
+                    out[name]["gone_ms"].append(m["gone_ms"])
+                    out[name]["router"].append(bool(m["router_ran"]))
+                    log(f"cold {name} run {r + 1}/{runs}: {m['ms']:.0f} ms (router ran: {m['router_ran']})")
+                except Exception as e:  # noqa: BLE001 - every failure is counted and reported
+                    out[name]["errors"].append(f"cold run {r + 1}: {type(e).__name__}: {str(e)[:300]}")
+                    log(f"cold {name} run {r + 1}: ERROR {e}")
+                finally:
+                    out[name]["errors"] += [f"javascript: {e}" for e in page.bench_errors]
+                    page.context.close()
+                out[name]["startup_s"].append(server.startup_s)
+    return out
+
+
+def warm_runs(browser: Any, pages: list[str], runs: int, env: dict, args: argparse.Namespace) -> dict:
+    """On one server: every page open in its own context; per round, each page is reloaded, then its
+    input changed (pages interleaved, so slow drifts in machine load hit them alike)."""
+    timeout_ms, hold = args.timeout_s * 1000, args.settle_ms
+    out = {p: {"warm": [], "warm_gone": [], "inter": [], "inter_gone": [], "errors": [], "loaded": None} for p in pages}
+    pools = input_pools(pages, args.checkpoints)
+    with streamlit_server(env=env, log_name="warm") as server:
+        log(f"primed: router ran: {prime(browser, server.url, timeout_ms=timeout_ms)}")
+        tabs = {}
+        for name in pages:  # first visits (load models, fill caches): not timed
+            tabs[name] = new_page(browser, PAGES[name], hold)
+            m = measure_render(tabs[name], page_url(server.url, name), timeout_ms=timeout_ms)
+            out[name]["loaded"] = m["model_loaded"]
+            if not m["router_ran"]:
+                out[name]["errors"].append("app.py (the router) did not run: its sidebar is missing")
+            log(f"first visit {name}: {m['ms']:.0f} ms, model loaded: {m['model_loaded']}")
+        interactive = [p for p in pages if PAGES[p].input_key and out[p]["loaded"] and p in pools]
+        for name in interactive:  # one untimed change per page: first inference after load
+            spec, mark = PAGES[name], marker(0, 0)
+            try:
+                measure_interaction(
+                    tabs[name], spec, make_input(name, pools[name], -1, mark), mark, hold_ms=hold, timeout_ms=timeout_ms
+                )
+            except Exception as e:  # noqa: BLE001
+                out[name]["errors"].append(f"warm-up change: {type(e).__name__}: {str(e)[:300]}")
+        for r in range(runs):
+            for name in pages:
+                spec, page = PAGES[name], tabs[name]
+                try:
+                    m = measure_render(page, None, timeout_ms=timeout_ms)
+                    out[name]["warm"].append(m["ms"])
+                    out[name]["warm_gone"].append(m["gone_ms"])
+                except Exception as e:  # noqa: BLE001
+                    out[name]["errors"].append(f"warm run {r + 1}: {type(e).__name__}: {str(e)[:300]}")
+                if name not in interactive:
+                    continue
+                mark = marker(0, r + 1)
+                text = make_input(name, pools[name], r, mark)
+                try:
+                    m = measure_interaction(page, spec, text, mark, hold_ms=hold, timeout_ms=timeout_ms)
+                    out[name]["inter"].append(m["ms"])
+                    out[name]["inter_gone"].append(m["gone_ms"])
+                except Exception as e:  # noqa: BLE001
+                    out[name]["errors"].append(f"interaction run {r + 1}: {type(e).__name__}: {str(e)[:300]}")
+            log(
+                f"warm round {r + 1}/{runs}: "
+                + ", ".join(f"{p} {out[p]['inter'][-1]:.0f} ms" for p in interactive if out[p]["inter"])
+            )
+        for name, page in tabs.items():
+            out[name]["errors"] += [f"javascript: {e}" for e in page.bench_errors]
+            page.context.close()
+    return out
+
+
+def targets(pages: dict[str, dict]) -> dict[str, Any]:
+    """Each target beside the measured median; ``met`` is None when it was not measured."""
+    res: dict[str, Any] = {}
+    for name in TARGET_INTERACTION_PAGES:
+        med = pages.get(name, {}).get("interaction_ms", {}).get("median")
+        res[f"{name}_warm_interaction_median_le_{TARGETS_MS['warm_interaction_median']}ms"] = {
+            "median_ms": med, "met": None if med is None else med <= TARGETS_MS["warm_interaction_median"]
+        }  # fmt: skip
+    for name, p in pages.items():
+        med = p.get("warm_ms", {}).get("median")
+        res[f"{name}_warm_render_median_le_{TARGETS_MS['warm_render_median']}ms"] = {
+            "median_ms": med, "met": None if med is None else med <= TARGETS_MS["warm_render_median"]
+        }  # fmt: skip
+    return res
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    from playwright.sync_api import sync_playwright
+
+    pages = args.pages.split(",")
+    unknown = [p for p in pages if p not in PAGES]
+    if unknown:
+        raise SystemExit(f"unknown page(s) {unknown}; choose from {list(PAGES)}")
+    env = checkpoint_env(args.checkpoints)
+    with sync_playwright() as pw:
+        browser = launch_chromium(pw)
+        try:
+            cold = cold_renders(browser, pages, args.cold_runs, env, args) if args.cold_runs else None
+            warm = warm_runs(browser, pages, args.runs, env, args)
+        finally:
+            browser.close()
+    result: dict[str, Any] = {}
+    for name in pages:
+        w = warm[name]
+        entry: dict[str, Any] = {"model_loaded": w["loaded"]}
+        if cold:
+            entry["cold_ms"] = summary(cold[name]["ms"])
+            entry["cold_status_widget_gone_ms"] = summary(cold[name]["gone_ms"])
+            entry["cold_router_ran"] = f"{sum(cold[name]['router'])}/{len(cold[name]['router'])}"
+            entry["server_startup_s"] = summary(cold[name]["startup_s"], 2)
+        entry["warm_ms"] = summary(w["warm"])
+        entry["warm_status_widget_gone_ms"] = summary(w["warm_gone"])
+        if PAGES[name].input_key:
+            entry["interaction_ms"] = summary(w["inter"])
+            entry["interaction_status_widget_gone_ms"] = summary(w["inter_gone"])
+        entry["errors"] = (cold[name]["errors"] if cold else []) + w["errors"]
+        result[name] = entry
+    return result
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--runs", type=int, default=10, help="warm renders and input changes per page")
+    ap.add_argument(
+        "--cold-runs", type=int, default=None, help="fresh-server renders per page (default: --runs; 0 skips)"
+    )
+    ap.add_argument("--pages", default=",".join(PAGES), help="comma-separated url paths")
+    ap.add_argument("--settle-ms", type=float, default=300, help="how long 'rendered' must hold (not counted)")
+    ap.add_argument("--timeout-s", type=float, default=240, help="per measurement")
+    ap.add_argument(
+        "--checkpoints",
+        default=None,
+        help="checkpoint root for the app (default: $ATTENTION_CHECKPOINTS or ./checkpoints)",
+    )
+    ap.add_argument(
+        "--tiny-checkpoints", action="store_true", help="smoke test: random-weight tiny models from tests/tiny.py"
+    )
+    args = ap.parse_args()
+    if args.cold_runs is None:
+        args.cold_runs = args.runs
+    if args.tiny_checkpoints:
+        with tiny_checkpoints() as root:
+            args.checkpoints = str(root)
+            pages = run(args)
+        ckpt = "tiny random-weight checkpoints (tests/tiny.py): smoke test only, not representative"
+    else:
+        pages = run(args)
+        ckpt = str(args.checkpoints or "default (./checkpoints or $ATTENTION_CHECKPOINTS)")
+    emit({
+        "benchmark": "page_latency",
+        "runs": args.runs,
+        "cold_runs": args.cold_runs,
+        "input_tokens": INPUT_TOKENS,
+        "checkpoints": ckpt,
+        "pages": pages,
+        "targets": targets(pages),
+        "errors": sum(len(p["errors"]) for p in pages.values()),
+    })  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

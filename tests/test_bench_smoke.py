@@ -1,0 +1,181 @@
+"""The benchmark scripts' pure helpers: statistics, generated inputs and markers, the cross-talk check,
+the thread recommendation, process memory, and the torch.nn.Transformer baseline of bench/throughput.py
+(built at tiny sizes, it must compute exactly what our translator computes). No browser, no timing."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import torch
+
+from bench._server import percentile, read_checkpoint_meta, summary
+from bench.load import check_markers
+from bench.memory import descendants, parent_of, tree_memory_mb
+from bench.page_latency import (
+    INPUT_TOKENS,
+    MARKER_PATTERN,
+    PAGES,
+    letters,
+    make_input,
+    marker,
+    page_url,
+    word_pool,
+)
+from bench.threads import recommend
+from bench.throughput import (
+    attention_inputs,
+    attention_pair,
+    build_pair,
+    check_same,
+    make_batch,
+    optimizer,
+    parse_shapes,
+    run_attention,
+    train_step,
+)
+from model.tokenize import tokenize
+from model.translator import TranslatorConfig
+from tests.tiny import make_checkpoints
+
+TINY = TranslatorConfig(src_vocab_size=40, tgt_vocab_size=30, dim=16, heads=4, enc_layers=2, dec_layers=3, ff_dim=24)
+
+
+# ---------------------------------------------------------------------------------------- statistics
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 10, 37])
+@pytest.mark.parametrize("q", [0, 5, 50, 90, 95, 100])
+def test_percentile_matches_numpy(n: int, q: float) -> None:
+    values = np.random.default_rng(n).normal(size=n).tolist()
+    assert percentile(values, q) == pytest.approx(np.percentile(values, q))
+
+
+def test_percentile_rejects_nothing_and_bad_q() -> None:
+    with pytest.raises(ValueError):
+        percentile([], 50)
+    with pytest.raises(ValueError):
+        percentile([1.0], 101)
+
+
+def test_summary() -> None:
+    s = summary([3.0, 1.0, 2.0, 11.0])  # p95: 3 + 0.85 * (11 - 3)
+    assert s == {"n": 4, "median": 2.5, "p95": 9.8, "min": 1.0, "max": 11.0}
+    assert summary([]) == {"n": 0, "median": None, "p95": None, "min": None, "max": None}
+
+
+# ---------------------------------------------------------------------------- inputs and markers
+
+
+def test_markers_are_unique_letters_only_and_one_token() -> None:
+    marks = {marker(s, c) for s in range(25) for c in range(12)}
+    assert len(marks) == 25 * 12
+    assert letters(305) == "daf"
+    for m in marks:
+        assert re.fullmatch(MARKER_PATTERN, m)
+        assert tokenize(m, "en") == [m] and tokenize(m, "de") == [m]
+
+
+@pytest.fixture(scope="module")
+def tiny_root(tmp_path_factory):
+    return make_checkpoints(tmp_path_factory.mktemp("ckpt"))
+
+
+@pytest.mark.parametrize("page,lang", [("classifier", "en"), ("translator", "de")])
+def test_word_level_inputs_have_20_tokens_marker_first(tiny_root, page: str, lang: str) -> None:
+    pool = word_pool(page, read_checkpoint_meta(PAGES[page].task, tiny_root))
+    text = make_input(page, pool, seed=3, mark=marker(1, 2))
+    tokens = tokenize(text, lang)
+    assert len(tokens) == INPUT_TOKENS
+    assert tokens[0] == marker(1, 2)
+    assert make_input(page, pool, 3, marker(1, 2)) == text != make_input(page, pool, 4, marker(1, 2))
+
+
+def test_hand_and_generator_inputs(tiny_root) -> None:
+    hand = make_input("hand", word_pool("hand", None), 0, marker(0, 1))
+    assert len(hand.split()) == INPUT_TOKENS and hand.split()[0] == marker(0, 1)
+    chars = read_checkpoint_meta("generator", tiny_root)["vocabs"]["chars"]
+    prompt = make_input("generator", word_pool("generator", {"vocabs": {"chars": chars}}), 0, None)
+    assert len(prompt) == INPUT_TOKENS and set(prompt) <= set(chars) and prompt.strip()
+
+
+def test_page_urls() -> None:
+    assert page_url("http://h:1", "hand") == "http://h:1/"  # the default page lives at the root
+    assert page_url("http://h:1", "classifier") == "http://h:1/classifier"
+
+
+def test_check_markers() -> None:
+    own = marker(3, 4)
+    assert check_markers(f"['0:{own}', '1:the']", "some page text", 3, 4) == []
+    assert "not in the heatmap" in check_markers("['0:the']", "", 3, 4)[0]
+    assert any("cross-talk" in p for p in check_markers(f"{own} {marker(5, 4)}", "", 3, 4))
+    assert any("cross-talk" in p for p in check_markers(own, f"warning: {marker(13, 0)}", 3, 4))
+    assert any("stale" in p for p in check_markers(f"{own} {marker(3, 1)}", "", 3, 4))
+
+
+def test_recommend_prefers_fewer_threads_when_alike() -> None:
+    assert recommend({1: {"a": 100.0, "b": 200.0}, 2: {"a": 98.0, "b": 199.0}})["threads"] == 1
+    assert recommend({1: {"a": 100.0, "b": 200.0}, 2: {"a": 60.0, "b": 120.0}})["threads"] == 2
+    assert recommend({1: {"a": 100.0, "b": 500.0}, 2: {"a": 90.0}})["threads"] == 2  # only pages both have
+    assert recommend({1: {}, 2: {}})["threads"] is None
+
+
+# -------------------------------------------------------------------------------------------- memory
+
+
+def test_process_memory_of_a_tree() -> None:
+    assert parent_of(os.getpid()) == os.getppid()
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        assert child.pid in descendants(os.getpid())
+        mem = tree_memory_mb(os.getpid())
+        assert mem["processes"] >= 2
+        assert 0 < mem["server_rss_mb"] <= mem["rss_mb"] <= mem["peak_rss_mb"]
+    finally:
+        child.kill()
+        child.wait()
+
+
+# --------------------------------------------------------------------------- the throughput baseline
+
+
+@pytest.mark.parametrize("norm_first", [True, False])
+@pytest.mark.parametrize("tie", [True, False])
+def test_torch_transformer_baseline_computes_the_same_function(norm_first: bool, tie: bool) -> None:
+    config = replace(TINY, norm_first=norm_first, tie_embeddings=tie)
+    ours, theirs = build_pair(config)
+    assert sum(p.numel() for p in ours.parameters()) == sum(p.numel() for p in theirs.parameters())
+    src, tgt = make_batch(config, batch_tokens=60, src_len=9, tgt_len=7)
+    assert (src == config.pad_id).any() and (tgt == config.pad_id).any()  # the masks matter
+    assert check_same(ours, theirs, src, tgt) < 1e-5
+    assert ours.training and theirs.training  # check_same restores training mode
+
+
+def test_train_step_runs_for_both_models() -> None:
+    ours, theirs = build_pair(TINY)
+    src, tgt = make_batch(TINY, batch_tokens=40, src_len=8, tgt_len=6)
+    training = {"label_smoothing": 0.1, "grad_clip": 1.0, "weight_decay": 0.01, "lr": 1e-3}
+    for model in (ours, theirs):
+        before = model.out.bias.detach().clone()
+        n = train_step(model, optimizer(model, training), src, tgt, training)
+        assert n == int((tgt[:, 1:] != TINY.pad_id).sum())
+        assert not torch.equal(before, model.out.bias)
+
+
+def test_attention_modules_return_the_same_per_head_weights() -> None:
+    ours, theirs = attention_pair(16, 4)
+    x, pad = attention_inputs(3, 7, 16)
+    w_ours, w_theirs = run_attention(ours, theirs, x, pad)
+    assert w_ours.shape == w_theirs.shape == (3, 4, 7, 7)
+    torch.testing.assert_close(w_ours, w_theirs, atol=1e-6, rtol=1e-5)
+
+
+def test_parse_shapes() -> None:
+    assert parse_shapes("1x20, 166x15") == [(1, 20), (166, 15)]
+    with pytest.raises(Exception, match="BATCHxLENGTH"):
+        parse_shapes("20")
