@@ -7,6 +7,7 @@ session; pages never mutate them (head ablation goes through ``head_mask`` argum
 from __future__ import annotations
 
 import html
+import os
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -16,6 +17,9 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 import torch
+
+if os.environ.get("ATTENTION_TORCH_THREADS"):  # set by deployments and bench/threads.py
+    torch.set_num_threads(int(os.environ["ATTENTION_TORCH_THREADS"]))
 
 from model.checkpoint import Checkpoint, CheckpointError, default_dir, load_checkpoint
 from viz.export import figures_to_html
