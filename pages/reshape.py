@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 import pandas as pd
@@ -9,7 +10,7 @@ import streamlit as st
 
 from model.walkthrough import Step, input_tensor, notebook_tokens, reshape_steps
 from pages.common import clean_text, init_state, show_figure, sync_url
-from viz.reshape import parameter_bar, step_figure
+from viz.reshape import parameter_bar, split_axes, step_figure, text_decimals
 
 MAX_B, MAX_T, MAX_K, MAX_H = 2, 8, 32, 8
 KINDS = {"narrow": "narrow: split k into h slices", "wide": "wide: every head is k wide"}
@@ -107,6 +108,13 @@ def show_step(i: int, step: Step, heads: int, tokens: list[str] | None) -> None:
                 fig = step_figure(tensor, step.head_of, step.dims, heads=heads, name=name, tokens=tokens)
                 flat = tensor.reshape(-1, tensor.shape[-1]).numpy()
                 show_figure(fig, f"reshape-{i}-{role or 'out'}", csv=flat, csv_name=f"step{i}_{role or 'out'}.csv")
+        if text_decimals(step.tensor.numel() // grid_columns(step), grid_columns(step)) is None:
+            st.caption("Too many numbers to print in the cells: hover a cell, or download the CSV.")
+
+
+def grid_columns(step: Step) -> int:
+    """How many columns the step's figure has: the product of the axes after the first ``t``."""
+    return int(math.prod(step.shape[split_axes(step.dims) :]))
 
 
 def checks(result, k: int, h: int) -> None:

@@ -137,3 +137,11 @@ def test_bad_sentences(text, kind, message):
     assert at.get("plotly_chart")
     for spec in charts(at):
         assert "<script" not in json.dumps(spec["data"][0].get("y", []))
+
+
+def test_wide_grids_too_big_to_print_say_so():
+    at = run(reshape_kind="wide", reshape_h=3)
+    assert not at.exception
+    assert any("hover a cell" in c.value for c in at.caption)
+    wide = next(c for c in charts(at) if c["layout"]["title"]["text"].startswith("view · queries"))
+    assert "text" not in wide["data"][0]  # 24 columns: values on hover and in the CSV

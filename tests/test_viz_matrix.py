@@ -68,7 +68,8 @@ def test_matrix_heatmap_defaults_and_decimals():
     assert trace["y"] == ["0", "1", "2"] and trace["x"] == ["0", "1", "2", "3"]
     assert s["layout"]["xaxis"]["type"] == "category" and s["layout"]["xaxis"]["title"]["text"] == "input"
     assert trace["text"][0][1] == "0.1429"
-    assert auto_decimals(36) == 4 and auto_decimals(400) == 2 and auto_decimals(10_000) is None
+    assert auto_decimals(6, 6) == 4 and auto_decimals(24, 16) == 2 and auto_decimals(6, 28) == 1
+    assert auto_decimals(100, 4) is None and auto_decimals(4, 100) is None
     big = spec(matrix_heatmap(np.zeros((60, 60)), name="big"))["data"][0]
     assert "text" not in big  # too many cells to print: hover only
 

@@ -17,7 +17,7 @@ from viz.common import COLORSCALE, FONT_SIZE, base_layout, check_matrix, to_nump
 
 QUERY_AXIS, KEY_AXIS = "query (row)", "key (column)"
 DIVERGING = "RdBu_r"  # for signed values: blue below zero, red above, white at zero
-MAX_TEXT_CELLS = 1600  # beyond this, values only appear on hover
+MAX_TEXT_ROWS, MAX_TEXT_COLS = 45, 32  # beyond these, values only appear on hover
 
 
 def plot_labels(labels: Sequence[str]) -> list[str]:
@@ -42,15 +42,14 @@ def shape_title(name: str, shape: Sequence[int]) -> str:
     return f"{name}  ({' × '.join(str(n) for n in shape)})"
 
 
-def auto_decimals(n_cells: int) -> int | None:
-    """How many decimals fit in a cell: 4 for small matrices, fewer for big, None for no text."""
-    if n_cells <= 150:
+def auto_decimals(n_rows: int, n_cols: int) -> int | None:
+    """How many decimals fit in a cell: 4 for narrow matrices, fewer for wide, None (hover only) for
+    big ones. Width decides, since the text runs across the cell."""
+    if n_rows > MAX_TEXT_ROWS or n_cols > MAX_TEXT_COLS:
+        return None
+    if n_cols <= 10:
         return 4
-    if n_cells <= 500:
-        return 2
-    if n_cells <= MAX_TEXT_CELLS:
-        return 1
-    return None
+    return 2 if n_cols <= 20 else 1
 
 
 def cell_text(values: np.ndarray, decimals: int | None) -> np.ndarray | None:
@@ -98,7 +97,7 @@ def matrix_heatmap(
         if len(set(labels)) != len(labels):
             raise ValueError(f"{name}: {axis} labels must be unique; number repeated tokens, e.g. with unique_labels")
     if decimals == "auto":
-        decimals = auto_decimals(m.size)
+        decimals = auto_decimals(n_rows, n_cols)
     signed = bool((m < 0).any()) if signed is None else signed
     zmax = float(np.abs(m).max()) if m.size else 1.0
     text = cell_text(m, decimals)

@@ -24,13 +24,11 @@ def head_color(i: int) -> str:
     return HEAD_COLORS[i % len(HEAD_COLORS)]
 
 
-def text_decimals(n_cells: int) -> int | None:
-    """Head figures need colour room around the text: 2 decimals while small, 1, then hover only."""
-    if n_cells <= 400:
-        return 2
-    if n_cells <= 1000:
-        return 1
-    return None
+def text_decimals(n_rows: int, n_cols: int) -> int | None:
+    """Head figures need colour around the text: 2 decimals while narrow, 1, then hover only."""
+    if n_rows > 64 or n_cols > 16:
+        return None
+    return 2 if n_cols <= 10 else 1
 
 
 def _axis_labels(dims: Sequence[str], sizes: Sequence[int], tokens: Sequence[str] | None, heads: int) -> list[str]:
@@ -91,7 +89,7 @@ def head_heatmap(
     n = len(colors)
     scale = [[pos, c] for i, c in enumerate(colors) for pos in (i / n, (i + 1) / n)]
     names = (["no single head"] if has_none else []) + [f"head {i}" for i in range(heads)]
-    decimals = text_decimals(v.size)
+    decimals = text_decimals(*v.shape)
     text = np.vectorize(lambda x: f"{x:.{decimals}f}")(v) if decimals is not None else None
     custom = np.dstack([v, np.asarray(names, dtype=object)[z]])
     fig = go.Figure(
@@ -153,7 +151,7 @@ def step_figure(
     title = f"{name}: ({', '.join(dims)})"
     if (grid_lab < 0).all():
         fig = matrix_heatmap(
-            grid, rows, cols, name=title, row_title=row_title, col_title=col_title, decimals=text_decimals(grid.size)
+            grid, rows, cols, name=title, row_title=row_title, col_title=col_title, decimals=text_decimals(*grid.shape)
         )
         fig.update_layout(title_text=shape_title(title, x.shape))
         return fig
