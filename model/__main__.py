@@ -9,8 +9,8 @@ import sys
 from model.data import data_dir
 
 DEFAULTS = {  # the settings the shipped checkpoints were trained with (docs/RESULTS.md)
-    "classifier": dict(epochs=20, batch_size=32, lr=3e-4, warmup=200, weight_decay=0.1, label_smoothing=0.0,
-                       model=dict(dim=64, heads=4, layers=2, ff_dim=128, dropout=0.3, max_len=64, word_dropout=0.1)),
+    "classifier": dict(epochs=20, batch_size=32, lr=5e-4, warmup=200, weight_decay=0.1, label_smoothing=0.1,
+                       model=dict(dim=96, heads=4, layers=2, ff_dim=192, dropout=0.3, max_len=64, word_dropout=0.2)),
     "generator": dict(epochs=18, batch_size=32, lr=2e-3, warmup=200, eval_every=250, weight_decay=0.1,
                       model=dict(dim=192, heads=6, layers=4, ff_dim=768, block_size=128, dropout=0.05)),
     "translator": dict(epochs=12, batch_size=2500, lr=1e-3, warmup=300, label_smoothing=0.1, average_last=4,
