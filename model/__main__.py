@@ -72,7 +72,7 @@ def _evaluate(args: argparse.Namespace) -> None:
     else:
         if not args.text:
             sys.exit("evaluate generator needs --text FILE")
-        result = evaluate.evaluate_generator(ck, args.text)
+        result = evaluate.evaluate_generator(ck, args.text, tail=args.tail)
     print(json.dumps(result))
 
 
@@ -102,6 +102,10 @@ def main(argv: list[str] | None = None) -> None:
     e.add_argument("--beam", type=int, default=1, help="translator: beam size (1 = greedy)")
     e.add_argument("--data", help="classifier: 'label sentence' lines")
     e.add_argument("--text", help="generator: a text file")
+    e.add_argument(
+        "--tail", type=float, default=None, metavar="FRACTION",
+        help="generator: score only the last FRACTION of the text (0.1 = the validation split)",
+    )
     e.add_argument("--device", default="auto")
     e.set_defaults(func=_evaluate)
 

@@ -99,8 +99,14 @@ def char_loss(model, ids: torch.Tensor, batch_size: int = 64) -> float:
     return total / (n * block)
 
 
-def evaluate_generator(ck: Checkpoint, text_file: str) -> dict[str, float]:
+def evaluate_generator(ck: Checkpoint, text_file: str, tail: float | None = None) -> dict[str, float]:
+    """Next-character loss on ``text_file``; with ``tail`` only on its last fraction of characters
+    (0.1 = the validation split of ``model.data.load_shakespeare``)."""
     text = "\n".join(read_lines(text_file)) + "\n"
+    if tail is not None:
+        if not 0 < tail <= 1:
+            raise ValueError(f"tail must be a fraction in (0, 1]; got {tail}")
+        text = text[int((1 - tail) * len(text)) :]
     ids = torch.tensor(encode_chars(ck.vocabs["chars"], text), device=model_device(ck))
     loss = char_loss(ck.model, ids)
     return {"loss": round(loss, 4), "bpc": round(loss / math.log(2), 4), "characters": len(text)}

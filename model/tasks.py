@@ -87,7 +87,9 @@ class GeneratorTask:
     def prepare(self, cfg) -> dict[str, Any]:
         train, val = load_shakespeare(cfg.data_dir)
         vocab = char_vocab(train + val)
-        return {"train": torch.tensor(encode_chars(vocab, train)), "val": torch.tensor(encode_chars(vocab, val)), "vocab": vocab}
+        block = int(cfg.model.get("block_size", GeneratorConfig.block_size))
+        return {"train": torch.tensor(encode_chars(vocab, train)), "val": torch.tensor(encode_chars(vocab, val)),
+                "vocab": vocab, "block_size": block}
 
     def build(self, b, cfg) -> Generator:
         return Generator(GeneratorConfig(vocab_size=len(b["vocab"]), **cfg.model))
@@ -117,8 +119,8 @@ class GeneratorTask:
         return {"chars": b["vocab"]}
 
     def probes(self, b) -> dict[str, Any]:
-        vocab = b["vocab"]
-        return {f"p{i}": {"tokens": list(s), "ids": encode_chars(vocab, s)} for i, s in enumerate(GENERATOR_PROBES)}
+        vocab, block = b["vocab"], b["block_size"]  # a probe longer than the context keeps its start
+        return {f"p{i}": {"tokens": list(s[:block]), "ids": encode_chars(vocab, s[:block])} for i, s in enumerate(GENERATOR_PROBES)}
 
     def probe_attention(self, model, probes) -> dict[str, AttentionMaps]:
         return {name: _eval_attention(model, torch.tensor([p["ids"]])) for name, p in probes.items()}

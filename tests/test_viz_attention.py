@@ -140,3 +140,19 @@ def test_visible_chars_and_frame():
     frame = weights_frame(np.eye(2), ["x", "x"], ["<y>", "z"])
     assert list(frame.index) == ["0:x", "1:x"] and list(frame.columns) == ["0:<y>", "1:z"]
     assert FONT_SIZE >= 12
+
+
+def test_for_projector_grows_every_font_and_leaves_the_original_alone():
+    from viz.attention import head_grid
+    from viz.common import for_projector
+
+    w = np.random.default_rng(0).random((2, 3, 4, 4))
+    fig = head_grid(w / w.sum(-1, keepdims=True), list("abcd"), list("abcd"))
+    before = json.loads(fig.to_json())
+    big = for_projector(fig, scale=1.5)
+    assert json.loads(fig.to_json()) == before
+    assert big.layout.font.size == round(fig.layout.font.size * 1.5)
+    assert all(b.font.size > 14 for b in big.layout.annotations)
+    for name in ("xaxis", "yaxis"):
+        assert big.layout[name].tickfont.size >= round(12 * 1.5)
+    assert big.layout.height > fig.layout.height

@@ -66,3 +66,32 @@ def fit_size(n_rows: int, n_cols: int, *, cell: int = 34, min_size: int = 320, m
     h = min(max(min_size, 140 + cell * n_rows), max_size)
     w = min(max(min_size, 180 + cell * n_cols), max_size)
     return h, w
+
+
+def for_projector(fig: go.Figure, scale: float = 1.4) -> go.Figure:
+    """A copy of ``fig`` with every font (layout, title, axes, legend, colour bars, annotations,
+    cell text) ``scale`` times larger and the height grown to match; ``fig`` itself is untouched,
+    so cached figures stay as they are."""
+    out = go.Figure(fig)
+
+    def grow(font, default: int) -> dict:
+        return dict(size=round((font.size if font and font.size else default) * scale))
+
+    out.update_layout(font=grow(out.layout.font, FONT_SIZE))
+    if out.layout.title and out.layout.title.text:
+        out.update_layout(title_font=grow(out.layout.title.font, TITLE_SIZE))
+    out.update_layout(legend_font=grow(out.layout.legend.font, FONT_SIZE))
+    out.for_each_xaxis(lambda a: a.update(tickfont=grow(a.tickfont, FONT_SIZE), title_font=grow(a.title.font, FONT_SIZE)))
+    out.for_each_yaxis(lambda a: a.update(tickfont=grow(a.tickfont, FONT_SIZE), title_font=grow(a.title.font, FONT_SIZE)))
+    out.for_each_annotation(lambda a: a.update(font=grow(a.font, FONT_SIZE)))
+    for trace in out.data:
+        if "textfont" in trace and trace.textfont.size:
+            trace.textfont.size = round(trace.textfont.size * scale)
+        if "colorbar" in trace:
+            trace.colorbar.tickfont = grow(trace.colorbar.tickfont, FONT_SIZE)
+    if out.layout.height:
+        out.update_layout(height=round(out.layout.height * min(scale, 1.25)))
+    top = out.layout.margin.t
+    if top:
+        out.update_layout(margin_t=round(top * scale))
+    return out
