@@ -1,12 +1,13 @@
 """What the benchmark scripts share: a Streamlit server on a free loopback port, Debian's Chromium,
-small statistics, and one JSON object on stdout (progress goes to stderr).
+small statistics, their common options, and one JSON object on stdout (progress goes to stderr).
 
-The server is started the way ``tests/browser/conftest.py`` starts it (``streamlit run app.py``,
-headless, no file watcher) and stopped with its process id only.
+The browser tests (``tests/browser/conftest.py``) start their server with :func:`streamlit_server`
+too (``streamlit run app.py``, headless, no file watcher); it is stopped with its process id only.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import os
@@ -17,11 +18,11 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
@@ -38,6 +39,7 @@ CHROMIUM_ARGS = [
 CHECKPOINTS_ENV = "ATTENTION_CHECKPOINTS"  # the app's checkpoint root (model/checkpoint.py reads it)
 THREADS_ENV = "ATTENTION_TORCH_THREADS"  # torch threads for the app, when the app supports it
 STARTUP_SECONDS = 120  # the first start imports torch and streamlit on a busy 2-core machine
+T = TypeVar("T")
 
 
 def log(*parts: Any) -> None:
@@ -146,11 +148,16 @@ def stop(proc: subprocess.Popen) -> None:
 
 @contextmanager
 def streamlit_server(
-    *, env: dict[str, str] | None = None, log_name: str = "streamlit", startup_seconds: float = STARTUP_SECONDS
+    *,
+    env: dict[str, str] | None = None,
+    log_name: str = "streamlit",
+    log_path: Path | None = None,
+    startup_seconds: float = STARTUP_SECONDS,
 ) -> Iterator[Server]:
     """``streamlit run app.py`` on a free loopback port, healthy on entry, stopped on exit.
 
-    Its output goes to a log file in the temp directory (named in errors and progress)."""
+    Its output goes to ``log_path`` (default: a file named after ``log_name`` in the temp
+    directory), which errors name. A server that exits or stays unhealthy raises RuntimeError."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     cmd = [
@@ -161,7 +168,7 @@ def streamlit_server(
         "--browser.gatherUsageStats", "false",
         "--server.fileWatcherType", "none",
     ]  # fmt: skip
-    log_path = Path(tempfile.gettempdir()) / f"bench-{log_name}-{port}.log"
+    log_path = log_path or Path(tempfile.gettempdir()) / f"bench-{log_name}-{port}.log"
     with open(log_path, "wb") as out:
         t0 = time.perf_counter()
         proc = subprocess.Popen(
@@ -209,3 +216,34 @@ def tiny_checkpoints() -> Iterator[Path]:
 
     with tempfile.TemporaryDirectory(prefix="bench-tiny-") as d:
         yield make_checkpoints(d)
+
+
+# ------------------------------------------------------------------------------------------ options
+
+
+def add_app_options(
+    ap: argparse.ArgumentParser, *, timeout_s: float = 240, timeout_help: str = "per measurement"
+) -> None:
+    """The options of every browser benchmark: how long a result must hold, the timeout, and the
+    checkpoints the app reads (see :func:`run_on_checkpoints`)."""
+    ap.add_argument("--settle-ms", type=float, default=300, help="how long 'rendered' must hold (not counted)")
+    ap.add_argument("--timeout-s", type=float, default=timeout_s, help=timeout_help)
+    ap.add_argument(
+        "--checkpoints",
+        default=None,
+        help="checkpoint root for the app (default: $ATTENTION_CHECKPOINTS or ./checkpoints)",
+    )
+    ap.add_argument(
+        "--tiny-checkpoints", action="store_true", help="smoke test: random-weight tiny models from tests/tiny.py"
+    )
+
+
+def run_on_checkpoints(run: Callable[[argparse.Namespace], T], args: argparse.Namespace) -> tuple[T, str]:
+    """``run(args)`` on the checkpoints the options of :func:`add_app_options` ask for (with
+    ``--tiny-checkpoints``, the tiny ones in a temporary root that lives as long as the run), and
+    what those checkpoints are, for the report."""
+    if args.tiny_checkpoints:
+        with tiny_checkpoints() as root:
+            args.checkpoints = str(root)
+            return run(args), "tiny random-weight checkpoints (tests/tiny.py): smoke test only, not representative"
+    return run(args), str(args.checkpoints or "default (./checkpoints or $ATTENTION_CHECKPOINTS)")

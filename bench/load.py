@@ -24,7 +24,16 @@ import re
 from collections import Counter
 from typing import Any
 
-from bench._server import checkpoint_env, emit, launch_chromium, log, streamlit_server, summary, tiny_checkpoints
+from bench._server import (
+    add_app_options,
+    checkpoint_env,
+    emit,
+    launch_chromium,
+    log,
+    run_on_checkpoints,
+    streamlit_server,
+    summary,
+)
 from bench.page_latency import (
     DONE,
     INIT_SCRIPT,
@@ -203,10 +212,7 @@ def main() -> None:
     ap.add_argument("--sessions", type=int, default=20)
     ap.add_argument("--changes", type=int, default=10, help="input changes per session")
     ap.add_argument("--pages", default=",".join(DEFAULT_PAGES), help="pages to cycle through")
-    ap.add_argument("--settle-ms", type=float, default=300)
-    ap.add_argument("--timeout-s", type=float, default=300, help="per change (20 sessions share the CPU)")
-    ap.add_argument("--checkpoints", default=None, help="checkpoint root for the app (default: ./checkpoints)")
-    ap.add_argument("--tiny-checkpoints", action="store_true", help="smoke test: random-weight tiny models")
+    add_app_options(ap, timeout_s=300, timeout_help="per change (20 sessions share the CPU)")
     args = ap.parse_args()
     args.pages = args.pages.split(",")
     bad = [p for p in args.pages if p not in PAGES or not PAGES[p].input_key]
@@ -214,14 +220,7 @@ def main() -> None:
         raise SystemExit(
             f"pages {bad} have no main text input; choose from {[p for p, s in PAGES.items() if s.input_key]}"
         )
-    if args.tiny_checkpoints:
-        with tiny_checkpoints() as root:
-            args.checkpoints = str(root)
-            r = asyncio.run(run(args))
-        ckpt = "tiny random-weight checkpoints (tests/tiny.py): smoke test only, not representative"
-    else:
-        r = asyncio.run(run(args))
-        ckpt = str(args.checkpoints or "default (./checkpoints or $ATTENTION_CHECKPOINTS)")
+    r, ckpt = run_on_checkpoints(lambda a: asyncio.run(run(a)), args)
     emit({
         "benchmark": "load",
         "sessions": args.sessions,

@@ -17,7 +17,15 @@ import os
 from pathlib import Path
 from typing import Any
 
-from bench._server import checkpoint_env, emit, launch_chromium, log, streamlit_server, tiny_checkpoints
+from bench._server import (
+    add_app_options,
+    checkpoint_env,
+    emit,
+    launch_chromium,
+    log,
+    run_on_checkpoints,
+    streamlit_server,
+)
 from bench.page_latency import (
     PAGES,
     input_pools,
@@ -125,19 +133,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--pages", default=",".join(PAGES), help="comma-separated url paths to open")
     ap.add_argument("--changes", type=int, default=0, help="main-input changes per page after it renders")
-    ap.add_argument("--settle-ms", type=float, default=300)
-    ap.add_argument("--timeout-s", type=float, default=240)
-    ap.add_argument("--checkpoints", default=None, help="checkpoint root for the app (default: ./checkpoints)")
-    ap.add_argument("--tiny-checkpoints", action="store_true", help="smoke test: random-weight tiny models")
+    add_app_options(ap)
     args = ap.parse_args()
-    if args.tiny_checkpoints:
-        with tiny_checkpoints() as root:
-            args.checkpoints = str(root)
-            r = run(args)
-        ckpt = "tiny random-weight checkpoints (tests/tiny.py): smoke test only, not representative"
-    else:
-        r = run(args)
-        ckpt = str(args.checkpoints or "default (./checkpoints or $ATTENTION_CHECKPOINTS)")
+    r, ckpt = run_on_checkpoints(run, args)
     after = r["after"]
     emit({
         "benchmark": "memory",

@@ -33,15 +33,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from bench._server import (
+    add_app_options,
     checkpoint_env,
     emit,
     has_checkpoint,
     launch_chromium,
     log,
     read_checkpoint_meta,
+    run_on_checkpoints,
     streamlit_server,
     summary,
-    tiny_checkpoints,
 )
 
 
@@ -431,27 +432,11 @@ def main() -> None:
         "--cold-runs", type=int, default=None, help="fresh-server renders per page (default: --runs; 0 skips)"
     )
     ap.add_argument("--pages", default=",".join(PAGES), help="comma-separated url paths")
-    ap.add_argument("--settle-ms", type=float, default=300, help="how long 'rendered' must hold (not counted)")
-    ap.add_argument("--timeout-s", type=float, default=240, help="per measurement")
-    ap.add_argument(
-        "--checkpoints",
-        default=None,
-        help="checkpoint root for the app (default: $ATTENTION_CHECKPOINTS or ./checkpoints)",
-    )
-    ap.add_argument(
-        "--tiny-checkpoints", action="store_true", help="smoke test: random-weight tiny models from tests/tiny.py"
-    )
+    add_app_options(ap)
     args = ap.parse_args()
     if args.cold_runs is None:
         args.cold_runs = args.runs
-    if args.tiny_checkpoints:
-        with tiny_checkpoints() as root:
-            args.checkpoints = str(root)
-            pages = run(args)
-        ckpt = "tiny random-weight checkpoints (tests/tiny.py): smoke test only, not representative"
-    else:
-        pages = run(args)
-        ckpt = str(args.checkpoints or "default (./checkpoints or $ATTENTION_CHECKPOINTS)")
+    pages, ckpt = run_on_checkpoints(run, args)
     emit({
         "benchmark": "page_latency",
         "runs": args.runs,

@@ -22,14 +22,15 @@ from typing import Any
 
 from bench._server import (
     THREADS_ENV,
+    add_app_options,
     checkpoint_env,
     emit,
     launch_chromium,
     log,
     percentile,
+    run_on_checkpoints,
     streamlit_server,
     summary,
-    tiny_checkpoints,
 )
 from bench.page_latency import (
     PAGES,
@@ -146,21 +147,11 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=10, help="timed changes per page and setting")
     ap.add_argument("--pages", default=",".join(DEFAULT_PAGES))
     ap.add_argument("--no-omp", dest="omp", action="store_false", help=f"set only ${THREADS_ENV}, not OMP_NUM_THREADS")
-    ap.add_argument("--settle-ms", type=float, default=300)
-    ap.add_argument("--timeout-s", type=float, default=240)
-    ap.add_argument("--checkpoints", default=None, help="checkpoint root for the app (default: ./checkpoints)")
-    ap.add_argument("--tiny-checkpoints", action="store_true", help="smoke test: random-weight tiny models")
+    add_app_options(ap)
     args = ap.parse_args()
     args.threads = [int(n) for n in args.threads.split(",")]
     args.pages = args.pages.split(",")
-    if args.tiny_checkpoints:
-        with tiny_checkpoints() as root:
-            args.checkpoints = str(root)
-            r = run(args)
-        ckpt = "tiny random-weight checkpoints (tests/tiny.py): smoke test only, not representative"
-    else:
-        r = run(args)
-        ckpt = str(args.checkpoints or "default (./checkpoints or $ATTENTION_CHECKPOINTS)")
+    r, ckpt = run_on_checkpoints(run, args)
     emit({
         "benchmark": "threads",
         "runs": args.runs,

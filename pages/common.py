@@ -115,6 +115,17 @@ def bounded(lo: float, hi: float, kind: type = int) -> Callable[[str], Any]:
     return cast
 
 
+def one_of(options: Sequence[str]) -> Callable[[str], str]:
+    """A URL cast that accepts only one of ``options`` (e.g. a radio's choices)."""
+
+    def cast(raw: str) -> str:
+        if raw not in options:
+            raise ValueError(f"{raw!r} is not one of {list(options)}")
+        return raw
+
+    return cast
+
+
 def keep_valid(key: str, options: Sequence[Any], default: Any) -> None:
     """Reset a widget's state to ``default`` when it is not among ``options`` (e.g. a URL asked for
     layer 5 of a model with 2 layers). Call before the widget is created."""
@@ -155,13 +166,17 @@ def show_figure(
     st.plotly_chart(fig, key=key, config={"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}})
     if csv is not None:
         df = csv if isinstance(csv, pd.DataFrame) else pd.DataFrame(csv)
-        st.download_button("Download CSV", df.to_csv().encode("utf-8"), file_name=csv_name, mime="text/csv", key=f"{key}-csv")
+        st.download_button(
+            "Download CSV", df.to_csv().encode("utf-8"), file_name=csv_name, mime="text/csv", key=f"{key}-csv"
+        )
     if html_name is not None:
         title = html.unescape(fig.layout.title.text or "Attention Explorer figure")  # figure titles are escaped
         html_button("Download HTML", [fig], title, key=f"{key}-html", file_name=html_name)
 
 
-def html_button(label: str, figs: Sequence[go.Figure], title: str, *, key: str, file_name: str, notes: str = "") -> None:
+def html_button(
+    label: str, figs: Sequence[go.Figure], title: str, *, key: str, file_name: str, notes: str = ""
+) -> None:
     """A download button whose standalone HTML is built only when clicked (it embeds ~5 MB of plotly.js)."""
     figs = list(figs)
     st.download_button(
@@ -175,7 +190,9 @@ def html_button(label: str, figs: Sequence[go.Figure], title: str, *, key: str, 
     )
 
 
-def export_view_button(figs: Sequence[go.Figure], title: str, key: str, *, notes: str = "", file_name: str | None = None) -> None:
+def export_view_button(
+    figs: Sequence[go.Figure], title: str, key: str, *, notes: str = "", file_name: str | None = None
+) -> None:
     """Offer the page's main figures (``figs``, in order) as one standalone HTML file under ``title`` and ``notes``."""
     if not figs:
         return
@@ -278,10 +295,13 @@ def stepper(key: str, titles: Sequence[str], *, url_key: str = "step") -> int:
     step = st.session_state[key]
     prev.button("Previous step", key=f"{key}_prev", on_click=move, args=(-1,), disabled=step <= 1, width="stretch")
     middle.selectbox(
-        "Step", range(1, n + 1), key=key, format_func=lambda i: f"{i}/{n} · {titles[i - 1]}", label_visibility="collapsed"
+        "Step",
+        range(1, n + 1),
+        key=key,
+        format_func=lambda i: f"{i}/{n} · {titles[i - 1]}",
+        label_visibility="collapsed",
     )
     nxt.button("Next step", key=f"{key}_next", on_click=move, args=(1,), disabled=step >= n, width="stretch")
     st.query_params[url_key] = str(st.session_state[key])
     st.iframe(STEP_KEYS_JS, height=1)  # invisible; st.iframe runs the script with access to the page
     return st.session_state[key]
-

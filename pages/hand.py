@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import pandas as pd
 import streamlit as st
 
 from model.walkthrough import MultiHeadWalkthrough, Walkthrough, multi_head_walkthrough, plain_self_attention
-from pages.common import clean_text, init_state, show_figure, stepper, sync_url
+from pages.common import bounded, clean_text, init_state, one_of, show_figure, stepper, sync_url
 from viz.common import unique_labels
 from viz.matrix import KEY_AXIS, QUERY_AXIS, attention_heatmap, matrix_frame, matrix_heatmap, shape_title, vector_bar
 
@@ -21,27 +21,6 @@ MAX_WIDTH, MAX_HEADS = 64, 8
 URL_KEYS = ("hand_sentence", "hand_tokenizer", "hand_seed", *SIZES, "hand_heads", "hand_plain_scale", "hand_view")
 VIEWS = {"all": "all steps", "step": "one step at a time (← → keys)"}
 STEP_URL = "step"  # ?step=N shows step N of the one-step view
-
-
-def bounded(lo: int, hi: int) -> Callable[[str], int]:
-    """A URL cast that rejects numbers outside ``lo..hi`` (the widget would refuse them)."""
-
-    def cast(raw: str) -> int:
-        value = int(raw)
-        if not lo <= value <= hi:
-            raise ValueError(f"{value} is outside {lo}..{hi}")
-        return value
-
-    return cast
-
-
-def one_of(options: Sequence[str]) -> Callable[[str], str]:
-    def cast(raw: str) -> str:
-        if raw not in options:
-            raise ValueError(f"{raw!r} is not one of {list(options)}")
-        return raw
-
-    return cast
 
 
 def controls() -> None:

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
 
 import pandas as pd
 import streamlit as st
 
 from model.walkthrough import Step, input_tensor, notebook_tokens, reshape_steps
-from pages.common import clean_text, init_state, show_figure, sync_url
+from pages.common import bounded, clean_text, init_state, one_of, show_figure, sync_url
 from viz.reshape import parameter_bar, split_axes, step_figure, text_decimals
 
 MAX_B, MAX_T, MAX_K, MAX_H = 2, 8, 32, 8
@@ -26,27 +25,6 @@ for item in x:                                   # each sequence (t, k)
         w = softmax(q[:, cols] @ k[:, cols].T / sqrt(s))
         heads.append(w @ v[:, cols])             # (t, s)
     out.append(unify(cat(heads, dim=-1)))        # (t, k)"""
-
-
-def bounded(lo: int, hi: int) -> Callable[[str], int]:
-    """A URL cast that rejects numbers outside ``lo..hi`` (the widget would refuse them)."""
-
-    def cast(raw: str) -> int:
-        value = int(raw)
-        if not lo <= value <= hi:
-            raise ValueError(f"{value} is outside {lo}..{hi}")
-        return value
-
-    return cast
-
-
-def one_of(options: Sequence[str]) -> Callable[[str], str]:
-    def cast(raw: str) -> str:
-        if raw not in options:
-            raise ValueError(f"{raw!r} is not one of {list(options)}")
-        return raw
-
-    return cast
 
 
 def controls() -> None:

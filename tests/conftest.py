@@ -1,9 +1,11 @@
-"""Shared test set-up: the repo root on sys.path, one CPU thread, fixed seeds."""
+"""Shared test set-up: the repo root on sys.path, one CPU thread, fixed seeds, and the tiny
+checkpoints and app environment of the AppTest page tests (their helpers are in ``tests/apptest.py``)."""
 
 from __future__ import annotations
 
 import random
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,3 +24,26 @@ def _seed() -> None:
     """Every test starts from the same random state, so tiny-model results are reproducible."""
     random.seed(0)
     torch.manual_seed(0)
+
+
+@pytest.fixture(scope="module")
+def checkpoints(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Tiny random-weight checkpoints of the three tasks (``tests/tiny.py``), written once per module.
+    A module that needs other ones (with training histories, say) defines its own ``checkpoints``."""
+    from tests.tiny import make_checkpoints
+
+    return make_checkpoints(tmp_path_factory.mktemp("checkpoints"))
+
+
+@pytest.fixture
+def app_env(checkpoints: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The app reads ``checkpoints``, and every test starts and ends with empty Streamlit caches.
+    Page-test modules opt in with ``pytestmark = pytest.mark.usefixtures("app_env")``; a test
+    may still point ``ATTENTION_CHECKPOINTS`` elsewhere with ``monkeypatch``."""
+    from model.checkpoint import CHECKPOINTS_ENV
+    from tests.apptest import clear_caches
+
+    monkeypatch.setenv(CHECKPOINTS_ENV, str(checkpoints))
+    clear_caches()
+    yield
+    clear_caches()

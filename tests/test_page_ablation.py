@@ -2,54 +2,22 @@
 models, bad input, URL state, chart specs (a diverging before − after heatmap centred at 0) and a
 missing checkpoint."""
 
-import json
-from pathlib import Path
+from functools import partial
 
 import numpy as np
 import pytest
-import streamlit as st
 import torch
 from streamlit.testing.v1 import AppTest
 
 from model.checkpoint import Checkpoint, load_checkpoint
 from pages import common
-from tests.tiny import CLASSIFIER, GENERATOR, TRANSLATOR, make_checkpoints
+from tests import apptest
+from tests.apptest import chart, charts, run_on
+from tests.tiny import CLASSIFIER, GENERATOR, TRANSLATOR
 
-PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "ablation.py")
-
-
-@pytest.fixture(scope="module")
-def checkpoints(tmp_path_factory) -> Path:
-    return make_checkpoints(tmp_path_factory.mktemp("checkpoints"))
-
-
-@pytest.fixture(autouse=True)
-def env(checkpoints, monkeypatch):
-    monkeypatch.setenv("ATTENTION_CHECKPOINTS", str(checkpoints))
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    yield
-    st.cache_resource.clear()
-    st.cache_data.clear()
-
-
-def run(query: dict | None = None, **state) -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=60)
-    for key, value in (query or {}).items():
-        at.query_params[key] = value
-    for key, value in state.items():
-        at.session_state[key] = value
-    return at.run()
-
-
-def charts(at: AppTest) -> list[dict]:
-    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-
-
-def chart(at: AppTest, title_start: str) -> dict:
-    found = [c for c in charts(at) if c["layout"]["title"]["text"].startswith(title_start)]
-    assert found, f"no chart titled {title_start!r} in {[c['layout']['title']['text'] for c in charts(at)]}"
-    return found[0]
+PAGE = apptest.page("ablation")
+run = partial(apptest.run, PAGE)
+pytestmark = pytest.mark.usefixtures("app_env")
 
 
 def captions(at: AppTest) -> str:
@@ -62,9 +30,7 @@ def buttons(at: AppTest) -> list[str]:
 
 @pytest.fixture(scope="module")
 def default(checkpoints) -> AppTest:
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("ATTENTION_CHECKPOINTS", str(checkpoints))
-        return run()
+    return run_on(checkpoints, PAGE)
 
 
 def test_default_run(default):

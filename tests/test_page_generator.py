@@ -2,59 +2,25 @@
 bad input, URL state, chart specs (causal steps, layer × head grid, decoding step), missing and
 corrupt checkpoints."""
 
-import json
 import shutil
-from pathlib import Path
+from functools import partial
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from tests.tiny import GENERATOR, corrupt, make_checkpoints
+from tests import apptest
+from tests.apptest import chart, run_on
+from tests.tiny import GENERATOR, corrupt
 
-PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "generator.py")
+PAGE = apptest.page("generator")
+run = partial(apptest.run, PAGE)
 CELLS = GENERATOR.layers * GENERATOR.heads
-
-
-@pytest.fixture(scope="module")
-def checkpoints(tmp_path_factory) -> Path:
-    return make_checkpoints(tmp_path_factory.mktemp("checkpoints"))
-
-
-@pytest.fixture(autouse=True)
-def env(checkpoints, monkeypatch):
-    monkeypatch.setenv("ATTENTION_CHECKPOINTS", str(checkpoints))
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    yield
-    st.cache_resource.clear()
-    st.cache_data.clear()
-
-
-def run(query: dict | None = None, **state) -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=60)
-    for key, value in (query or {}).items():
-        at.query_params[key] = value
-    for key, value in state.items():
-        at.session_state[key] = value
-    return at.run()
-
-
-def charts(at: AppTest) -> list[dict]:
-    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-
-
-def chart(at: AppTest, title_start: str) -> dict:
-    found = [c for c in charts(at) if c["layout"]["title"]["text"].startswith(title_start)]
-    assert found, f"no chart titled {title_start!r}"
-    return found[0]
+pytestmark = pytest.mark.usefixtures("app_env")
 
 
 @pytest.fixture(scope="module")
 def default(checkpoints) -> AppTest:
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("ATTENTION_CHECKPOINTS", str(checkpoints))
-        return run()
+    return run_on(checkpoints, PAGE)
 
 
 def test_default_run(default):

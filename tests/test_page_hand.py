@@ -1,32 +1,16 @@
 """AppTest of the "Self-attention by hand" page: defaults show the seed's numbers, every control
 works, bad input gives a message instead of an exception, the URL seeds the state."""
 
-import json
-from pathlib import Path
+from functools import partial
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
-PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "hand.py")
+from tests import apptest
+from tests.apptest import chart
 
-
-def run(query: dict | None = None, **state) -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=60)
-    for key, value in (query or {}).items():
-        at.query_params[key] = value
-    for key, value in state.items():
-        at.session_state[key] = value
-    return at.run()
-
-
-def charts(at: AppTest) -> list[dict]:
-    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-
-
-def chart(at: AppTest, title_start: str) -> dict:
-    found = [c for c in charts(at) if c["layout"]["title"]["text"].startswith(title_start)]
-    assert found, f"no chart titled {title_start!r}"
-    return found[0]
+PAGE = apptest.page("hand")
+run = partial(apptest.run, PAGE)
 
 
 def all_text(at: AppTest) -> str:

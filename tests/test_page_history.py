@@ -3,52 +3,27 @@ every control, URL state, a checkpoint without history, broken history, no check
 
 import json
 import shutil
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from model.history import load_history
+from tests import apptest
+from tests.apptest import chart, run_on, url
 from tests.tiny import CLASSIFIER, GENERATOR, HISTORY_EPOCHS, make_checkpoints, make_history
 
-PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "history.py")
+PAGE = apptest.page("history")
+run = partial(apptest.run, PAGE)
 LAST = HISTORY_EPOCHS[-1]
+pytestmark = pytest.mark.usefixtures("app_env")
 
 
 @pytest.fixture(scope="module")
 def checkpoints(tmp_path_factory) -> Path:
     return make_history(make_checkpoints(tmp_path_factory.mktemp("checkpoints")))
-
-
-@pytest.fixture(autouse=True)
-def env(checkpoints, monkeypatch):
-    monkeypatch.setenv("ATTENTION_CHECKPOINTS", str(checkpoints))
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    yield
-    st.cache_resource.clear()
-    st.cache_data.clear()
-
-
-def run(query: dict | None = None, **state) -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=60)
-    for key, value in (query or {}).items():
-        at.query_params[key] = value
-    for key, value in state.items():
-        at.session_state[key] = value
-    return at.run()
-
-
-def charts(at: AppTest) -> list[dict]:
-    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-
-
-def chart(at: AppTest, title_start: str) -> dict:
-    found = [c for c in charts(at) if c["layout"]["title"]["text"].startswith(title_start)]
-    assert found, f"no chart titled {title_start!r}: {[c['layout']['title']['text'] for c in charts(at)]}"
-    return found[0]
 
 
 def marked_epoch(at: AppTest) -> float:
@@ -58,16 +33,9 @@ def marked_epoch(at: AppTest) -> float:
     return lines[0]["x0"]
 
 
-def url(at: AppTest, key: str) -> str:
-    value = at.query_params[key]
-    return value[0] if isinstance(value, list) else value
-
-
 @pytest.fixture(scope="module")
 def default(checkpoints) -> AppTest:
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("ATTENTION_CHECKPOINTS", str(checkpoints))
-        return run()
+    return run_on(checkpoints, PAGE)
 
 
 def test_default_run(default, checkpoints):

@@ -2,55 +2,19 @@
 explanation and the head means), an aligned pair (a B − A heatmap that equals the two sides
 subtracted), every control, the three models, bad input, URL state and a missing checkpoint."""
 
-import json
-from pathlib import Path
+from functools import partial
 
 import numpy as np
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from tests.tiny import CLASSIFIER, GENERATOR, TRANSLATOR, make_checkpoints
+from tests import apptest
+from tests.apptest import chart, charts, run_on, titles
+from tests.tiny import CLASSIFIER, GENERATOR, TRANSLATOR
 
-PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "pairs.py")
-
-
-@pytest.fixture(scope="module")
-def checkpoints(tmp_path_factory) -> Path:
-    return make_checkpoints(tmp_path_factory.mktemp("checkpoints"))
-
-
-@pytest.fixture(autouse=True)
-def env(checkpoints, monkeypatch):
-    monkeypatch.setenv("ATTENTION_CHECKPOINTS", str(checkpoints))
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    yield
-    st.cache_resource.clear()
-    st.cache_data.clear()
-
-
-def run(query: dict | None = None, **state) -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=60)
-    for key, value in (query or {}).items():
-        at.query_params[key] = value
-    for key, value in state.items():
-        at.session_state[key] = value
-    return at.run()
-
-
-def charts(at: AppTest) -> list[dict]:
-    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-
-
-def chart(at: AppTest, title_start: str) -> dict:
-    found = [c for c in charts(at) if c["layout"]["title"]["text"].startswith(title_start)]
-    assert found, f"no chart titled {title_start!r} in {[c['layout']['title']['text'] for c in charts(at)]}"
-    return found[0]
-
-
-def titles(at: AppTest) -> list[str]:
-    return [c["layout"]["title"]["text"] for c in charts(at)]
+PAGE = apptest.page("pairs")
+run = partial(apptest.run, PAGE)
+pytestmark = pytest.mark.usefixtures("app_env")
 
 
 def z(trace: dict) -> np.ndarray:
@@ -59,9 +23,7 @@ def z(trace: dict) -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def default(checkpoints) -> AppTest:
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("ATTENTION_CHECKPOINTS", str(checkpoints))
-        return run()
+    return run_on(checkpoints, PAGE)
 
 
 def test_default_run_explains_why_there_is_no_difference(default):

@@ -1,54 +1,22 @@
 """AppTest of the head-profiles page on tiny random checkpoints: default run, every control, URL
 state, bad input, escaping, and a missing checkpoint."""
 
-import json
-from pathlib import Path
+from functools import partial
 
 import numpy as np
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from model.checkpoint import load_checkpoint
 from model.profiles import head_profiles, model_attention
-from tests.tiny import CLASSIFIER, TRANSLATOR, make_checkpoints
+from tests import apptest
+from tests.apptest import chart, run_on, url
+from tests.tiny import CLASSIFIER, TRANSLATOR
 
-PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "profiles.py")
+PAGE = apptest.page("profiles")
+run = partial(apptest.run, PAGE)
 HEADS = CLASSIFIER.layers * CLASSIFIER.heads
-
-
-@pytest.fixture(scope="module")
-def checkpoints(tmp_path_factory) -> Path:
-    return make_checkpoints(tmp_path_factory.mktemp("checkpoints"))
-
-
-@pytest.fixture(autouse=True)
-def env(checkpoints, monkeypatch):
-    monkeypatch.setenv("ATTENTION_CHECKPOINTS", str(checkpoints))
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    yield
-    st.cache_resource.clear()
-    st.cache_data.clear()
-
-
-def run(query: dict | None = None, **state) -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=60)
-    for key, value in (query or {}).items():
-        at.query_params[key] = value
-    for key, value in state.items():
-        at.session_state[key] = value
-    return at.run()
-
-
-def charts(at: AppTest) -> list[dict]:
-    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-
-
-def chart(at: AppTest, title_start: str) -> dict:
-    found = [c for c in charts(at) if c["layout"]["title"]["text"].startswith(title_start)]
-    assert found, f"no chart titled {title_start!r}: {[c['layout']['title']['text'] for c in charts(at)]}"
-    return found[0]
+pytestmark = pytest.mark.usefixtures("app_env")
 
 
 def table(at: AppTest, key: str):
@@ -57,16 +25,9 @@ def table(at: AppTest, key: str):
     return next(df.value for df in at.dataframe if ("distance" in df.value.columns) == nearest)
 
 
-def url(at: AppTest, key: str) -> str:
-    value = at.query_params[key]
-    return value[0] if isinstance(value, list) else value
-
-
 @pytest.fixture(scope="module")
 def default(checkpoints) -> AppTest:
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("ATTENTION_CHECKPOINTS", str(checkpoints))
-        return run()
+    return run_on(checkpoints, PAGE)
 
 
 def test_default_run(default):

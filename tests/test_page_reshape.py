@@ -2,31 +2,17 @@
 loop-vs-batched check, narrow/wide parameter counts, clear messages for bad input, URL state."""
 
 import json
-from pathlib import Path
+from functools import partial
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests import apptest
+from tests.apptest import charts, titles
 from viz.common import HEAD_COLORS
 
-PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "reshape.py")
-
-
-def run(query: dict | None = None, **state) -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=60)
-    for key, value in (query or {}).items():
-        at.query_params[key] = value
-    for key, value in state.items():
-        at.session_state[key] = value
-    return at.run()
-
-
-def charts(at: AppTest) -> list[dict]:
-    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-
-
-def titles(at: AppTest) -> list[str]:
-    return [c["layout"]["title"]["text"] for c in charts(at)]
+PAGE = apptest.page("reshape")
+run = partial(apptest.run, PAGE)
 
 
 def metrics(at: AppTest) -> dict[str, str]:

@@ -4,61 +4,28 @@ checkpoints."""
 
 import json
 import shutil
-from pathlib import Path
+from functools import partial
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from tests.tiny import TRANSLATOR, corrupt, make_checkpoints
+from tests import apptest
+from tests.apptest import chart, charts, run_on
+from tests.tiny import TRANSLATOR, corrupt
 
-PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "translator.py")
+PAGE = apptest.page("translator")
+run = partial(apptest.run, PAGE)
 SOURCE = ["0:&lt;sos&gt;", "1:ein", "2:mann", "3:fährt", "4:fahrrad", "5:.", "6:&lt;eos&gt;"]
-
-
-@pytest.fixture(scope="module")
-def checkpoints(tmp_path_factory) -> Path:
-    return make_checkpoints(tmp_path_factory.mktemp("checkpoints"))
-
-
-@pytest.fixture(autouse=True)
-def env(checkpoints, monkeypatch):
-    monkeypatch.setenv("ATTENTION_CHECKPOINTS", str(checkpoints))
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    yield
-    st.cache_resource.clear()
-    st.cache_data.clear()
-
-
-def run(query: dict | None = None, **state) -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=60)
-    for key, value in (query or {}).items():
-        at.query_params[key] = value
-    for key, value in state.items():
-        at.session_state[key] = value
-    return at.run()
-
-
-def charts(at: AppTest) -> list[dict]:
-    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+pytestmark = pytest.mark.usefixtures("app_env")
 
 
 def grids(at: AppTest) -> list[dict]:
     return [c for c in charts(at) if " layers × " in c["layout"]["title"]["text"]]
 
 
-def chart(at: AppTest, title_start: str, nth: int = 0) -> dict:
-    found = [c for c in charts(at) if c["layout"]["title"]["text"].startswith(title_start)]
-    assert len(found) > nth, f"no chart titled {title_start!r}"
-    return found[nth]
-
-
 @pytest.fixture(scope="module")
 def default(checkpoints) -> AppTest:
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("ATTENTION_CHECKPOINTS", str(checkpoints))
-        return run()
+    return run_on(checkpoints, PAGE)
 
 
 def test_default_run(default):

@@ -2,11 +2,9 @@
 guesses), the question and scoring functions, keyboard stepping on the hand-worked page (?step=N)
 and the projector theme in the shared sidebar (?projector=1)."""
 
-import json
 from pathlib import Path
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from model.workshop import (
@@ -19,46 +17,12 @@ from model.workshop import (
     shape_question,
 )
 from pages.common import PROJECTOR_CSS, STEP_KEYS_JS
-from tests.tiny import make_checkpoints
+from tests.apptest import charts, run, url
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE, HAND, APP = (str(ROOT / p) for p in ("pages/workshop.py", "pages/hand.py", "app.py"))
 WEIGHTS_OF_IS = [0.2912, 0.0106, 0.0982, 0.0625, 0.4917, 0.0458]  # seed 002's weights for the query "is"
-
-
-@pytest.fixture(scope="module")
-def checkpoints(tmp_path_factory) -> Path:
-    return make_checkpoints(tmp_path_factory.mktemp("checkpoints"))
-
-
-@pytest.fixture(autouse=True)
-def env(checkpoints, monkeypatch):
-    monkeypatch.setenv("ATTENTION_CHECKPOINTS", str(checkpoints))
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    yield
-    st.cache_resource.clear()
-    st.cache_data.clear()
-
-
-def run(page: str = PAGE, query: dict | None = None, **state) -> AppTest:
-    at = AppTest.from_file(page, default_timeout=60)
-    for key, value in (query or {}).items():
-        at.query_params[key] = value
-    for key, value in state.items():
-        at.session_state[key] = value
-    return at.run()
-
-
-def url(at: AppTest, key: str) -> str | None:
-    if key not in at.query_params:
-        return None
-    value = at.query_params[key]
-    return value[0] if isinstance(value, list) else value
-
-
-def charts(at: AppTest) -> list[dict]:
-    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+pytestmark = pytest.mark.usefixtures("app_env")
 
 
 def score(at: AppTest) -> str:
@@ -153,7 +117,7 @@ def test_scores():
 
 
 def test_default_run_is_question_zero():
-    at = run()
+    at = run(PAGE)
     assert not at.exception and not at.warning and not at.error
     assert "Question 0" in at.subheader[0].value
     assert at.radio(key="ws_guess_0").options == ["0:Life", "1:is", "2:short", "3:eat", "4:dessert", "5:first."]
@@ -166,7 +130,7 @@ def test_default_run_is_question_zero():
 
 
 def test_strongest_guess_scores_one_and_reveals():
-    at = run()
+    at = run(PAGE)
     at.radio(key="ws_guess_0").set_value("4:dessert").run()
     at.button(key="ws_reveal").click().run()
     assert not at.exception
@@ -179,7 +143,7 @@ def test_strongest_guess_scores_one_and_reveals():
 
 
 def test_partial_credit_by_weight():
-    at = run()
+    at = run(PAGE)
     at.radio(key="ws_guess_0").set_value("0:Life").run()
     at.button(key="ws_reveal").click().run()
     assert score(at) == f"{0.2912 / 0.4917:.2f} / 1"
@@ -187,7 +151,7 @@ def test_partial_credit_by_weight():
 
 
 def test_reveal_without_a_guess_asks_for_one():
-    at = run()
+    at = run(PAGE)
     at.button(key="ws_reveal").click().run()
     assert not at.exception
     assert "Pick a word first" in at.warning[0].value
@@ -195,7 +159,7 @@ def test_reveal_without_a_guess_asks_for_one():
 
 
 def test_next_question_keeps_the_score_and_updates_the_url():
-    at = run()
+    at = run(PAGE)
     at.radio(key="ws_guess_0").set_value("4:dessert").run()
     at.button(key="ws_reveal").click().run()
     at.button(key="ws_next").click().run()
@@ -209,7 +173,7 @@ def test_next_question_keeps_the_score_and_updates_the_url():
 
 def test_url_question_is_honoured_and_shape_is_scored():
     q = shape_question(4)
-    at = run(query={"q": "4"})
+    at = run(PAGE, query={"q": "4"})
     assert not at.exception
     assert at.number_input(key="ws_q").value == 4 and "Question 4" in at.subheader[0].value
     assert str(q.before_shape) in " ".join(m.value for m in at.markdown)
@@ -225,7 +189,7 @@ def test_url_question_is_honoured_and_shape_is_scored():
 def test_wrong_shape_gets_partial_or_no_credit():
     q = shape_question(4)
     wrong = (*q.shape[:-1], q.shape[-1] + 1)
-    at = run(query={"q": "4"})
+    at = run(PAGE, query={"q": "4"})
     at.text_input(key="ws_shape_4").input(", ".join(map(str, wrong))).run()
     at.button(key="ws_reveal").click().run()
     expected = score_shape_guess(wrong, q.shape)
@@ -234,7 +198,7 @@ def test_wrong_shape_gets_partial_or_no_credit():
 
 @pytest.mark.parametrize("text", ["", "   \t", "x" * 5000, "😀🎬", "<script>alert(1)</script>", "two, four"])
 def test_bad_shape_guesses_give_a_warning_and_no_score(text):
-    at = run(query={"q": "1"})
+    at = run(PAGE, query={"q": "1"})
     at.text_input(key="ws_shape_1").input(text).run()
     at.button(key="ws_reveal").click().run()
     assert not at.exception
@@ -245,13 +209,13 @@ def test_bad_shape_guesses_give_a_warning_and_no_score(text):
 
 @pytest.mark.parametrize("raw", ["abc", "-1", "999999", "1.5"])
 def test_bad_question_numbers_fall_back_to_zero(raw):
-    at = run(query={"q": raw})
+    at = run(PAGE, query={"q": raw})
     assert not at.exception
     assert at.number_input(key="ws_q").value == 0 and "Question 0" in at.subheader[0].value
 
 
 def test_classifier_head_question():
-    at = run(query={"q": "2"})
+    at = run(PAGE, query={"q": "2"})
     assert not at.exception and not at.info
     text = " ".join(m.value for m in at.markdown)
     assert "sentiment classifier, layer" in text and "the acting is wonderful" in text
@@ -266,7 +230,7 @@ def test_classifier_head_question():
 
 def test_classifier_question_without_a_checkpoint_uses_the_hand_example(tmp_path, monkeypatch):
     monkeypatch.setenv("ATTENTION_CHECKPOINTS", str(tmp_path))
-    at = run(query={"q": "2"})
+    at = run(PAGE, query={"q": "2"})
     assert not at.exception
     assert "not trained on this machine" in at.info[0].value
     assert "the hand-worked example" in " ".join(m.value for m in at.markdown)

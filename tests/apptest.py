@@ -1,0 +1,73 @@
+"""What the AppTest page tests share: run a page with URL and session state, read its Plotly charts
+through their JSON specs, read the URL it wrote. The fixtures (tiny checkpoints, ``app_env``) are in
+``tests/conftest.py``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from model.checkpoint import CHECKPOINTS_ENV
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def page(name: str) -> str:
+    """The path of ``pages/<name>.py``, for :func:`run`."""
+    return str(ROOT / "pages" / f"{name}.py")
+
+
+def run(page: str, /, query: dict | None = None, **state) -> AppTest:
+    """Run the script at ``page`` once, with ``query`` in the URL and ``state`` in the session."""
+    at = AppTest.from_file(page, default_timeout=60)
+    for key, value in (query or {}).items():
+        at.query_params[key] = value
+    for key, value in state.items():
+        at.session_state[key] = value
+    return at.run()
+
+
+def run_on(checkpoints: Path, page: str, /, query: dict | None = None, **state) -> AppTest:
+    """:func:`run` with the app reading ``checkpoints``, for module-scoped fixtures (which cannot
+    use the function-scoped ``monkeypatch`` of ``app_env``)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(CHECKPOINTS_ENV, str(checkpoints))
+        return run(page, query, **state)
+
+
+def clear_caches() -> None:
+    """Forget every cached model and result, so no test sees another's checkpoints."""
+    st.cache_resource.clear()
+    st.cache_data.clear()
+
+
+def charts(at: AppTest) -> list[dict]:
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+
+
+def titles(at: AppTest) -> list[str]:
+    return [c["layout"]["title"]["text"] for c in charts(at)]
+
+
+def chart(at: AppTest, title_start: str, nth: int = 0) -> dict:
+    """The ``nth`` chart whose title starts with ``title_start``."""
+    found = [c for c in charts(at) if c["layout"]["title"]["text"].startswith(title_start)]
+    assert len(found) > nth, f"no chart titled {title_start!r} in {titles(at)}"
+    return found[nth]
+
+
+def axis_titles(spec: dict, axis: str) -> str:
+    """The titles of every ``axis`` ("xaxis", "yaxis") of a chart spec, joined by spaces."""
+    return " ".join(v.get("title", {}).get("text", "") for k, v in spec["layout"].items() if k.startswith(axis))
+
+
+def url(at: AppTest, key: str) -> str | None:
+    """The value the page wrote into the URL under ``key`` (None when it wrote none)."""
+    if key not in at.query_params:
+        return None
+    value = at.query_params[key]
+    return value[0] if isinstance(value, list) else value
