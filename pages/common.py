@@ -22,6 +22,7 @@ if os.environ.get("ATTENTION_TORCH_THREADS"):  # set by deployments and bench/th
     torch.set_num_threads(int(os.environ["ATTENTION_TORCH_THREADS"]))
 
 from model.checkpoint import Checkpoint, CheckpointError, default_dir, load_checkpoint
+from viz.common import for_projector
 from viz.export import figures_to_html
 
 TRAIN_COMMANDS = {
@@ -162,8 +163,10 @@ def show_figure(
     html_name: str | None = None,
 ) -> None:
     """A plotly chart (its toolbar exports PNG) plus a CSV download of its numbers and, with
-    ``html_name``, a "Download HTML" button for the figure as a standalone interactive file."""
-    st.plotly_chart(fig, key=key, config={"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}})
+    ``html_name``, a "Download HTML" button for the figure as a standalone interactive file.
+    In projector mode every font of the chart is drawn larger (the downloads keep the originals)."""
+    shown = for_projector(fig) if st.session_state.get(PROJECTOR_URL) else fig
+    st.plotly_chart(shown, key=key, config={"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}})
     if csv is not None:
         df = csv if isinstance(csv, pd.DataFrame) else pd.DataFrame(csv)
         st.download_button(

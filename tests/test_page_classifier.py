@@ -136,3 +136,11 @@ def test_corrupt_checkpoint(checkpoints, tmp_path, monkeypatch):
     at = run()
     assert not at.exception
     assert "could not be loaded" in at.error[0].value and "truncated" in at.error[0].value
+
+
+def test_projector_mode_draws_larger_chart_fonts(default):
+    big = run(projector=True)
+    assert not big.exception
+    normal, large = chart(default, "attention per layer and head"), chart(big, "attention per layer and head")
+    assert large["layout"]["font"]["size"] > normal["layout"]["font"]["size"]
+    assert large["layout"]["height"] > normal["layout"]["height"]

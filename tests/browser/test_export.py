@@ -1,0 +1,43 @@
+"""The whole-view HTML export in a real browser: the button downloads one standalone file with
+plotly.js inline, and that file draws its figures with the network switched off."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from model.checkpoint import WEIGHTS, default_dir
+
+from .test_pages import CHART_TIMEOUT_MS, wait_until_idle
+
+
+@pytest.mark.parametrize("path, n_figures", [("pairs", 3), ("ablation", 3)])
+def test_view_downloads_as_offline_html(page, app_url: str, path: str, n_figures: int, tmp_path) -> None:
+    if not (default_dir("classifier") / WEIGHTS).is_file():
+        pytest.skip("no classifier checkpoint: the page shows only the could-not-be-loaded message")
+    page.goto(f"{app_url}/{path}", wait_until="domcontentloaded")
+    wait_until_idle(page)
+    page.wait_for_selector(".js-plotly-plot", state="attached", timeout=CHART_TIMEOUT_MS)
+    with page.expect_download(timeout=CHART_TIMEOUT_MS) as info:
+        page.get_by_role("button", name="Download this view as HTML").click()
+    download = info.value
+    assert download.suggested_filename.endswith(".html")
+    html = download.path().read_text(encoding="utf-8")
+    assert html.startswith("<!DOCTYPE html>") and "plotly.js v" in html
+    assert not re.search(r"<script[^>]*\bsrc\s*=", html, flags=re.I)
+    assert html.count('class="plotly-graph-div"') == n_figures
+
+    saved = tmp_path / "view.html"
+    saved.write_text(html, encoding="utf-8")
+    context = page.context
+    context.set_offline(True)
+    try:
+        offline = context.new_page()
+        offline.goto(saved.as_uri())
+        offline.wait_for_function(
+            f"() => document.querySelectorAll('.js-plotly-plot .main-svg').length >= {n_figures}",
+            timeout=CHART_TIMEOUT_MS,
+        )
+    finally:
+        context.set_offline(False)
