@@ -66,6 +66,12 @@ PAGES: dict[str, PageSpec] = {
     # generated text, which need not change with the prompt)
     "generator": PageSpec("gen_prompt", "gen-step-heads", task="generator", textarea=True, word_level=False),
     "translator": PageSpec("tr_text", "tr-encoder-grid", task="translator"),
+    # the pages beyond the five: their first render (they open on the classifier)
+    "ablation": PageSpec(None, None, task="classifier"),
+    "pairs": PageSpec(None, None, task="classifier"),
+    "profiles": PageSpec(None, None, task="classifier"),
+    "history": PageSpec(None, None, task="classifier"),
+    "workshop": PageSpec(None, None),
 }
 MISSING_MODEL_TEXT = "model could not be loaded"  # pages.common.require_checkpoint's message
 ROUTER_TEXT = "CPU threads"  # in pages.common.sidebar's caption: shown only when app.py (the router) ran
