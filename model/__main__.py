@@ -1,4 +1,4 @@
-"""Command line: ``python -m model train <task>`` and ``python -m model evaluate <task>``."""
+"""Command line: ``python -m model train|evaluate|average <task>``."""
 
 from __future__ import annotations
 
@@ -76,6 +76,31 @@ def _evaluate(args: argparse.Namespace) -> None:
     print(json.dumps(result))
 
 
+def _average(args: argparse.Namespace) -> None:
+    from pathlib import Path
+
+    from model import evaluate
+    from model.checkpoint import default_dir, load_checkpoint, save_checkpoint
+    from model.train import average_snapshots
+
+    first, _, last = args.epochs.partition("-")
+    epochs = list(range(int(first), int(last or first) + 1))
+    out = Path(args.out) if args.out else default_dir(args.task)
+    ck = load_checkpoint(Path(args.base) if args.base else out, task=args.task)  # config and vocabularies
+    work = Path(args.work) if args.work else Path("runs") / args.task
+    try:
+        average_snapshots(work, ck.model, 0, epochs)
+    except FileNotFoundError as err:
+        sys.exit(str(err))
+    results: dict = {"averaged_epochs": epochs}
+    if args.task == "translator" and args.src and args.ref:
+        scores = evaluate.evaluate_translator(ck, args.src, args.ref, beam_size=1)
+        results.update(val_bleu=scores["bleu"], val_sacrebleu=scores["sacrebleu"], val_sentences=scores.get("sentences"))
+    save_checkpoint(out, args.task, ck.model, ck.vocabs, training={**ck.training, "averaged_epochs": epochs},
+                    results=results)
+    print(json.dumps({"out": str(out), **results}))
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m model", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -108,6 +133,16 @@ def main(argv: list[str] | None = None) -> None:
     )
     e.add_argument("--device", default="auto")
     e.set_defaults(func=_evaluate)
+
+    a = sub.add_parser("average", help="ship the mean of saved epoch snapshots as a checkpoint")
+    a.add_argument("task", choices=tasks)
+    a.add_argument("--epochs", required=True, help="a range of snapshot epochs, e.g. 9-16")
+    a.add_argument("--work", default=None, help="where the snapshots are (default: runs/<task>)")
+    a.add_argument("--base", default=None, help="checkpoint giving config and vocabularies (default: --out)")
+    a.add_argument("--out", default=None, help="where the averaged checkpoint goes (default: checkpoints/<task>)")
+    a.add_argument("--src", help="translator: validation German, to record the averaged model's BLEU")
+    a.add_argument("--ref", help="translator: validation English")
+    a.set_defaults(func=_average)
 
     args = parser.parse_args(argv)
     args.func(args)

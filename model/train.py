@@ -13,7 +13,7 @@ import json
 import math
 import random
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -210,10 +210,16 @@ def train(cfg: TrainConfig, on_progress: Progress | None = None) -> dict[str, An
     return progress["best"]
 
 
-def average_snapshots(work: Path, model: nn.Module, last: int) -> int:
-    """Load the mean of the last ``last`` epoch snapshots into ``model``; returns how many."""
-    files = sorted(work.glob("epoch*.safetensors"))[-last:]
-    if len(files) < 2:
+def average_snapshots(work: Path, model: nn.Module, last: int, epochs: Iterable[int] | None = None) -> int:
+    """Load the mean of epoch snapshots into ``model``: the last ``last`` of them, or exactly
+    ``epochs`` when given (a missing one raises FileNotFoundError). Returns how many were averaged."""
+    if epochs is None:
+        files = sorted(work.glob("epoch*.safetensors"))[-last:]
+    else:
+        files = [work / f"epoch{e:03d}.safetensors" for e in epochs]
+        if missing := [f.name for f in files if not f.exists()]:
+            raise FileNotFoundError(f"no snapshot {', '.join(missing)} in {work}")
+    if len(files) < (2 if epochs is None else 1):
         return 0
     states = [load_file(str(f)) for f in files]
     dev = next(model.parameters()).device

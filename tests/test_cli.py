@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 import sacrebleu
+import torch
+from safetensors.torch import load_file
 
 from model.__main__ import main
 from model.checkpoint import load_checkpoint
@@ -101,6 +103,27 @@ def test_train_then_resume_then_evaluate(task: str, data: Path, tmp_path: Path, 
         beam = evaluate(task, out, capsys, "--src", str(src), "--ref", str(ref), "--beam", "3")
         for r in (greedy, beam):
             assert set(r) >= {"bleu", "sacrebleu"} and 0 <= r["bleu"] <= 100 and 0 <= r["sacrebleu"] <= 100
+
+
+def test_average_ships_the_mean_of_the_chosen_snapshots(data: Path, tmp_path: Path, capsys) -> None:
+    out, work, avg = tmp_path / "out", tmp_path / "work", tmp_path / "avg"
+    train("translator", data, out, work, "--epochs", "3")
+    snaps = [load_file(str(work / f"epoch{e:03d}.safetensors")) for e in (2, 3)]
+    src, ref = data / "multi30k" / "val.de.gz", data / "multi30k" / "val.en.gz"
+    capsys.readouterr()
+    main(["average", "translator", "--epochs", "2-3", "--work", str(work), "--base", str(out), "--out", str(avg),
+          "--src", str(src), "--ref", str(ref)])
+    printed = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert printed["averaged_epochs"] == [2, 3] and 0 <= printed["val_bleu"] <= 100
+
+    ck = load_checkpoint(avg, task="translator", device="cpu")
+    assert ck.training["averaged_epochs"] == [2, 3] and ck.results["val_bleu"] == printed["val_bleu"]
+    state = ck.model.state_dict()
+    name = next(k for k in snaps[0] if k.endswith("weight") and snaps[0][k].ne(snaps[1][k]).any())
+    assert torch.allclose(state[name], (snaps[0][name] + snaps[1][name]) / 2, atol=1e-6)
+
+    with pytest.raises(SystemExit, match="epoch009"):
+        main(["average", "translator", "--epochs", "8-9", "--work", str(work), "--base", str(out), "--out", str(avg)])
 
 
 def test_evaluate_without_its_files_says_what_it_needs(tmp_path: Path) -> None:
