@@ -65,7 +65,7 @@ PAGES: dict[str, PageSpec] = {
     # generator: the step-1 view, whose keys are the prompt's last characters (the other heatmaps show
     # generated text, which need not change with the prompt)
     "generator": PageSpec("gen_prompt", "gen-step-heads", task="generator", textarea=True, word_level=False),
-    "translator": PageSpec("tr_text", "tr-encoder-grid", task="translator"),
+    "translator": PageSpec("tr_text", "tr-head", task="translator"),
     # the pages beyond the five: their first render (they open on the classifier)
     "ablation": PageSpec(None, None, task="classifier"),
     "pairs": PageSpec(None, None, task="classifier"),

@@ -146,9 +146,9 @@ def translate(
         ref_words = tokenize(reference, "en")[: model.config.max_len - 2]
         out = torch.tensor([tgt_vocab.encode(ref_words, add_sos_eos=True)], device=src.device)
     elif beam_size > 1:
-        out = model.beam(src, beam_size=beam_size, head_mask=head_mask)
+        out = model.beam(src, beam_size=beam_size, max_len=max_output_len(len(ids)), head_mask=head_mask)
     else:
-        out = model.greedy(src, head_mask=head_mask)
+        out = model.greedy(src, max_len=max_output_len(len(ids)), head_mask=head_mask)
     out_ids = out[0].tolist()
     if tgt_vocab.stoi[EOS] in out_ids:
         out_ids = out_ids[: out_ids.index(tgt_vocab.stoi[EOS]) + 1]

@@ -37,12 +37,12 @@ EXAMPLES = {  # simple Multi30k-style captions and a reference translation for e
 DEFAULT_TEXT = next(iter(EXAMPLES))
 CUSTOM = "(your own sentence)"
 DECODING = ("greedy", "beam")
-# (maps key, tab title, query axis, key axis, which token lists label the rows and columns)
-VIEWS = (
-    ("encoder", "Encoder self-attention", "query = German", "key = German", ("src", "src")),
-    ("decoder", "Decoder self-attention (causal)", "query = English output", "key = English so far", ("out", "in")),
-    ("cross", "Cross-attention", "query = English", "key = German", ("out", "src")),
-)
+# (maps key, label, query axis, key axis, which token lists label the rows and columns)
+VIEWS = {
+    "cross": ("Cross-attention", "query = English", "key = German", ("out", "src")),
+    "encoder": ("Encoder self-attention", "query = German", "key = German", ("src", "src")),
+    "decoder": ("Decoder self-attention (causal)", "query = English output", "key = English so far", ("out", "in")),
+}
 
 
 @st.cache_data(max_entries=64, show_spinner="Translating…")
@@ -122,13 +122,13 @@ def labels(view: dict, which: str) -> list[str]:
     return [f"{t} (unk)" if which == "src" and t in unknown and t not in (SOS, EOS) else t for t in view[which]]
 
 
-def attention_tab(view: dict, name: str, query_name: str, key_name: str, rows: str, cols: str, step: int) -> list:
+def attention_view(view: dict, name: str, step: int) -> list:
+    """One attention kind: the chosen layer and head, the layer's head mean, then every layer and head."""
+    _, query_name, key_name, (rows, cols) = VIEWS[name]
     att = view[name]
     L, H = att.shape[:2]
     q_tokens, k_tokens = labels(view, rows), labels(view, cols)
     axes = dict(query_name=query_name, key_name=key_name)
-    grid = head_grid(att, q_tokens, k_tokens, title=f"{L} layers × {H} heads", **axes)
-    show_figure(grid, f"tr-{name}-grid")
     layer = min(st.session_state["tr_layer"], L - 1)
     head = st.session_state["tr_head"]
     if layer != st.session_state["tr_layer"]:
@@ -139,13 +139,15 @@ def attention_tab(view: dict, name: str, query_name: str, key_name: str, rows: s
     )
     show_figure(
         one,
-        f"tr-{name}-head",
+        "tr-head",
         csv=weights_frame(att[layer, head], q_tokens, k_tokens),
         csv_name=f"translator-{name}-layer{layer}-head{head}.csv",
     )
     mean = mean_heads_heatmap(att[layer], q_tokens, k_tokens, title=f"layer {layer}: mean over the {H} heads", **axes)
-    show_figure(mean, f"tr-{name}-mean")
-    return [grid, one, mean]
+    show_figure(mean, "tr-mean")
+    grid = head_grid(att, q_tokens, k_tokens, title=f"{L} layers × {H} heads", **axes)
+    show_figure(grid, "tr-grid")
+    return [one, mean, grid]
 
 
 def step_section(view: dict, step: int) -> None:
@@ -199,21 +201,28 @@ def attention_views(view: dict) -> None:
     keep_valid("tr_layer", range(L), 0)
     keep_valid("tr_head", range(H), 0)
     keep_valid("tr_step", range(1, T + 1), 1)
+    init_state("tr_view", "cross", lambda raw: raw if raw in VIEWS else "cross")
+    st.radio(
+        "Attention",
+        list(VIEWS),
+        key="tr_view",
+        format_func=lambda k: VIEWS[k][0],
+        horizontal=True,
+        help="Cross: English words looking at German words. Encoder: German looking at German. "
+        "Decoder: English looking at the English written before it.",
+    )
     a, b, c = st.columns(3)
     a.selectbox("Layer", range(L), key="tr_layer", format_func=lambda l: f"layer {l}")
     b.selectbox("Head", range(H), key="tr_head", format_func=lambda h: f"head {h}")
     if T > 1:
         c.slider("Decoding step n", 1, T, key="tr_step", help="Output token n is framed in the decoder views.")
     step = st.session_state["tr_step"] if T > 1 else 1
-    figs = []
-    for tab, (name, _, query_name, key_name, (rows, cols)) in zip(st.tabs([v[1] for v in VIEWS]), VIEWS):
-        with tab:
-            figs += attention_tab(view, name, query_name, key_name, rows, cols, step)
+    figs = attention_view(view, st.session_state["tr_view"], step)
     st.subheader(f"Decoding step {step}: what output token {step} attended to")
     step_section(view, step)
     notes = f"German: {' '.join(view['src'][1:-1])}\nEnglish: {view['text']}"
     export_view_button(figs, "Translator (German to English)", "tr-export", notes=notes)
-    sync_url("tr_layer", "tr_head", "tr_step")
+    sync_url("tr_view", "tr_layer", "tr_head", "tr_step")
 
 
 st.title("Translator (German → English)")

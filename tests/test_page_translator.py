@@ -33,31 +33,32 @@ def test_default_run(default):
     assert not default.warning and not default.error
     assert default.text_input(key="tr_text").value == "ein mann fährt fahrrad ."
     assert len(default.code) == 1  # the translation, as plain text
-    assert [t.label for t in default.tabs] == [
-        "Encoder self-attention",
-        "Decoder self-attention (causal)",
-        "Cross-attention",
-    ]
+    assert default.radio(key="tr_view").value == "cross"  # one attention kind at a time, cross first
+    assert not default.tabs
     labels = [b.proto.label for b in default.get("download_button")]
-    assert labels == ["Download CSV"] * 3 + ["Download this view as HTML"]
+    assert labels == ["Download CSV", "Download this view as HTML"]
 
 
 def test_grids_have_one_heatmap_per_layer_and_head(default):
-    encoder, decoder, cross = grids(default)
+    [cross] = grids(default)
+    at = run()
+    [encoder] = grids(at.radio(key="tr_view").set_value("encoder").run())
+    [decoder] = grids(at.radio(key="tr_view").set_value("decoder").run())
+    assert at.query_params["tr_view"] in ("decoder", ["decoder"])
     H = TRANSLATOR.heads
     assert [t["type"] for t in encoder["data"]] == ["heatmap"] * (TRANSLATOR.enc_layers * H)
     assert len(decoder["data"]) == len(cross["data"]) == TRANSLATOR.dec_layers * H
     assert encoder["data"][0]["x"] == encoder["data"][0]["y"] == SOURCE
     assert cross["data"][0]["x"] == SOURCE
     assert "query = English" in cross["layout"]["title"]["text"] and "key = German" in cross["layout"]["title"]["text"]
-    for spec in charts(default):
+    for spec in charts(default) + charts(at):
         layout = json.dumps(spec["layout"])
         assert "query" in layout and "key" in layout, spec["layout"]["title"]["text"]
         assert "query" in spec["data"][0]["hovertemplate"] or "head" in spec["data"][0]["hovertemplate"]
 
 
 def test_cross_attention_axes_and_step_highlight(default):
-    cross = chart(default, "layer 0 · head 0", nth=2)
+    cross = chart(default, "layer 0 · head 0")
     assert cross["layout"]["yaxis"]["title"]["text"] == "query = English (row)"
     assert cross["layout"]["xaxis"]["title"]["text"] == "key = German (column)"
     [frame] = cross["layout"]["shapes"]
@@ -72,7 +73,8 @@ def test_teacher_forced_view_on_the_reference():
     assert not at.exception
     assert at.text_input(key="tr_reference").value == "a man rides a bike ."
     assert any("Teacher-forced" in i.value for i in at.info)
-    _, decoder, cross = grids(at)
+    [cross] = grids(at)
+    [decoder] = grids(at.radio(key="tr_view").set_value("decoder").run())
     assert cross["data"][0]["y"] == ["0:a", "1:man", "2:rides", "3:a", "4:bike", "5:.", "6:&lt;eos&gt;"]
     assert decoder["data"][0]["x"] == ["0:&lt;sos&gt;", "1:a", "2:man", "3:rides", "4:a", "5:bike", "6:."]
     at.slider(key="tr_step").set_value(3).run()
@@ -83,12 +85,19 @@ def test_teacher_forced_view_on_the_reference():
 
 
 def test_url_state_is_used_and_written():
-    query = {"tr_text": "zwei hunde spielen im schnee .", "tr_decoding": "beam", "tr_beam": "3", "tr_layer": "2"}
+    query = {
+        "tr_text": "zwei hunde spielen im schnee .",
+        "tr_decoding": "beam",
+        "tr_beam": "3",
+        "tr_layer": "2",
+        "tr_view": "encoder",
+    }
     at = run({**query, "tr_head": "99"})
     assert not at.exception
     assert at.selectbox(key="tr_example").value == "zwei hunde spielen im schnee ."
     assert at.radio(key="tr_decoding").value == "beam" and at.slider(key="tr_beam").value == 3
     assert at.selectbox(key="tr_layer").value == 2 and at.selectbox(key="tr_head").value == 0
+    assert at.radio(key="tr_view").value == "encoder"
     assert any("showing layer 1" in c.value for c in at.caption)  # the encoder has 2 layers
     assert at.query_params["tr_beam"] in ("3", ["3"])
 
@@ -105,6 +114,7 @@ def test_url_state_is_used_and_written():
         ("selectbox", "tr_layer", 2, {}),
         ("selectbox", "tr_head", 3, {}),
         ("slider", "tr_step", 4, {}),
+        ("radio", "tr_view", "encoder", {}),
     ],
 )
 def test_each_control(kind, key, value, state):
@@ -119,7 +129,9 @@ def test_each_control(kind, key, value, state):
     if key == "tr_head":
         assert chart(at, "layer 0 · head 3")
     if key == "tr_reference":
-        assert grids(at)[2]["data"][0]["y"][:2] == ["0:two", "1:dogs"]
+        assert grids(at)[0]["data"][0]["y"][:2] == ["0:two", "1:dogs"]
+    if key == "tr_view":
+        assert grids(at)[0]["data"][0]["y"][1:3] == ["1:ein", "2:mann"]
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,18 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from viz.common import COLORSCALE, FONT_SIZE, base_layout, check_matrix, check_stack, to_numpy, unique_labels
+from viz.common import (
+    COLORSCALE,
+    FONT_SIZE,
+    TITLE_SIZE,
+    base_layout,
+    check_matrix,
+    check_stack,
+    fixed_margins,
+    text_px,
+    to_numpy,
+    unique_labels,
+)
 
 DIVERGING = "RdBu_r"  # raw scores are signed: blue below zero, red above
 MAX_TEXT_CELLS = 144  # values are printed in the cells up to 12 × 12; beyond, on hover only
@@ -54,6 +65,12 @@ def _hover(query_name: str, key_name: str, value: str = "weight", extra: str = "
 
 def _height(n_rows: int) -> int:
     return int(min(max(380, 160 + 28 * n_rows), 1000))
+
+
+def _gap(m: np.ndarray) -> int:
+    """A 1-pixel gap between the cells of small matrices; none on larger ones, where it doubles the
+    browser's drawing time (plotly draws gapped cells one by one)."""
+    return 1 if m.size <= MAX_TEXT_CELLS else 0
 
 
 def _cell_text(m: np.ndarray) -> np.ndarray | None:
@@ -105,15 +122,22 @@ def _single(
         hovertemplate=hover or _hover(query_name, key_name, value),
         hoverongaps=False,
         colorbar=dict(thickness=14, title=dict(text=value)),
-        xgap=1,
-        ygap=1,
+        xgap=_gap(m),
+        ygap=_gap(m),
     )
     fig = go.Figure(trace)
     q_title, k_title = _axis_names(query_name, key_name)
     base_layout(fig, title=title, height=_height(len(rows)))
-    fig.update_xaxes(title_text=k_title, type="category", side="top", tickangle=0 if len(cols) <= 10 else -60)
+    angled = len(cols) > 10 or text_px(cols, FONT_SIZE) * len(cols) > 700  # would overlap when level
+    fig.update_xaxes(title_text=k_title, type="category", side="top", tickangle=-60 if angled else 0)
     fig.update_yaxes(title_text=q_title, type="category", autorange="reversed")
-    return fig
+    x_labels = text_px(cols, FONT_SIZE) * 0.87 + FONT_SIZE if angled else 1.6 * FONT_SIZE
+    return fixed_margins(fig, l=text_px(rows, FONT_SIZE) + 2.5 * FONT_SIZE + 10, t=_title_px(title) + x_labels + 2.5 * FONT_SIZE)
+
+
+def _title_px(title: str | None) -> float:
+    """Room for a figure title of up to two lines (long titles wrap in narrow columns)."""
+    return 2.4 * TITLE_SIZE + 16 if title else 10
 
 
 def attention_heatmap(
@@ -208,7 +232,7 @@ def head_grid(
             suffix = "" if i == 1 else str(i)
             traces.append(dict(
                 type="heatmap", z=_z(w[l, h]), x=cols, y=rows, xaxis=f"x{suffix}", yaxis=f"y{suffix}",
-                coloraxis="coloraxis", xgap=1, ygap=1,
+                coloraxis="coloraxis", xgap=_gap(w[l, h]), ygap=_gap(w[l, h]),
                 hovertemplate=_hover(query_name, key_name, extra=f"layer {l} · head {h}<br>"),
             ))  # fmt: skip
             bottom, left = l == L - 1, h == 0
@@ -231,7 +255,15 @@ def head_grid(
         coloraxis=dict(colorscale=COLORSCALE, cmin=0.0, cmax=zmax, colorbar=dict(title=dict(text="weight"))),
     )
     fig = go.Figure(dict(data=traces, layout=layout))
-    return base_layout(fig, title=f"{_escape(title)} · rows: {q_title}, columns: {k_title}", height=120 + L * row_px)
+    full_title = f"{_escape(title)} · rows: {q_title}, columns: {k_title}"
+    base_layout(fig, title=full_title, height=120 + L * row_px)
+    x_labels = text_px(cols, tick["size"]) * 0.87 if Tk > 6 else 1.6 * tick["size"]
+    return fixed_margins(
+        fig,
+        l=text_px(rows, tick["size"]) + 2.5 * FONT_SIZE + 10,
+        t=_title_px(full_title) + 1.6 * FONT_SIZE,
+        b=x_labels + 2.5 * FONT_SIZE,
+    )
 
 
 def causal_step_figures(scores, mask, masked, weights, tokens: Sequence[str]) -> dict[str, go.Figure]:
