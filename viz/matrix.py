@@ -7,13 +7,24 @@ while they fit, and names both axes (query rows, key columns where that applies)
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from viz.common import COLORSCALE, FONT_SIZE, base_layout, check_matrix, to_numpy, unique_labels
+from viz.common import (
+    COLORSCALE,
+    FONT_SIZE,
+    TITLE_SIZE,
+    base_layout,
+    check_matrix,
+    fixed_margins,
+    text_px,
+    to_numpy,
+    unique_labels,
+)
 
 QUERY_AXIS, KEY_AXIS = "query (row)", "key (column)"
 DIVERGING = "RdBu_r"  # for signed values: blue below zero, red above, white at zero
@@ -63,12 +74,16 @@ def _height(n_rows: int) -> int:
 
 
 def top_axis_layout(fig: go.Figure) -> go.Figure:
-    """Room above the plot for the title and, under it, the column ticks and axis title."""
-    fig.update_layout(
-        title=dict(y=1, yref="container", yanchor="top", pad=dict(t=12)),
-        margin=dict(t=110),
-    )
-    return fig
+    """Room above the plot for the title and, under it, the column ticks and axis title; margins
+    are set from the first trace's labels (see :func:`viz.common.fixed_margins`)."""
+    fig.update_layout(title=dict(y=1, yref="container", yanchor="top", pad=dict(t=12)))
+    trace = fig.data[0]
+    rows = list(trace.y) if trace.y is not None else []
+    cols = list(trace.x) if trace.x is not None else []
+    angle = abs(fig.layout.xaxis.tickangle or 0)
+    x_labels = text_px(cols, FONT_SIZE) * math.sin(math.radians(angle)) + FONT_SIZE if angle else 1.6 * FONT_SIZE
+    title = 2.4 * TITLE_SIZE + 16 if fig.layout.title.text else 10
+    return fixed_margins(fig, l=text_px(rows, FONT_SIZE) + 2.5 * FONT_SIZE + 10, t=title + x_labels + 2.5 * FONT_SIZE)
 
 
 def matrix_heatmap(
