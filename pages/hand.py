@@ -280,9 +280,12 @@ def main() -> None:
     parts = sections(mh, labels)
     if state.hand_view == "all":
         st.query_params.pop(STEP_URL, None)
-        for title, expanded, body in parts:
-            with st.expander(title, expanded=expanded):
-                body()
+        for i, (title, expanded, body) in enumerate(parts, start=1):
+            # lazy: a closed step costs nothing; opening it reruns the page and draws it
+            part = st.expander(title, expanded=expanded, key=f"hand_part_{i}", on_change="rerun")
+            if part.open:
+                with part:
+                    body()
         return
     step = stepper("hand_step", [title for title, _, _ in parts], url_key=STEP_URL)
     title, _, body = parts[step - 1]

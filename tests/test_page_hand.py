@@ -1,8 +1,6 @@
 """AppTest of the "Self-attention by hand" page: defaults show the seed's numbers, every control
 works, bad input gives a message instead of an exception, the URL seeds the state."""
 
-from functools import partial
-
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -10,7 +8,12 @@ from tests import apptest
 from tests.apptest import chart
 
 PAGE = apptest.page("hand")
-run = partial(apptest.run, PAGE)
+OPEN_ALL = {f"hand_part_{i}": True for i in range(1, 11)}  # the steps' expanders draw only when open
+
+
+def run(query: dict | None = None, **state) -> AppTest:
+    """The page with every step open."""
+    return apptest.run(PAGE, query, **{**OPEN_ALL, **state})
 
 
 def all_text(at: AppTest) -> str:
@@ -34,6 +37,15 @@ def test_default_run_shows_the_seed_numbers(default):
     detail = next(df.value for df in default.dataframe if "weight" in df.value.columns)
     assert detail["weight"].round(4).tolist() == [0.2912, 0.0106, 0.0982, 0.0625, 0.4917, 0.0458]
     assert default.selectbox(key="hand_query").value == "1:is"
+
+
+def test_closed_steps_are_not_drawn_until_opened():
+    at = apptest.run(PAGE)
+    assert not at.exception
+    assert chart(at, "scores ω") and not [c for c in at.get("plotly_chart") if "embeddings x" in c.proto.spec]
+    at.session_state["hand_part_2"] = True
+    at.run()
+    assert chart(at, "embeddings x")["layout"]["title"]["text"] == "embeddings x  (6 × 16)"
 
 
 def test_default_charts_specs(default):
