@@ -18,12 +18,15 @@ import plotly.graph_objects as go
 import streamlit as st
 import torch
 
-if os.environ.get("ATTENTION_TORCH_THREADS"):  # set by deployments and bench/threads.py
-    torch.set_num_threads(int(os.environ["ATTENTION_TORCH_THREADS"]))
-
 from model.checkpoint import Checkpoint, CheckpointError, default_dir, load_checkpoint
 from viz.common import for_projector
 from viz.export import figures_to_html
+
+# One torch thread per script run unless a deployment says otherwise: bench/threads.py measured 1 and
+# 2 threads alike for one user (docs/RESULTS.md), and with many sessions at once a second thread per
+# run only oversubscribes the cores.
+_threads = os.environ.get("ATTENTION_TORCH_THREADS", "1")
+torch.set_num_threads(int(_threads) if _threads.isdigit() and int(_threads) > 0 else 1)
 
 TRAIN_COMMANDS = {
     "classifier": "python -m model train classifier",
