@@ -92,6 +92,17 @@ class MultiHeadAttention(nn.Module):
         self.dropout = dropout
         self.split_scale = split_scale
 
+    def project(self, x: Tensor, context: Tensor | None) -> tuple[Tensor, Tensor, Tensor]:
+        """Queries from ``x``, keys and values from ``context`` (``x`` itself when None), in one
+        matrix product where they share an input, as torch.nn.MultiheadAttention packs them."""
+        projections = (self.to_q, self.to_k, self.to_v) if context is None else (self.to_k, self.to_v)
+        weight = torch.cat([p.weight for p in projections])
+        bias = torch.cat([p.bias for p in projections]) if self.to_q.bias is not None else None
+        packed = F.linear(x if context is None else context, weight, bias).split(self.to_q.out_features, dim=-1)
+        if context is None:
+            return packed[0], packed[1], packed[2]
+        return self.to_q(x), packed[0], packed[1]
+
     def split_heads(self, x: Tensor) -> Tensor:
         B, T, _ = x.shape
         return x.view(B, T, self.heads, self.head_dim).transpose(1, 2)  # (B, h, T, s)
@@ -106,10 +117,7 @@ class MultiHeadAttention(nn.Module):
         head_mask: Tensor | None = None,
     ) -> tuple[Tensor, Tensor | None]:
         B, T, _ = x.shape
-        context = x if context is None else context
-        q = self.split_heads(self.to_q(x))
-        k = self.split_heads(self.to_k(context))
-        v = self.split_heads(self.to_v(context))
+        q, k, v = map(self.split_heads, self.project(x, context))
         p = self.dropout if self.training else 0.0
         if need_weights:
             out, weights = scaled_dot_product_attention(
