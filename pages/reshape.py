@@ -79,8 +79,11 @@ def show_step(i: int, step: Step, heads: int, tokens: list[str] | None) -> None:
         st.markdown(f"**{i}. {step.name}** — shape `({', '.join(step.dims)})` = `{step.shape}`")
         st.caption(step.note)
         tensors = {"queries": step.tensor, **step.others} if step.others else {"": step.tensor}
-        tabs = st.tabs(list(tensors)) if step.others else [st.container()]
+        # lazy tabs: only the selected tensor is drawn; choosing another reruns the page
+        tabs = st.tabs(list(tensors), key=f"reshape_tab_{i}", on_change="rerun") if step.others else [st.container()]
         for tab, (role, tensor) in zip(tabs, tensors.items()):
+            if step.others and not tab.open:
+                continue
             with tab:
                 name = f"{step.name} · {role}" if role else step.name
                 fig = step_figure(tensor, step.head_of, step.dims, heads=heads, name=name, tokens=tokens)

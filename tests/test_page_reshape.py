@@ -34,8 +34,8 @@ def test_default_run(default):
     for expected in (
         "input x: (b, t, k)  (2 × 4 × 8)",
         "view · queries: (b, t, h, s)  (2 × 4 × 2 × 4)",
-        "transpose · keys: (b, h, t, s)  (2 × 2 × 4 × 4)",
-        "fold heads into batch · values: (b·h, t, s)  (4 × 4 × 4)",
+        "transpose · queries: (b, h, t, s)  (2 × 2 × 4 × 4)",
+        "fold heads into batch · queries: (b·h, t, s)  (4 × 4 × 4)",
         "softmax: (b·h, t, t)  (4 × 4 × 4)",
         "unfold: (b, h, t, s)  (2 × 2 × 4 × 4)",
         "concatenate heads: (b, t, h·s)  (2 × 4 × 8)",
@@ -44,6 +44,17 @@ def test_default_run(default):
         assert expected in shown, expected
     assert loop_diff(default) < 1e-5
     assert metrics(default)["narrow heads (4k²)"] == "256" and metrics(default)["wide heads (4hk²)"] == "512"
+
+
+def test_tabs_draw_only_the_chosen_tensor(default):
+    assert not [t for t in titles(default) if "· keys" in t]  # only the selected tab (queries) is drawn
+    tab_keys = [f"reshape_tab_{i}" for i in range(1, 12) if f"reshape_tab_{i}" in default.session_state]
+    assert tab_keys and all(default.session_state[k] == "queries" for k in tab_keys)
+    at = run(**{k: "keys" for k in tab_keys})
+    assert not at.exception
+    shown = titles(at)
+    assert "transpose · keys: (b, h, t, s)  (2 × 2 × 4 × 4)" in shown
+    assert not [t for t in shown if "· queries" in t]
 
 
 def test_head_colours_and_axes(default):
