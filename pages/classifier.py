@@ -23,7 +23,7 @@ from pages.common import (
     show_figure,
     sync_url,
 )
-from viz.attention import attention_heatmap, head_grid, mean_heads_heatmap, query_bar, weights_frame
+from viz.attention import attention_heatmap, grid_frame, head_grid, mean_heads_heatmap, query_bar, weights_frame
 
 TASK = "classifier"
 DEFAULT_TEXT = "the acting is wonderful but the plot is thin"
@@ -36,7 +36,13 @@ EXAMPLES = (
     "it is not a good movie",
 )
 CUSTOM = "(your own sentence)"
-URL_KEYS = ("cls_text", "cls_layer", "cls_head", "cls_hide")
+URL_KEYS = ("cls_text", "cls_show", "cls_layer", "cls_head", "cls_hide")
+VIEWS = {  # one attention view at a time (each is a chart or two to draw)
+    "grid": "Every layer and head",
+    "head": "One head in detail",
+    "mean": "Mean over heads",
+    "rollout": "Attention rollout",
+}
 
 
 @st.cache_data(max_entries=64, show_spinner="Classifying…")
@@ -112,6 +118,7 @@ def attention_views(result: dict) -> None:
     unknown = set(result["unknown"])
     tokens = [f"{t} (unk)" if t in unknown else t for t in result["tokens"]]
     init_state("cls_hide", False, lambda raw: raw == "True")
+    st.subheader("Attention")
     st.toggle(
         "Hide special tokens and renormalise",
         key="cls_hide",
@@ -125,49 +132,75 @@ def attention_views(result: dict) -> None:
     elif st.session_state["cls_hide"]:
         st.caption("This sentence has no special tokens to hide.")
 
-    st.subheader(f"Every head of every layer ({L} layers × {H} heads)")
-    st.caption("Each small heatmap is one head: row = the query word, column = the key word it attends to.")
-    grid = head_grid(att, tokens, title="attention per layer and head")
-    show_figure(grid, "cls-grid")
-
-    st.subheader("One head in detail")
+    init_state("cls_show", "grid", lambda raw: raw if raw in VIEWS else "grid")
+    st.radio(
+        "Show",
+        list(VIEWS),
+        key="cls_show",
+        format_func=VIEWS.get,
+        horizontal=True,
+        help="One view at a time, so a new sentence redraws one chart, not five.",
+    )
     init_state("cls_layer", 0, bounded(0, L - 1))
     init_state("cls_head", 0, bounded(0, H - 1))
     keep_valid("cls_layer", range(L), 0)
     keep_valid("cls_head", range(H), 0)
-    left, right = st.columns(2)
-    left.selectbox("Layer", range(L), key="cls_layer", format_func=lambda l: f"layer {l}")
-    right.selectbox("Head", range(H), key="cls_head", format_func=lambda h: f"head {h}")
+    show = st.session_state["cls_show"]
+    if show in ("head", "mean"):
+        left, right = st.columns(2)
+        left.selectbox("Layer", range(L), key="cls_layer", format_func=lambda l: f"layer {l}")
+        if show == "head":
+            right.selectbox("Head", range(H), key="cls_head", format_func=lambda h: f"head {h}")
     layer, head = st.session_state["cls_layer"], st.session_state["cls_head"]
-    one = attention_heatmap(att[layer, head], tokens, title=f"layer {layer} · head {head}")
-    show_figure(
-        one,
-        "cls-head",
-        csv=weights_frame(att[layer, head], tokens),
-        csv_name=f"classifier-layer{layer}-head{head}.csv",
-    )
-    mean = mean_heads_heatmap(att[layer], tokens, title=f"layer {layer}: mean over the {H} heads")
-    show_figure(mean, "cls-mean")
 
-    st.subheader("Attention rollout")
-    st.caption(
-        "Rollout (Abnar & Zuidema, 2020) follows attention through all layers: average the heads, add the "
-        "residual connection (the identity), rescale rows, multiply layer by layer. Row i: how much of each "
-        "input word reaches position i at the top."
-    )
-    rolled = attention_heatmap(rollout, tokens, title=f"attention rollout through {L} layers")
-    show_figure(rolled, "cls-rollout")
-    bar = query_bar(
-        rollout.mean(axis=0),
-        tokens,
-        query_label="the sentence (mean of all positions)",
-        title="how much each word reaches the pooled sentence vector that the classifier reads",
-    )
-    show_figure(bar, "cls-rollout-bar")
+    def grid():
+        return head_grid(att, tokens, title="attention per layer and head")
+
+    def one():
+        return attention_heatmap(att[layer, head], tokens, title=f"layer {layer} · head {head}")
+
+    def mean():
+        return mean_heads_heatmap(att[layer], tokens, title=f"layer {layer}: mean over the {H} heads")
+
+    def rolled():
+        return attention_heatmap(rollout, tokens, title=f"attention rollout through {L} layers")
+
+    def reach():
+        return query_bar(
+            rollout.mean(axis=0),
+            tokens,
+            query_label="the sentence (mean of all positions)",
+            title="how much each word reaches the pooled sentence vector that the classifier reads",
+        )
+
+    if show == "grid":
+        st.caption(
+            f"{L} layers × {H} heads. Each small heatmap is one head: row = the query word, column = the key "
+            "word it attends to."
+        )
+        show_figure(grid(), "cls-grid", csv=grid_frame(att, tokens), csv_name="classifier-all-heads.csv")
+    elif show == "head":
+        show_figure(
+            one(),
+            "cls-head",
+            csv=weights_frame(att[layer, head], tokens),
+            csv_name=f"classifier-layer{layer}-head{head}.csv",
+        )
+    elif show == "mean":
+        show_figure(mean(), "cls-mean")
+    else:
+        st.caption(
+            "Rollout (Abnar & Zuidema, 2020) follows attention through all layers: average the heads, add the "
+            "residual connection (the identity), rescale rows, multiply layer by layer. Row i: how much of each "
+            "input word reaches position i at the top."
+        )
+        show_figure(rolled(), "cls-rollout")
+        show_figure(reach(), "cls-rollout-bar")
     notes = f"Sentence: {' '.join(result['tokens'])}\nPrediction: {result['label']} ({max(result['probs']):.1%})"
-    export_view_button([grid, one, mean, rolled, bar], "Sentiment classifier", "cls-export", notes=notes)
-    sync_url("cls_hide", "cls_layer", "cls_head")
-
+    export_view_button(
+        lambda: [grid(), one(), mean(), rolled(), reach()], "Sentiment classifier", "cls-export", notes=notes
+    )
+    sync_url("cls_show", "cls_hide", "cls_layer", "cls_head")
 
 st.title("Sentiment classifier")
 st.caption(

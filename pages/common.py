@@ -180,14 +180,16 @@ def show_figure(
         html_button("Download HTML", [fig], title, key=f"{key}-html", file_name=html_name)
 
 
-def html_button(
-    label: str, figs: Sequence[go.Figure], title: str, *, key: str, file_name: str, notes: str = ""
-) -> None:
-    """A download button whose standalone HTML is built only when clicked (it embeds ~5 MB of plotly.js)."""
-    figs = list(figs)
+Figures = Sequence[go.Figure] | Callable[[], Sequence[go.Figure]]
+
+
+def html_button(label: str, figs: Figures, title: str, *, key: str, file_name: str, notes: str = "") -> None:
+    """A download button whose standalone HTML is built only when clicked (it embeds ~5 MB of plotly.js).
+    ``figs`` may be a function that builds them, so figures the page does not show cost nothing until then."""
+    build = figs if callable(figs) else (lambda figs=list(figs): figs)
     st.download_button(
         label,
-        data=lambda: figures_to_html(figs, title, notes).encode("utf-8"),
+        data=lambda: figures_to_html(list(build()), title, notes).encode("utf-8"),
         file_name=file_name,
         mime="text/html",
         key=key,
@@ -196,11 +198,10 @@ def html_button(
     )
 
 
-def export_view_button(
-    figs: Sequence[go.Figure], title: str, key: str, *, notes: str = "", file_name: str | None = None
-) -> None:
-    """Offer the page's main figures (``figs``, in order) as one standalone HTML file under ``title`` and ``notes``."""
-    if not figs:
+def export_view_button(figs: Figures, title: str, key: str, *, notes: str = "", file_name: str | None = None) -> None:
+    """Offer the page's main figures (``figs``, in order, or a function that builds them on click) as one
+    standalone HTML file under ``title`` and ``notes``."""
+    if not callable(figs) and not figs:
         return
     name = file_name or (re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:60] or "attention-explorer") + ".html"
     html_button("Download this view as HTML", figs, title, key=key, file_name=name, notes=notes)

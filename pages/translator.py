@@ -23,7 +23,15 @@ from pages.common import (
     show_figure,
     sync_url,
 )
-from viz.attention import attention_heatmap, head_grid, heads_heatmap, mean_heads_heatmap, query_bar, weights_frame
+from viz.attention import (
+    attention_heatmap,
+    grid_frame,
+    head_grid,
+    heads_heatmap,
+    mean_heads_heatmap,
+    query_bar,
+    weights_frame,
+)
 
 TASK = "translator"
 EXAMPLES = {  # simple Multi30k-style captions and a reference translation for each
@@ -42,6 +50,12 @@ VIEWS = {
     "cross": ("Cross-attention", "query = English", "key = German", ("out", "src")),
     "encoder": ("Encoder self-attention", "query = German", "key = German", ("src", "src")),
     "decoder": ("Decoder self-attention (causal)", "query = English output", "key = English so far", ("out", "in")),
+}
+SHOW = {  # one view at a time (each is one chart to draw; the decoding step, three)
+    "head": "One head",
+    "mean": "Mean over heads",
+    "grid": "Every layer and head",
+    "step": "Decoding step n",
 }
 
 
@@ -122,8 +136,9 @@ def labels(view: dict, which: str) -> list[str]:
     return [f"{t} (unk)" if which == "src" and t in unknown and t not in (SOS, EOS) else t for t in view[which]]
 
 
-def attention_view(view: dict, name: str, step: int) -> list:
-    """One attention kind: the chosen layer and head, the layer's head mean, then every layer and head."""
+def attention_view(view: dict, name: str, show: str, step: int) -> None:
+    """One attention kind, one view of it: the chosen layer and head, the layer's head mean, or every
+    layer and head."""
     _, query_name, key_name, (rows, cols) = VIEWS[name]
     att = view[name]
     L, H = att.shape[:2]
@@ -131,23 +146,46 @@ def attention_view(view: dict, name: str, step: int) -> list:
     axes = dict(query_name=query_name, key_name=key_name)
     layer = min(st.session_state["tr_layer"], L - 1)
     head = st.session_state["tr_head"]
-    if layer != st.session_state["tr_layer"]:
+    if layer != st.session_state["tr_layer"] and show != "grid":
         st.caption(f"This part has {L} layer(s); showing layer {layer}.")
-    highlight = step - 1 if name != "encoder" else None
-    one = attention_heatmap(
-        att[layer, head], q_tokens, k_tokens, title=f"layer {layer} · head {head}", highlight_row=highlight, **axes
-    )
-    show_figure(
-        one,
-        "tr-head",
-        csv=weights_frame(att[layer, head], q_tokens, k_tokens),
-        csv_name=f"translator-{name}-layer{layer}-head{head}.csv",
-    )
-    mean = mean_heads_heatmap(att[layer], q_tokens, k_tokens, title=f"layer {layer}: mean over the {H} heads", **axes)
-    show_figure(mean, "tr-mean")
-    grid = head_grid(att, q_tokens, k_tokens, title=f"{L} layers × {H} heads", **axes)
-    show_figure(grid, "tr-grid")
-    return [one, mean, grid]
+    if show == "head":
+        highlight = step - 1 if name != "encoder" else None
+        one = attention_heatmap(
+            att[layer, head], q_tokens, k_tokens, title=f"layer {layer} · head {head}", highlight_row=highlight, **axes
+        )
+        show_figure(
+            one,
+            "tr-head",
+            csv=weights_frame(att[layer, head], q_tokens, k_tokens),
+            csv_name=f"translator-{name}-layer{layer}-head{head}.csv",
+        )
+    elif show == "mean":
+        title = f"layer {layer}: mean over the {H} heads"
+        show_figure(mean_heads_heatmap(att[layer], q_tokens, k_tokens, title=title, **axes), "tr-mean")
+    else:
+        show_figure(
+            head_grid(att, q_tokens, k_tokens, title=f"{L} layers × {H} heads", **axes),
+            "tr-grid",
+            csv=grid_frame(att, q_tokens, k_tokens),
+            csv_name=f"translator-{name}-all-heads.csv",
+        )
+
+
+def export_figures(view: dict, layer: int, head: int) -> list:
+    """Every figure of every attention kind at ``layer`` and ``head``, for the HTML export."""
+    figs = []
+    for name, (label, query_name, key_name, (rows, cols)) in VIEWS.items():
+        att = view[name]
+        L, H = att.shape[:2]
+        at = min(layer, L - 1)
+        q_tokens, k_tokens = labels(view, rows), labels(view, cols)
+        axes = dict(query_name=query_name, key_name=key_name)
+        figs += [
+            attention_heatmap(att[at, head], q_tokens, k_tokens, title=f"{label}: layer {at} · head {head}", **axes),
+            mean_heads_heatmap(att[at], q_tokens, k_tokens, title=f"{label}: layer {at}, mean over heads", **axes),
+            head_grid(att, q_tokens, k_tokens, title=f"{label}: {L} layers × {H} heads", **axes),
+        ]
+    return figs
 
 
 def step_section(view: dict, step: int) -> None:
@@ -211,18 +249,31 @@ def attention_views(view: dict) -> None:
         help="Cross: English words looking at German words. Encoder: German looking at German. "
         "Decoder: English looking at the English written before it.",
     )
+    init_state("tr_show", "head", lambda raw: raw if raw in SHOW else "head")
+    st.radio(
+        "Show",
+        list(SHOW),
+        key="tr_show",
+        format_func=SHOW.get,
+        horizontal=True,
+        help="One view at a time, so a new sentence redraws one chart, not six.",
+    )
     a, b, c = st.columns(3)
     a.selectbox("Layer", range(L), key="tr_layer", format_func=lambda l: f"layer {l}")
     b.selectbox("Head", range(H), key="tr_head", format_func=lambda h: f"head {h}")
     if T > 1:
         c.slider("Decoding step n", 1, T, key="tr_step", help="Output token n is framed in the decoder views.")
     step = st.session_state["tr_step"] if T > 1 else 1
-    figs = attention_view(view, st.session_state["tr_view"], step)
-    st.subheader(f"Decoding step {step}: what output token {step} attended to")
-    step_section(view, step)
+    show = st.session_state["tr_show"]
+    if show == "step":
+        st.subheader(f"Decoding step {step}: what output token {step} attended to")
+        step_section(view, step)
+    else:
+        attention_view(view, st.session_state["tr_view"], show, step)
     notes = f"German: {' '.join(view['src'][1:-1])}\nEnglish: {view['text']}"
-    export_view_button(figs, "Translator (German to English)", "tr-export", notes=notes)
-    sync_url("tr_view", "tr_layer", "tr_head", "tr_step")
+    layer, head = st.session_state["tr_layer"], st.session_state["tr_head"]
+    export_view_button(lambda: export_figures(view, layer, head), "Translator (German to English)", "tr-export", notes=notes)
+    sync_url("tr_view", "tr_show", "tr_layer", "tr_head", "tr_step")
 
 
 st.title("Translator (German → English)")

@@ -9,7 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests import apptest
-from tests.apptest import axis_titles, chart, charts, run_on
+from tests.apptest import axis_titles, chart, charts, run_on, titles
 from tests.tiny import CLASSIFIER, corrupt
 
 PAGE = apptest.page("classifier")
@@ -32,30 +32,42 @@ def test_default_run(default):
     assert [b.proto.label for b in default.get("download_button")] == ["Download CSV", "Download this view as HTML"]
 
 
+def test_one_view_at_a_time(default):
+    assert default.radio(key="cls_show").value == "grid"
+    [title] = titles(default)  # a new sentence redraws one chart
+    assert title.startswith("attention per layer and head")
+    assert [s.key for s in default.selectbox] == ["cls_example"]  # layer and head belong to the views using them
+
+
 def test_chart_specs(default):
     grid = chart(default, "attention per layer and head")
     assert [t["type"] for t in grid["data"]] == ["heatmap"] * CELLS
     assert "query" in axis_titles(grid, "yaxis") and "key" in axis_titles(grid, "xaxis")
     labels = grid["data"][0]["x"]
     assert labels[0] == "0:the" and labels[5] == "5:the" and len(set(labels)) == len(labels)
-    for spec in charts(default):
+    views = {show: run(cls_show=show) for show in ("head", "mean", "rollout")}
+    specs = charts(default) + [c for at in views.values() for c in charts(at)]
+    assert len(specs) == 5
+    for spec in specs:
         assert "query" in json.dumps(spec["layout"]) and "key" in json.dumps(spec["layout"]), spec["layout"]["title"]
         assert spec["layout"]["font"]["size"] >= 12
         assert "query" in spec["data"][0]["hovertemplate"]
-    assert chart(default, "layer 0 · head 0")["data"][0]["type"] == "heatmap"
-    assert chart(default, "layer 0: mean over the 3 heads")
-    rollout = chart(default, "attention rollout through 2 layers")
+    assert chart(views["head"], "layer 0 · head 0")["data"][0]["type"] == "heatmap"
+    assert chart(views["mean"], "layer 0: mean over the 3 heads")
+    rollout = chart(views["rollout"], "attention rollout through 2 layers")
     assert all(abs(sum(row) - 1) < 1e-3 for row in rollout["data"][0]["z"])
+    assert chart(views["rollout"], "how much each word reaches")
 
 
 def test_url_state_is_used_and_written():
-    at = run({"cls_text": "not bad at all", "cls_layer": "1", "cls_head": "9"})
+    at = run({"cls_text": "not bad at all", "cls_show": "head", "cls_layer": "1", "cls_head": "9"})
     assert not at.exception
     assert at.text_input(key="cls_text").value == "not bad at all"
     assert at.selectbox(key="cls_layer").value == 1
     assert at.selectbox(key="cls_head").value == 0  # no head 9: the first head instead
     assert chart(at, "layer 1 · head 0")
     assert at.query_params["cls_text"] in ("not bad at all", ["not bad at all"])
+    assert at.query_params["cls_show"] in ("head", ["head"])
 
 
 @pytest.mark.parametrize(
@@ -70,11 +82,13 @@ def test_url_state_is_used_and_written():
         ),
         ("selectbox", "cls_layer", 1, lambda at: chart(at, "layer 1 · head 0")),
         ("selectbox", "cls_head", 2, lambda at: chart(at, "layer 0 · head 2")),
+        ("radio", "cls_show", "mean", lambda at: [t[:14] for t in titles(at)] == ["layer 0: mean "]),
+        ("radio", "cls_show", "rollout", lambda at: chart(at, "attention rollout")),
         ("toggle", "cls_hide", True, lambda at: "no special tokens" in " ".join(c.value for c in at.caption)),
     ],
 )
 def test_each_control(kind, key, value, check):
-    at = run()
+    at = run(cls_show="head") if key in ("cls_layer", "cls_head") else run()
     widget = getattr(at, kind)(key=key)
     (widget.input(value) if kind == "text_input" else widget.set_value(value)).run()
     assert not at.exception
@@ -82,7 +96,7 @@ def test_each_control(kind, key, value, check):
 
 
 def test_hide_special_tokens_drops_unknown_words_and_renormalises():
-    at = run(cls_text="the zzyzx plot is wonderful")
+    at = run(cls_text="the zzyzx plot is wonderful", cls_show="head")
     assert not at.exception
     assert any("zzyzx" in w.value for w in at.warning)
     assert "1:zzyzx (unk)" in chart(at, "layer 0 · head 0")["data"][0]["x"]
@@ -91,7 +105,9 @@ def test_hide_special_tokens_drops_unknown_words_and_renormalises():
     head = chart(at, "layer 0 · head 0")["data"][0]
     assert head["x"] == ["0:the", "1:plot", "2:is", "3:wonderful"]
     assert all(abs(sum(row) - 1) < 1e-3 for row in head["z"])
-    assert len(chart(at, "attention per layer and head")["data"]) == CELLS
+    at.radio(key="cls_show").set_value("grid").run()
+    grid = chart(at, "attention per layer and head")
+    assert len(grid["data"]) == CELLS and grid["data"][0]["x"] == head["x"]
 
 
 @pytest.mark.parametrize(
@@ -115,7 +131,7 @@ def test_bad_input_gives_a_message(text, kind, message):
 def test_markup_is_never_rendered_as_html():
     at = run(cls_text="<script>alert(1)</script> the plot is <b>wonderful</b>")
     assert not at.exception
-    labels = chart(at, "layer 0 · head 0")["data"][0]["x"]
+    labels = chart(at, "attention per layer and head")["data"][0]["x"]
     assert labels[0].startswith("0:&lt;") and all("<" not in label for label in labels)
     assert all("<script>" not in w.value for w in at.warning)
 
@@ -144,3 +160,14 @@ def test_projector_mode_draws_larger_chart_fonts(default):
     normal, large = chart(default, "attention per layer and head"), chart(big, "attention per layer and head")
     assert large["layout"]["font"]["size"] > normal["layout"]["font"]["size"]
     assert large["layout"]["height"] > normal["layout"]["height"]
+
+
+def test_the_chosen_head_survives_a_trip_through_other_views():
+    at = run(cls_show="head")
+    at.selectbox(key="cls_layer").set_value(1).run()
+    at.selectbox(key="cls_head").set_value(2).run()
+    at.radio(key="cls_show").set_value("grid").run()
+    at.radio(key="cls_show").set_value("head").run()
+    assert not at.exception
+    assert at.selectbox(key="cls_layer").value == 1 and at.selectbox(key="cls_head").value == 2
+    assert chart(at, "layer 1 · head 2")

@@ -10,7 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests import apptest
-from tests.apptest import chart, charts, run_on
+from tests.apptest import chart, charts, run_on, titles
 from tests.tiny import TRANSLATOR, corrupt
 
 PAGE = apptest.page("translator")
@@ -34,14 +34,16 @@ def test_default_run(default):
     assert default.text_input(key="tr_text").value == "ein mann fährt fahrrad ."
     assert len(default.code) == 1  # the translation, as plain text
     assert default.radio(key="tr_view").value == "cross"  # one attention kind at a time, cross first
+    assert default.radio(key="tr_show").value == "head"  # and one view of it: a new sentence redraws one chart
+    assert [t[:16] for t in titles(default)] == ["layer 0 · head 0"]
     assert not default.tabs
     labels = [b.proto.label for b in default.get("download_button")]
     assert labels == ["Download CSV", "Download this view as HTML"]
 
 
-def test_grids_have_one_heatmap_per_layer_and_head(default):
-    [cross] = grids(default)
-    at = run()
+def test_grids_have_one_heatmap_per_layer_and_head():
+    at = run(tr_show="grid")
+    [cross] = grids(at)
     [encoder] = grids(at.radio(key="tr_view").set_value("encoder").run())
     [decoder] = grids(at.radio(key="tr_view").set_value("decoder").run())
     assert at.query_params["tr_view"] in ("decoder", ["decoder"])
@@ -51,7 +53,8 @@ def test_grids_have_one_heatmap_per_layer_and_head(default):
     assert encoder["data"][0]["x"] == encoder["data"][0]["y"] == SOURCE
     assert cross["data"][0]["x"] == SOURCE
     assert "query = English" in cross["layout"]["title"]["text"] and "key = German" in cross["layout"]["title"]["text"]
-    for spec in charts(default) + charts(at):
+    views = [run(tr_show=show) for show in ("head", "mean", "step")]
+    for spec in charts(at) + [c for v in views for c in charts(v)]:
         layout = json.dumps(spec["layout"])
         assert "query" in layout and "key" in layout, spec["layout"]["title"]["text"]
         assert "query" in spec["data"][0]["hovertemplate"] or "head" in spec["data"][0]["hovertemplate"]
@@ -63,12 +66,12 @@ def test_cross_attention_axes_and_step_highlight(default):
     assert cross["layout"]["xaxis"]["title"]["text"] == "key = German (column)"
     [frame] = cross["layout"]["shapes"]
     assert (frame["y0"], frame["y1"]) == (-0.5, 0.5)  # step 1 is framed
-    bar = chart(default, "mean over heads: German words")
+    bar = chart(run(tr_show="step"), "mean over heads: German words")
     assert bar["data"][0]["x"] == SOURCE and "key = German" in bar["layout"]["xaxis"]["title"]["text"]
 
 
 def test_teacher_forced_view_on_the_reference():
-    at = run()
+    at = run(tr_show="grid")
     at.toggle(key="tr_forced").set_value(True).run()
     assert not at.exception
     assert at.text_input(key="tr_reference").value == "a man rides a bike ."
@@ -77,6 +80,7 @@ def test_teacher_forced_view_on_the_reference():
     [decoder] = grids(at.radio(key="tr_view").set_value("decoder").run())
     assert cross["data"][0]["y"] == ["0:a", "1:man", "2:rides", "3:a", "4:bike", "5:.", "6:&lt;eos&gt;"]
     assert decoder["data"][0]["x"] == ["0:&lt;sos&gt;", "1:a", "2:man", "3:rides", "4:a", "5:bike", "6:."]
+    at.radio(key="tr_show").set_value("step").run()
     at.slider(key="tr_step").set_value(3).run()
     assert not at.exception
     assert any("wrote **rides**" in c.value for c in at.caption)
@@ -100,21 +104,24 @@ def test_url_state_is_used_and_written():
     assert at.radio(key="tr_view").value == "encoder"
     assert any("showing layer 1" in c.value for c in at.caption)  # the encoder has 2 layers
     assert at.query_params["tr_beam"] in ("3", ["3"])
+    assert at.query_params["tr_show"] in ("head", ["head"])
 
 
 @pytest.mark.parametrize(
     "kind, key, value, state",
     [
         ("text_input", "tr_text", "ein junge springt ins wasser .", {}),
-        ("selectbox", "tr_example", "drei männer stehen vor einem gebäude .", {}),
+        ("selectbox", "tr_example", "drei männer stehen vor einem gebäude .", {"tr_show": "grid"}),
         ("radio", "tr_decoding", "beam", {}),
         ("slider", "tr_beam", 8, {"tr_decoding": "beam"}),  # disabled while decoding is greedy
         ("toggle", "tr_forced", True, {}),
-        ("text_input", "tr_reference", "two dogs play in the snow .", {"tr_forced": True}),
+        ("text_input", "tr_reference", "two dogs play in the snow .", {"tr_forced": True, "tr_show": "grid"}),
         ("selectbox", "tr_layer", 2, {}),
         ("selectbox", "tr_head", 3, {}),
         ("slider", "tr_step", 4, {}),
-        ("radio", "tr_view", "encoder", {}),
+        ("radio", "tr_view", "encoder", {"tr_show": "grid"}),
+        ("radio", "tr_show", "step", {}),
+        ("radio", "tr_show", "mean", {}),
     ],
 )
 def test_each_control(kind, key, value, state):
@@ -130,6 +137,8 @@ def test_each_control(kind, key, value, state):
         assert chart(at, "layer 0 · head 3")
     if key == "tr_reference":
         assert grids(at)[0]["data"][0]["y"][:2] == ["0:two", "1:dogs"]
+    if key == "tr_show":
+        assert len(charts(at)) == (3 if value == "step" else 1)
     if key == "tr_view":
         assert grids(at)[0]["data"][0]["y"][1:3] == ["1:ein", "2:mann"]
 
@@ -153,7 +162,7 @@ def test_bad_input_gives_a_message(text, kind, message):
 
 
 def test_markup_is_escaped_in_charts_and_messages():
-    at = run(tr_text="<script>alert(1)</script> ein mann")
+    at = run(tr_text="<script>alert(1)</script> ein mann", tr_show="grid")
     assert not at.exception
     labels = grids(at)[0]["data"][0]["x"]
     assert labels[1].startswith("1:&lt;") and all("<" not in label for label in labels)
@@ -161,7 +170,7 @@ def test_markup_is_escaped_in_charts_and_messages():
 
 
 def test_empty_reference_warns():
-    at = run(tr_forced=True, tr_reference="   ")
+    at = run(tr_forced=True, tr_reference="   ", tr_show="grid")
     assert not at.exception
     assert any("reference translation is empty" in w.value for w in at.warning)
     assert grids(at)  # the model's own translation is still shown

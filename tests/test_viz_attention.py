@@ -9,6 +9,7 @@ import torch
 from viz.attention import (
     attention_heatmap,
     causal_step_figures,
+    grid_frame,
     head_grid,
     heads_heatmap,
     mean_heads_heatmap,
@@ -140,6 +141,16 @@ def test_visible_chars_and_frame():
     frame = weights_frame(np.eye(2), ["x", "x"], ["<y>", "z"])
     assert list(frame.index) == ["0:x", "1:x"] and list(frame.columns) == ["0:<y>", "1:z"]
     assert FONT_SIZE >= 12
+
+
+def test_grid_frame_is_one_long_table_of_every_head():
+    w = np.arange(2 * 3 * 2 * 4, dtype=float).reshape(2, 3, 2, 4)
+    frame = grid_frame(w, ["a", "a"], list("wxyz"))
+    assert len(frame) == w.size and list(frame.index.names) == ["layer", "head", "query", "key"]
+    assert frame.loc[(1, 2, "1:a", "3:z"), "weight"] == w[1, 2, 1, 3]
+    assert frame.loc[(0, 1, "0:a", "0:w"), "weight"] == w[0, 1, 0, 0]
+    with pytest.raises(ValueError, match="2 × 4 but 3 query"):
+        grid_frame(w, list("abc"), list("wxyz"))
 
 
 def test_for_projector_grows_every_font_and_leaves_the_original_alone():

@@ -368,3 +368,18 @@ def weights_frame(weights, query_tokens: Sequence[str], key_tokens: Sequence[str
     frame = pd.DataFrame(np.round(m, 6), index=unique_labels(query_tokens), columns=unique_labels(key_tokens))
     frame.index.name = "query \\ key"
     return frame
+
+
+def grid_frame(weights, query_tokens: Sequence[str], key_tokens: Sequence[str] | None = None) -> pd.DataFrame:
+    """Every layer and head of ``(layers, heads, queries, keys)`` weights as one long table (a row per
+    layer, head, query and key), for the CSV download of a head grid."""
+    key_tokens = query_tokens if key_tokens is None else key_tokens
+    w = check_stack(weights, ndim=4, name="attention (layers, heads, queries, keys)")
+    L, H, Tq, Tk = w.shape
+    if len(query_tokens) != Tq or len(key_tokens) != Tk:
+        raise ValueError(f"attention is {Tq} × {Tk} but {len(query_tokens)} query and {len(key_tokens)} key tokens were given")
+    index = pd.MultiIndex.from_product(
+        [range(L), range(H), unique_labels(query_tokens), unique_labels(key_tokens)],
+        names=["layer", "head", "query", "key"],
+    )
+    return pd.DataFrame({"weight": np.round(w.reshape(-1), 6)}, index=index)

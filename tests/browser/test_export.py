@@ -12,10 +12,11 @@ from model.checkpoint import WEIGHTS, default_dir
 from .test_pages import CHART_TIMEOUT_MS, wait_until_idle
 
 
-@pytest.mark.parametrize("path, n_figures", [("pairs", 3), ("ablation", 3)])
+@pytest.mark.parametrize("path, n_figures", [("pairs", 3), ("ablation", 3), ("classifier", 5), ("translator", 9)])
 def test_view_downloads_as_offline_html(page, app_url: str, path: str, n_figures: int, tmp_path) -> None:
-    if not (default_dir("classifier") / WEIGHTS).is_file():
-        pytest.skip("no classifier checkpoint: the page shows only the could-not-be-loaded message")
+    task = "translator" if path == "translator" else "classifier"
+    if not (default_dir(task) / WEIGHTS).is_file():
+        pytest.skip(f"no {task} checkpoint: the page shows only the could-not-be-loaded message")
     page.goto(f"{app_url}/{path}", wait_until="domcontentloaded")
     wait_until_idle(page)
     page.wait_for_selector(".js-plotly-plot", state="attached", timeout=CHART_TIMEOUT_MS)
