@@ -149,19 +149,20 @@ def stop(proc: subprocess.Popen) -> None:
 @contextmanager
 def streamlit_server(
     *,
+    app: str = "app.py",
     env: dict[str, str] | None = None,
     log_name: str = "streamlit",
     log_path: Path | None = None,
     startup_seconds: float = STARTUP_SECONDS,
 ) -> Iterator[Server]:
-    """``streamlit run app.py`` on a free loopback port, healthy on entry, stopped on exit.
+    """``streamlit run <app>`` (a path from the repository root) on a free loopback port, healthy on entry, stopped on exit.
 
     Its output goes to ``log_path`` (default: a file named after ``log_name`` in the temp
     directory), which errors name. A server that exits or stays unhealthy raises RuntimeError."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     cmd = [
-        sys.executable, "-m", "streamlit", "run", "app.py",
+        sys.executable, "-m", "streamlit", "run", app,
         "--server.headless", "true",
         "--server.address", "127.0.0.1",
         "--server.port", str(port),

@@ -54,6 +54,7 @@ class PageSpec:
     textarea: bool = False  # st.text_area commits on Ctrl+Enter, st.text_input on Enter
     word_level: bool = True  # the input's words become the heatmap's labels (so a marker word can be found)
     path: str | None = None  # URL path when it is not the page's name
+    app: str = "app.py"  # the Streamlit script that serves the page
 
 
 # Widget and chart keys as used in pages/*.py; edit here when the pages change them.
@@ -61,7 +62,8 @@ PAGES: dict[str, PageSpec] = {
     # hand is app.py's default page: Streamlit serves it at "/" and answers "/hand" with "Page not found"
     "hand": PageSpec("hand_sentence", "hand-weights", path=""),
     "reshape": PageSpec(None, None),
-    "classifier": PageSpec("cls_text", "cls-grid", task="classifier"),
+    "classifier": PageSpec("cls_text", "cls-head", task="classifier"),  # its default view: one head
+    "classifier-grid": PageSpec("cls_text", "cls-grid", task="classifier", path="classifier?cls_show=grid"),
     # generator: the step-1 view, whose keys are the prompt's last characters (the other heatmaps show
     # generated text, which need not change with the prompt)
     "generator": PageSpec("gen_prompt", "gen-step-heads", task="generator", textarea=True, word_level=False),
@@ -72,7 +74,10 @@ PAGES: dict[str, PageSpec] = {
     "profiles": PageSpec(None, None, task="classifier"),
     "history": PageSpec(None, None, task="classifier"),
     "workshop": PageSpec(None, None),
+    # not a page of the app: Streamlit with one text box and one heatmap, the floor under every figure
+    "floor": PageSpec("floor_text", "floor-chart", path="", app="bench/floor_app.py"),
 }
+APP = "app.py"
 MISSING_MODEL_TEXT = "model could not be loaded"  # pages.common.require_checkpoint's message
 ROUTER_TEXT = "CPU threads"  # in pages.common.sidebar's caption: shown only when app.py (the router) ran
 INPUT_TOKENS = 20
@@ -230,7 +235,7 @@ def watch_arg(spec: PageSpec, *, mark: str | None = None, hold_ms: float = 300) 
         "marker": mark if spec.word_level else None,
         "missing": MISSING_MODEL_TEXT if spec.task else None,
         "hold": hold_ms,
-        "router": ROUTER_TEXT,
+        "router": ROUTER_TEXT if spec.app == APP else None,
     }
 
 
@@ -309,7 +314,7 @@ def cold_renders(browser: Any, pages: list[str], runs: int, env: dict, args: arg
     }
     for r in range(runs):
         for name in pages:
-            with streamlit_server(env=env, log_name=f"cold-{name}") as server:
+            with streamlit_server(app=PAGES[name].app, env=env, log_name=f"cold-{name}") as server:
                 page = new_page(browser, PAGES[name], args.settle_ms)
                 try:
                     m = measure_render(page, page_url(server.url, name), timeout_ms=args.timeout_s * 1000)
@@ -328,19 +333,20 @@ def cold_renders(browser: Any, pages: list[str], runs: int, env: dict, args: arg
 
 
 def warm_runs(browser: Any, pages: list[str], runs: int, env: dict, args: argparse.Namespace) -> dict:
-    """On one server: every page open in its own context; per round, each page is reloaded, then its
-    input changed (pages interleaved, so slow drifts in machine load hit them alike)."""
+    """On one server (of the pages' one app): every page open in its own context; per round, each page
+    is reloaded, then its input changed (pages interleaved, so slow drifts in machine load hit them alike)."""
     timeout_ms, hold = args.timeout_s * 1000, args.settle_ms
     out = {p: {"warm": [], "warm_gone": [], "inter": [], "inter_gone": [], "errors": [], "loaded": None} for p in pages}
     pools = input_pools(pages, args.checkpoints)
-    with streamlit_server(env=env, log_name="warm") as server:
+    (app,) = {PAGES[p].app for p in pages}
+    with streamlit_server(app=app, env=env, log_name="warm") as server:
         log(f"primed: router ran: {prime(browser, server.url, timeout_ms=timeout_ms)}")
         tabs = {}
         for name in pages:  # first visits (load models, fill caches): not timed
             tabs[name] = new_page(browser, PAGES[name], hold)
             m = measure_render(tabs[name], page_url(server.url, name), timeout_ms=timeout_ms)
             out[name]["loaded"] = m["model_loaded"]
-            if not m["router_ran"]:
+            if app == APP and not m["router_ran"]:
                 out[name]["errors"].append("app.py (the router) did not run: its sidebar is missing")
             log(f"first visit {name}: {m['ms']:.0f} ms, model loaded: {m['model_loaded']}")
         interactive = [p for p in pages if PAGES[p].input_key and out[p]["loaded"] and p in pools]
@@ -409,7 +415,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         browser = launch_chromium(pw)
         try:
             cold = cold_renders(browser, pages, args.cold_runs, env, args) if args.cold_runs else None
-            warm = warm_runs(browser, pages, args.runs, env, args)
+            warm = {}
+            for app in dict.fromkeys(PAGES[p].app for p in pages):  # one warm server per app
+                warm.update(warm_runs(browser, [p for p in pages if PAGES[p].app == app], args.runs, env, args))
         finally:
             browser.close()
     result: dict[str, Any] = {}
@@ -419,7 +427,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         if cold:
             entry["cold_ms"] = summary(cold[name]["ms"])
             entry["cold_status_widget_gone_ms"] = summary(cold[name]["gone_ms"])
-            entry["cold_router_ran"] = f"{sum(cold[name]['router'])}/{len(cold[name]['router'])}"
+            if PAGES[name].app == APP:
+                entry["cold_router_ran"] = f"{sum(cold[name]['router'])}/{len(cold[name]['router'])}"
             entry["server_startup_s"] = summary(cold[name]["startup_s"], 2)
         entry["warm_ms"] = summary(w["warm"])
         entry["warm_status_widget_gone_ms"] = summary(w["warm_gone"])

@@ -67,6 +67,11 @@ class MultiHeadAttention(nn.Module):
     ``torch.nn.functional.scaled_dot_product_attention`` kernel does the work.
     ``head_mask`` (``(heads,)`` of 0/1 or floats) scales each head's output before the heads are
     unified, which switches heads off without touching the shared module.
+
+    ``cache`` (a dict the caller keeps between decoding steps) makes step-by-step decoding
+    incremental: cross-attention projects the fixed ``context`` to keys and values once, and
+    self-attention appends the new positions' keys and values to those of the earlier ones, so
+    ``x`` need only hold the new positions (with no causal mask: they come after every cached one).
     """
 
     def __init__(
@@ -115,9 +120,17 @@ class MultiHeadAttention(nn.Module):
         *,
         need_weights: bool = False,
         head_mask: Tensor | None = None,
+        cache: dict[str, Tensor] | None = None,
     ) -> tuple[Tensor, Tensor | None]:
         B, T, _ = x.shape
-        q, k, v = map(self.split_heads, self.project(x, context))
+        if cache is not None and context is not None and "k" in cache:
+            q, k, v = self.split_heads(self.to_q(x)), cache["k"], cache["v"]
+        else:
+            q, k, v = map(self.split_heads, self.project(x, context))
+            if cache is not None:
+                if "k" in cache:  # self-attention: earlier positions first
+                    k, v = torch.cat([cache["k"], k], dim=2), torch.cat([cache["v"], v], dim=2)
+                cache["k"], cache["v"] = k, v
         p = self.dropout if self.training else 0.0
         if need_weights:
             out, weights = scaled_dot_product_attention(

@@ -85,16 +85,21 @@ class DecoderBlock(nn.Module):
         need_weights: bool = False,
         self_head_mask: Tensor | None = None,
         cross_head_mask: Tensor | None = None,
+        cache: dict[str, dict[str, Tensor]] | None = None,
     ) -> tuple[Tensor, Tensor | None, Tensor | None]:
+        """``cache`` (see MultiHeadAttention): ``{"self": {}, "cross": {}}`` kept between decoding steps."""
         nw = need_weights
+        sc, cc = (cache["self"], cache["cross"]) if cache is not None else (None, None)
         if self.norm_first:
-            h, ws = self.self_attn(self.norm1(x), mask=self_mask, need_weights=nw, head_mask=self_head_mask)
+            h, ws = self.self_attn(self.norm1(x), mask=self_mask, need_weights=nw, head_mask=self_head_mask, cache=sc)
             x = x + self.drop(h)
-            h, wc = self.cross_attn(self.norm2(x), memory, cross_mask, need_weights=nw, head_mask=cross_head_mask)
+            h, wc = self.cross_attn(
+                self.norm2(x), memory, cross_mask, need_weights=nw, head_mask=cross_head_mask, cache=cc
+            )
             x = x + self.drop(h)
             return x + self.drop(self.ff(self.norm3(x))), ws, wc
-        h, ws = self.self_attn(x, mask=self_mask, need_weights=nw, head_mask=self_head_mask)
+        h, ws = self.self_attn(x, mask=self_mask, need_weights=nw, head_mask=self_head_mask, cache=sc)
         x = self.norm1(x + self.drop(h))
-        h, wc = self.cross_attn(x, memory, cross_mask, need_weights=nw, head_mask=cross_head_mask)
+        h, wc = self.cross_attn(x, memory, cross_mask, need_weights=nw, head_mask=cross_head_mask, cache=cc)
         x = self.norm2(x + self.drop(h))
         return self.norm3(x + self.drop(self.ff(x))), ws, wc

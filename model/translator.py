@@ -106,6 +106,33 @@ class Translator(nn.Module):
             x = x[:, -1:]
         return self.out(self.dec_norm(x)), self_maps, cross_maps
 
+    def new_cache(self) -> list[dict[str, dict[str, Tensor]]]:
+        """An empty key/value cache for :meth:`decode_step`: one per decoder layer."""
+        return [{"self": {}, "cross": {}} for _ in self.decoder]
+
+    def decode_step(
+        self, tgt: Tensor, memory: Tensor, src: Tensor, cache: list, *, head_mask: dict[str, Tensor] | None = None
+    ) -> Tensor:
+        """Next-token logits ``(B, vocab)`` after ``tgt`` ``(B, T)``, computing only the last position:
+        ``cache`` (from :meth:`new_cache`, kept across the steps of one decoding) holds the keys and
+        values of the earlier positions and of the encoder memory. Equals ``decode(tgt, ...)[0][:, -1]``
+        for rows without padding (finished rows of a batch give logits nobody reads)."""
+        hm = head_mask or {}
+        pos = self.tgt_pos(torch.tensor([tgt.size(1) - 1], device=tgt.device))
+        x = self.drop(self.tgt_emb(tgt[:, -1:]) * math.sqrt(self.config.dim) + pos)
+        cross_mask = padding_mask(src, self.config.pad_id)
+        for i, block in enumerate(self.decoder):
+            x, _, _ = block(
+                x,
+                memory,
+                None,
+                cross_mask,
+                self_head_mask=layer_head_mask(hm.get("decoder"), i),
+                cross_head_mask=layer_head_mask(hm.get("cross"), i),
+                cache=cache[i],
+            )
+        return self.out(self.dec_norm(x))[:, -1]
+
     def forward(
         self,
         src: Tensor,
@@ -144,11 +171,10 @@ class Translator(nn.Module):
             memory, _ = self.encode(src, head_mask=hm.get("encoder"))
             out = torch.full((src.size(0), 1), c.sos_id, dtype=torch.long, device=src.device)
             done = torch.zeros(src.size(0), dtype=torch.bool, device=src.device)
+            cache = self.new_cache()
             for _ in range(max_len - 1):
-                logits, _, _ = self.decode(
-                    out, memory, src, self_head_mask=hm.get("decoder"), cross_head_mask=hm.get("cross"), last_only=True
-                )
-                nxt = logits[:, -1].argmax(-1).masked_fill(done, c.pad_id)
+                logits = self.decode_step(out, memory, src, cache, head_mask=hm)
+                nxt = logits.argmax(-1).masked_fill(done, c.pad_id)
                 out = torch.cat([out, nxt[:, None]], dim=1)
                 done |= nxt == c.eos_id
                 if done.all():

@@ -38,8 +38,8 @@ EXAMPLES = (
 CUSTOM = "(your own sentence)"
 URL_KEYS = ("cls_text", "cls_show", "cls_layer", "cls_head", "cls_hide")
 VIEWS = {  # one attention view at a time (each is a chart or two to draw)
-    "grid": "Every layer and head",
     "head": "One head in detail",
+    "grid": "Every layer and head",
     "mean": "Mean over heads",
     "rollout": "Attention rollout",
 }
@@ -132,7 +132,7 @@ def attention_views(result: dict) -> None:
     elif st.session_state["cls_hide"]:
         st.caption("This sentence has no special tokens to hide.")
 
-    init_state("cls_show", "grid", lambda raw: raw if raw in VIEWS else "grid")
+    init_state("cls_show", "head", lambda raw: raw if raw in VIEWS else "head")
     st.radio(
         "Show",
         list(VIEWS),

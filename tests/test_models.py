@@ -364,3 +364,36 @@ def test_teacher_forced_attention_equals_step_by_step(trained_translator) -> Non
                     dec[layer][:, :, -1], maps.decoder[layer][:, :, i, : i + 1], atol=ATOL, rtol=0
                 )
                 torch.testing.assert_close(cross[layer][:, :, -1], maps.cross[layer][:, :, i], atol=ATOL, rtol=0)
+
+
+@pytest.mark.parametrize("variant", TR_VARIANTS)
+@pytest.mark.parametrize("masked", [False, True])
+def test_cached_decode_step_equals_the_full_decoder(variant: dict, masked: bool) -> None:
+    """decode_step with its key/value cache gives the last position's logits of a full decode, step
+    after step, for every row of a batch with sources of different lengths, with and without heads off."""
+    torch.manual_seed(0)
+    model = Translator(dataclasses.replace(TR, **variant)).eval()
+    src, tgt = translator_batch()
+    tgt = torch.randint(4, TR.tgt_vocab_size, (src.size(0), 8))  # no padding in the target
+    off = torch.ones(2, TR.heads).index_fill_(1, torch.tensor([0]), 0.0)
+    head_mask = {"decoder": off, "cross": off.flip(1)} if masked else None
+    hm = head_mask or {}
+    with torch.no_grad():
+        memory, _ = model.encode(src)
+        cache = model.new_cache()
+        for t in range(1, tgt.size(1) + 1):
+            step = model.decode_step(tgt[:, :t], memory, src, cache, head_mask=head_mask)
+            full, _, _ = model.decode(
+                tgt[:, :t], memory, src, self_head_mask=hm.get("decoder"), cross_head_mask=hm.get("cross")
+            )
+            torch.testing.assert_close(step, full[:, -1], atol=ATOL, rtol=0)
+
+
+def test_greedy_follows_its_own_teacher_forced_argmax(trained_translator) -> None:
+    """Each token greedy (cached) chose is the argmax of a teacher-forced pass over its prefix."""
+    model, sources = trained_translator
+    for src in sources:
+        out = model.greedy(src)
+        with torch.no_grad():
+            logits, _ = model(src, out[:, :-1])
+        assert torch.equal(logits.argmax(-1), out[:, 1:])

@@ -33,26 +33,28 @@ def test_default_run(default):
 
 
 def test_one_view_at_a_time(default):
-    assert default.radio(key="cls_show").value == "grid"
-    [title] = titles(default)  # a new sentence redraws one chart
+    assert default.radio(key="cls_show").value == "head"
+    assert titles(default) == ["layer 0 · head 0"]  # a new sentence redraws one chart
+    grid = run(cls_show="grid")
+    [title] = titles(grid)
     assert title.startswith("attention per layer and head")
-    assert [s.key for s in default.selectbox] == ["cls_example"]  # layer and head belong to the views using them
+    assert [s.key for s in grid.selectbox] == ["cls_example"]  # layer and head belong to the views using them
 
 
 def test_chart_specs(default):
-    grid = chart(default, "attention per layer and head")
+    views = {show: run(cls_show=show) for show in ("grid", "mean", "rollout")}
+    grid = chart(views["grid"], "attention per layer and head")
     assert [t["type"] for t in grid["data"]] == ["heatmap"] * CELLS
     assert "query" in axis_titles(grid, "yaxis") and "key" in axis_titles(grid, "xaxis")
     labels = grid["data"][0]["x"]
     assert labels[0] == "0:the" and labels[5] == "5:the" and len(set(labels)) == len(labels)
-    views = {show: run(cls_show=show) for show in ("head", "mean", "rollout")}
     specs = charts(default) + [c for at in views.values() for c in charts(at)]
     assert len(specs) == 5
     for spec in specs:
         assert "query" in json.dumps(spec["layout"]) and "key" in json.dumps(spec["layout"]), spec["layout"]["title"]
         assert spec["layout"]["font"]["size"] >= 12
         assert "query" in spec["data"][0]["hovertemplate"]
-    assert chart(views["head"], "layer 0 · head 0")["data"][0]["type"] == "heatmap"
+    assert chart(default, "layer 0 · head 0")["data"][0]["type"] == "heatmap"
     assert chart(views["mean"], "layer 0: mean over the 3 heads")
     rollout = chart(views["rollout"], "attention rollout through 2 layers")
     assert all(abs(sum(row) - 1) < 1e-3 for row in rollout["data"][0]["z"])
@@ -88,7 +90,7 @@ def test_url_state_is_used_and_written():
     ],
 )
 def test_each_control(kind, key, value, check):
-    at = run(cls_show="head") if key in ("cls_layer", "cls_head") else run()
+    at = run()
     widget = getattr(at, kind)(key=key)
     (widget.input(value) if kind == "text_input" else widget.set_value(value)).run()
     assert not at.exception
@@ -96,7 +98,7 @@ def test_each_control(kind, key, value, check):
 
 
 def test_hide_special_tokens_drops_unknown_words_and_renormalises():
-    at = run(cls_text="the zzyzx plot is wonderful", cls_show="head")
+    at = run(cls_text="the zzyzx plot is wonderful")
     assert not at.exception
     assert any("zzyzx" in w.value for w in at.warning)
     assert "1:zzyzx (unk)" in chart(at, "layer 0 · head 0")["data"][0]["x"]
@@ -131,7 +133,7 @@ def test_bad_input_gives_a_message(text, kind, message):
 def test_markup_is_never_rendered_as_html():
     at = run(cls_text="<script>alert(1)</script> the plot is <b>wonderful</b>")
     assert not at.exception
-    labels = chart(at, "attention per layer and head")["data"][0]["x"]
+    labels = chart(at, "layer 0 · head 0")["data"][0]["x"]
     assert labels[0].startswith("0:&lt;") and all("<" not in label for label in labels)
     assert all("<script>" not in w.value for w in at.warning)
 
@@ -157,13 +159,13 @@ def test_corrupt_checkpoint(checkpoints, tmp_path, monkeypatch):
 def test_projector_mode_draws_larger_chart_fonts(default):
     big = run(projector=True)
     assert not big.exception
-    normal, large = chart(default, "attention per layer and head"), chart(big, "attention per layer and head")
+    normal, large = chart(default, "layer 0 · head 0"), chart(big, "layer 0 · head 0")
     assert large["layout"]["font"]["size"] > normal["layout"]["font"]["size"]
     assert large["layout"]["height"] > normal["layout"]["height"]
 
 
 def test_the_chosen_head_survives_a_trip_through_other_views():
-    at = run(cls_show="head")
+    at = run()
     at.selectbox(key="cls_layer").set_value(1).run()
     at.selectbox(key="cls_head").set_value(2).run()
     at.radio(key="cls_show").set_value("grid").run()
