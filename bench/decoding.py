@@ -1,0 +1,92 @@
+"""Greedy decoding of the shipped translator with and without the key/value cache.
+
+    python -m bench.decoding [--sentences 20] [--words 20] [--repeats 3] [--threads 1]
+
+Without the cache every step runs the whole decoder over the prefix (and projects the encoder
+memory again in each layer); with it (``Translator.greedy``, through ``decode_step``) a step computes
+only the new position. Both decode the same sentences of ``--words`` German words drawn from the
+vocabulary, one sentence at a time as the app does, interleaved so that machine load hits them
+alike; the outputs must agree token for token. Prints one JSON object: milliseconds per sentence
+(median over sentences of the best of ``--repeats``) and the speed-up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import time
+
+import torch
+
+from bench._server import emit, log
+from model.checkpoint import default_dir, load_checkpoint
+from model.inference import max_output_len
+from model.translator import Translator
+
+
+@torch.no_grad()
+def greedy_without_cache(model: Translator, src: torch.Tensor, max_len: int) -> torch.Tensor:
+    """The decoding loop before the cache: the full decoder over the prefix at every step."""
+    c = model.config
+    memory, _ = model.encode(src)
+    out = torch.full((1, 1), c.sos_id, dtype=torch.long)
+    for _ in range(min(max_len, c.max_len) - 1):
+        logits, _, _ = model.decode(out, memory, src, last_only=True)
+        nxt = logits[:, -1].argmax(-1)
+        out = torch.cat([out, nxt[:, None]], dim=1)
+        if nxt.item() == c.eos_id:
+            break
+    return out
+
+
+def best_ms(fn, repeats: int) -> tuple[float, torch.Tensor]:
+    times, out = [], None
+    for _ in range(repeats):
+        t = time.perf_counter()
+        out = fn()
+        times.append((time.perf_counter() - t) * 1000)
+    return min(times), out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sentences", type=int, default=20)
+    ap.add_argument("--words", type=int, default=20)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--checkpoint", default=None, help="default: the shipped translator")
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    ck = load_checkpoint(args.checkpoint or default_dir("translator"), task="translator", device="cpu")
+    model = ck.model.eval()
+    vocab = ck.vocabs["src"]
+    words = [w for w in vocab.itos if w.isalpha()][:400]
+    cached, plain, lengths, same = [], [], [], 0
+    for i in range(args.sentences):
+        rng = random.Random(i)
+        ids = vocab.encode([rng.choice(words) for _ in range(args.words)], add_sos_eos=True)
+        src = torch.tensor([ids])
+        max_len = max_output_len(len(ids))
+        t_plain, a = best_ms(lambda s=src, n=max_len: greedy_without_cache(model, s, n), args.repeats)
+        t_cached, b = best_ms(lambda s=src, n=max_len: model.greedy(s, max_len=n), args.repeats)
+        plain.append(t_plain)
+        cached.append(t_cached)
+        lengths.append(b.size(1))
+        same += int(torch.equal(a, b))
+        log(f"sentence {i + 1}: {b.size(1)} tokens, {t_plain:.1f} ms without cache, {t_cached:.1f} ms with")
+    emit({
+        "benchmark": "decoding",
+        "sentences": args.sentences,
+        "source_words": args.words,
+        "threads": args.threads,
+        "output_tokens_median": statistics.median(lengths),
+        "ms_without_cache_median": round(statistics.median(plain), 1),
+        "ms_with_cache_median": round(statistics.median(cached), 1),
+        "speedup_median": round(statistics.median(p / c for p, c in zip(plain, cached)), 2),
+        "identical_outputs": f"{same}/{args.sentences}",
+    })  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
