@@ -35,6 +35,7 @@ from bench._server import (
     summary,
 )
 from bench.page_latency import (
+    APP,
     DONE,
     INIT_SCRIPT,
     MARKER_PATTERN,
@@ -215,11 +216,10 @@ def main() -> None:
     add_app_options(ap, timeout_s=300, timeout_help="per change (20 sessions share the CPU)")
     args = ap.parse_args()
     args.pages = args.pages.split(",")
-    bad = [p for p in args.pages if p not in PAGES or not PAGES[p].input_key]
+    usable = [p for p, s in PAGES.items() if s.input_key and s.app == APP]  # pages of app.py with a text input
+    bad = [p for p in args.pages if p not in usable]
     if bad:
-        raise SystemExit(
-            f"pages {bad} have no main text input; choose from {[p for p, s in PAGES.items() if s.input_key]}"
-        )
+        raise SystemExit(f"pages {bad} are not pages of app.py with a main text input; choose from {usable}")
     r, ckpt = run_on_checkpoints(lambda a: asyncio.run(run(a)), args)
     emit({
         "benchmark": "load",
