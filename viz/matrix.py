@@ -18,9 +18,10 @@ from viz.common import (
     COLORSCALE,
     FONT_SIZE,
     TITLE_SIZE,
-    base_layout,
     check_matrix,
-    fixed_margins,
+    house_layout,
+    make_figure,
+    margins,
     text_px,
     to_numpy,
     unique_labels,
@@ -73,17 +74,19 @@ def _height(n_rows: int) -> int:
     return int(min(max(260, 130 + 26 * n_rows), 1100))
 
 
-def top_axis_layout(fig: go.Figure) -> go.Figure:
-    """Room above the plot for the title and, under it, the column ticks and axis title; margins
-    are set from the first trace's labels (see :func:`viz.common.fixed_margins`)."""
-    fig.update_layout(title=dict(y=1, yref="container", yanchor="top", pad=dict(t=12)))
-    trace = fig.data[0]
-    rows = list(trace.y) if trace.y is not None else []
-    cols = list(trace.x) if trace.x is not None else []
-    angle = abs(fig.layout.xaxis.tickangle or 0)
+def top_axis_layout(layout: dict, rows: Sequence[str], cols: Sequence[str]) -> dict:
+    """``layout`` (with its title, x axis and y axis) given room above the plot for the title and,
+    under it, the column ticks and axis title; margins are set from the labels (see
+    :func:`viz.common.fixed_margins`). Returns ``layout``."""
+    title = layout.get("title")
+    layout["title"] = (title or {}) | dict(y=1, yref="container", yanchor="top", pad=dict(t=12))
+    angle = abs(layout.get("xaxis", {}).get("tickangle") or 0)
     x_labels = text_px(cols, FONT_SIZE) * math.sin(math.radians(angle)) + FONT_SIZE if angle else 1.6 * FONT_SIZE
-    title = 2.4 * TITLE_SIZE + 16 if fig.layout.title.text else 10
-    return fixed_margins(fig, l=text_px(rows, FONT_SIZE) + 2.5 * FONT_SIZE + 10, t=title + x_labels + 2.5 * FONT_SIZE)
+    title_px = 2.4 * TITLE_SIZE + 16 if title and title.get("text") else 10
+    for axis in ("xaxis", "yaxis"):
+        layout[axis] = layout.get(axis, {}) | dict(automargin=False)
+    layout["margin"] = margins(l=text_px(rows, FONT_SIZE) + 2.5 * FONT_SIZE + 10, t=title_px + x_labels + 2.5 * FONT_SIZE)
+    return layout
 
 
 def matrix_heatmap(
@@ -97,8 +100,10 @@ def matrix_heatmap(
     decimals: int | None | str = "auto",
     signed: bool | None = None,
     colorscale: str | None = None,
+    shape: Sequence[int] | None = None,
 ) -> go.Figure:
-    """A heatmap of a 2-D matrix with its values printed in the cells and its shape in the title.
+    """A heatmap of a 2-D matrix with its values printed in the cells and its shape (or ``shape``, e.g.
+    of the tensor it was flattened from) in the title.
 
     ``rows``/``cols`` are axis labels (default: indices); they are escaped for plotly and must be
     unique (use :func:`token_labels` for tokens). ``signed`` picks a diverging colour scale centred
@@ -116,7 +121,8 @@ def matrix_heatmap(
     signed = bool((m < 0).any()) if signed is None else signed
     zmax = float(np.abs(m).max()) if m.size else 1.0
     text = cell_text(m, decimals)
-    trace = go.Heatmap(
+    trace = dict(
+        type="heatmap",
         z=m,
         x=cols,
         y=rows,
@@ -132,11 +138,12 @@ def matrix_heatmap(
         xgap=1,
         ygap=1,
     )
-    fig = go.Figure(trace)
-    base_layout(fig, title=shape_title(name, m.shape), height=_height(n_rows))
-    fig.update_xaxes(title_text=col_title, type="category", side="top", tickangle=0 if n_cols <= 12 else -45)
-    fig.update_yaxes(title_text=row_title, type="category", autorange="reversed")
-    return top_axis_layout(fig)
+    layout = house_layout(title=shape_title(name, shape or m.shape), height=_height(n_rows))
+    layout.update(
+        xaxis=dict(title=dict(text=col_title), type="category", side="top", tickangle=0 if n_cols <= 12 else -45),
+        yaxis=dict(title=dict(text=row_title), type="category", autorange="reversed"),
+    )
+    return make_figure([trace], top_axis_layout(layout, rows, cols))
 
 
 def attention_heatmap(
@@ -168,23 +175,24 @@ def vector_bar(
     if labels is not None and len(labels) != v.shape[0]:
         raise ValueError(f"{name} has {v.shape[0]} values but {len(labels)} labels were given")
     labels = plot_labels(labels) if labels is not None else index_labels(v.shape[0])
-    fig = go.Figure(
-        go.Bar(
-            x=labels,
-            y=v,
-            text=[f"{x:.{decimals}f}" for x in v] if len(v) <= max_text else None,
-            textposition="outside",
-            textfont=dict(size=max(12, FONT_SIZE - 2)),
-            marker_color=color or "#0072B2",
-            hovertemplate=f"{axis_title}: %{{x}}<br>{value_title}: %{{y:.4f}}<extra></extra>",
-            cliponaxis=False,
-        )
+    bar = dict(
+        type="bar",
+        x=labels,
+        y=v,
+        text=[f"{x:.{decimals}f}" for x in v] if len(v) <= max_text else None,
+        textposition="outside",
+        textfont=dict(size=max(12, FONT_SIZE - 2)),
+        marker=dict(color=color or "#0072B2"),
+        hovertemplate=f"{axis_title}: %{{x}}<br>{value_title}: %{{y:.4f}}<extra></extra>",
+        cliponaxis=False,
     )
-    base_layout(fig, title=shape_title(name, v.shape), height=340)
-    fig.update_layout(uniformtext=dict(minsize=12, mode="show"))  # never shrink bar labels below 12 px
-    fig.update_xaxes(title_text=axis_title, type="category")
-    fig.update_yaxes(title_text=value_title, zeroline=True)
-    return fig
+    layout = house_layout(title=shape_title(name, v.shape), height=340)
+    layout.update(
+        uniformtext=dict(minsize=12, mode="show"),  # never shrink bar labels below 12 px
+        xaxis=dict(title=dict(text=axis_title), type="category"),
+        yaxis=dict(title=dict(text=value_title), zeroline=True),
+    )
+    return make_figure([bar], layout)
 
 
 def matrix_frame(

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.common import FONT_SIZE, HEAD_COLORS, base_layout, to_numpy, unique_labels
+from viz.common import FONT_SIZE, HEAD_COLORS, base_layout, house_layout, make_figure, to_numpy, unique_labels
 from viz.matrix import KEY_AXIS, QUERY_AXIS, matrix_heatmap, plot_labels, shape_title, top_axis_layout
 
 NO_HEAD_COLOR = "#D9D9D9"
@@ -92,32 +92,33 @@ def head_heatmap(
     decimals = text_decimals(*v.shape)
     text = np.vectorize(lambda x: f"{x:.{decimals}f}")(v) if decimals is not None else None
     custom = np.dstack([v, np.asarray(names, dtype=object)[z]])
-    fig = go.Figure(
-        go.Heatmap(
-            z=z,
-            x=plot_labels(cols),
-            y=plot_labels(rows),
-            zmin=-0.5,
-            zmax=n - 0.5,
-            colorscale=scale,
-            colorbar=dict(tickvals=list(range(n)), ticktext=names, thickness=14, title=dict(text="head")),
-            text=text,
-            texttemplate="%{text}" if text is not None else None,
-            textfont=dict(size=max(12, FONT_SIZE - 2)),
-            customdata=custom,
-            hovertemplate=(
-                f"{row_title}: %{{y}}<br>{col_title}: %{{x}}<br>%{{customdata[1]}}"
-                "<br>value: %{customdata[0]:.4f}<extra></extra>"
-            ),
-            xgap=1,
-            ygap=1,
-        )
+    heatmap = dict(
+        type="heatmap",
+        z=z,
+        x=plot_labels(cols),
+        y=plot_labels(rows),
+        zmin=-0.5,
+        zmax=n - 0.5,
+        colorscale=scale,
+        colorbar=dict(tickvals=list(range(n)), ticktext=names, thickness=14, title=dict(text="head")),
+        text=text,
+        texttemplate="%{text}" if text is not None else None,
+        textfont=dict(size=max(12, FONT_SIZE - 2)),
+        customdata=custom,
+        hovertemplate=(
+            f"{row_title}: %{{y}}<br>{col_title}: %{{x}}<br>%{{customdata[1]}}"
+            "<br>value: %{customdata[0]:.4f}<extra></extra>"
+        ),
+        xgap=1,
+        ygap=1,
     )
     rows_n = v.shape[0]
-    base_layout(fig, title=shape_title(name, shape or v.shape), height=int(min(max(260, 130 + 24 * rows_n), 1400)))
-    fig.update_xaxes(title_text=col_title, type="category", side="top", tickangle=0 if v.shape[1] <= 10 else -45)
-    fig.update_yaxes(title_text=row_title, type="category", autorange="reversed")
-    return top_axis_layout(fig)
+    layout = house_layout(title=shape_title(name, shape or v.shape), height=int(min(max(260, 130 + 24 * rows_n), 1400)))
+    layout.update(
+        xaxis=dict(title=dict(text=col_title), type="category", side="top", tickangle=0 if v.shape[1] <= 10 else -45),
+        yaxis=dict(title=dict(text=row_title), type="category", autorange="reversed"),
+    )
+    return make_figure([heatmap], top_axis_layout(layout, heatmap["y"], heatmap["x"]))
 
 
 def step_figure(
@@ -150,11 +151,10 @@ def step_figure(
     grid, grid_lab = x.reshape(len(rows), len(cols)), lab.reshape(len(rows), len(cols))
     title = f"{name}: ({', '.join(dims)})"
     if (grid_lab < 0).all():
-        fig = matrix_heatmap(
-            grid, rows, cols, name=title, row_title=row_title, col_title=col_title, decimals=text_decimals(*grid.shape)
-        )
-        fig.update_layout(title_text=shape_title(title, x.shape))
-        return fig
+        return matrix_heatmap(
+            grid, rows, cols, name=title, row_title=row_title, col_title=col_title,
+            decimals=text_decimals(*grid.shape), shape=x.shape,
+        )  # fmt: skip
     return head_heatmap(
         grid, grid_lab, rows, cols, heads=heads, name=title, shape=x.shape, row_title=row_title, col_title=col_title
     )

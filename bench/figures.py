@@ -1,0 +1,72 @@
+"""How long the figures take to build on the server, per figure family, at the shipped models' sizes.
+
+    python -m bench.figures [--repeats 30]
+
+Every rerun of a page builds its figures again (a new sentence, a new layer or head), so this is
+server time on every interaction. For each family: building the figure (``viz``), and what
+``st.plotly_chart`` then does with it (validating it again into a figure and writing its JSON),
+median milliseconds over ``--repeats``. Inputs are random weights of the classifier's and
+translator's shapes for 20 tokens. Prints one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+import plotly
+import plotly.io as pio
+
+from bench._server import emit
+from viz.attention import attention_heatmap, head_grid, heads_heatmap, mean_heads_heatmap, query_bar
+from viz.matrix import matrix_heatmap, vector_bar
+
+
+def median_ms(fn, repeats: int) -> float:
+    fn()  # warm-up: imports, templates
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t) * 1000)
+    return round(statistics.median(times), 2)
+
+
+def streamlit_side(fig) -> str:
+    """What st.plotly_chart does with a figure (streamlit/elements/plotly_chart.py)."""
+    figure = plotly.tools.return_figure_from_figure_or_data(fig, validate_figure=True)
+    return pio.to_json(figure, validate=False)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--repeats", type=int, default=30)
+    args = ap.parse_args()
+    rng = np.random.default_rng(0)
+    tokens = [f"word{i}" for i in range(20)]
+    norm = lambda a: a / a.sum(axis=-1, keepdims=True)
+    one, cls, tr = norm(rng.random((20, 20))), norm(rng.random((2, 4, 20, 20))), norm(rng.random((3, 8, 20, 20)))
+    builders = {
+        "heatmap 20x20": lambda: attention_heatmap(one, tokens, title="one head"),
+        "head mean 20x20": lambda: mean_heads_heatmap(tr[0], tokens, title="mean"),
+        "heads of one query 8x20": lambda: heads_heatmap(tr[0, :, 3], tokens, query_label="3:word3"),
+        "bar 20": lambda: query_bar(one[0], tokens, query_label="0:word0"),
+        "grid 2x4 (classifier)": lambda: head_grid(cls, tokens, title="grid"),
+        "grid 3x8 (translator)": lambda: head_grid(tr, tokens, title="grid"),
+        "matrix heatmap 6x4 (hand page)": lambda: matrix_heatmap(rng.random((6, 4)), name="W_q"),
+        "vector bar 6 (hand page)": lambda: vector_bar(rng.random(6), name="scores"),
+    }
+    result = {}
+    for name, build in builders.items():
+        fig = build()
+        result[name] = {
+            "build_ms": median_ms(build, args.repeats),
+            "streamlit_ms": median_ms(lambda f=fig: streamlit_side(f), args.repeats),
+        }
+    emit({"benchmark": "figures", "repeats": args.repeats, "figures": result})
+
+
+if __name__ == "__main__":
+    main()
