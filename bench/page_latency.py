@@ -6,7 +6,8 @@
   a fresh browser context; from ``page.goto("/<page>")`` to "rendered". ``cold_router_ran`` counts
   the runs in which app.py ran at all (see ``prime``: a deep link into a fresh server skips it).
 - warm: ``page.reload()`` of a page already shown on a warm server (primed through "/", models
-  loaded; the same text, so ``st.cache_data`` answers and no model runs).
+  loaded; the same text, so ``st.cache_data`` answers and no model runs). Pages are measured one at
+  a time, each in its own browser context.
 - interaction: type a new 20-token input (different every run, so no cache hit) into the page's
   main text input and press Enter; from the keydown to "rendered" with the *new* heatmap.
 
@@ -333,57 +334,55 @@ def cold_renders(browser: Any, pages: list[str], runs: int, env: dict, args: arg
 
 
 def warm_runs(browser: Any, pages: list[str], runs: int, env: dict, args: argparse.Namespace) -> dict:
-    """On one server (of the pages' one app): every page open in its own context; per round, each page
-    is reloaded, then its input changed (pages interleaved, so slow drifts in machine load hit them alike)."""
+    """On one server (of the pages' one app), one page at a time in its own browser context, closed
+    before the next page opens: a first visit and one input change (not timed), then ``runs``
+    rounds of a reload and an input change. One page at a time, as a user has it: with every page
+    open at once in one browser (this script's first design), warm renders measured up to 70 % and
+    interactions up to 20 % slower, though the idle pages used almost no CPU; we did not find why."""
     timeout_ms, hold = args.timeout_s * 1000, args.settle_ms
     out = {p: {"warm": [], "warm_gone": [], "inter": [], "inter_gone": [], "errors": [], "loaded": None} for p in pages}
     pools = input_pools(pages, args.checkpoints)
     (app,) = {PAGES[p].app for p in pages}
     with streamlit_server(app=app, env=env, log_name="warm") as server:
         log(f"primed: router ran: {prime(browser, server.url, timeout_ms=timeout_ms)}")
-        tabs = {}
-        for name in pages:  # first visits (load models, fill caches): not timed
-            tabs[name] = new_page(browser, PAGES[name], hold)
-            m = measure_render(tabs[name], page_url(server.url, name), timeout_ms=timeout_ms)
-            out[name]["loaded"] = m["model_loaded"]
-            if app == APP and not m["router_ran"]:
-                out[name]["errors"].append("app.py (the router) did not run: its sidebar is missing")
-            log(f"first visit {name}: {m['ms']:.0f} ms, model loaded: {m['model_loaded']}")
-        interactive = [p for p in pages if PAGES[p].input_key and out[p]["loaded"] and p in pools]
-        for name in interactive:  # one untimed change per page: first inference after load
-            spec, mark = PAGES[name], marker(0, 0)
+        for name in pages:
+            spec = PAGES[name]
+            page = new_page(browser, spec, hold)
             try:
-                measure_interaction(
-                    tabs[name], spec, make_input(name, pools[name], -1, mark), mark, hold_ms=hold, timeout_ms=timeout_ms
-                )
+                m = measure_render(page, page_url(server.url, name), timeout_ms=timeout_ms)  # loads the model
+                out[name]["loaded"] = m["model_loaded"]
+                if app == APP and not m["router_ran"]:
+                    out[name]["errors"].append("app.py (the router) did not run: its sidebar is missing")
+                log(f"first visit {name}: {m['ms']:.0f} ms, model loaded: {m['model_loaded']}")
+                interactive = bool(spec.input_key and out[name]["loaded"] and name in pools)
+                if interactive:  # one untimed change: the first inference after loading
+                    mark = marker(0, 0)
+                    text = make_input(name, pools[name], -1, mark)
+                    measure_interaction(page, spec, text, mark, hold_ms=hold, timeout_ms=timeout_ms)
+                for r in range(runs):
+                    try:
+                        m = measure_render(page, None, timeout_ms=timeout_ms)
+                        out[name]["warm"].append(m["ms"])
+                        out[name]["warm_gone"].append(m["gone_ms"])
+                    except Exception as e:  # noqa: BLE001 - every failure is counted and reported
+                        out[name]["errors"].append(f"warm run {r + 1}: {type(e).__name__}: {str(e)[:300]}")
+                    if not interactive:
+                        continue
+                    mark = marker(0, r + 1)
+                    text = make_input(name, pools[name], r, mark)
+                    try:
+                        m = measure_interaction(page, spec, text, mark, hold_ms=hold, timeout_ms=timeout_ms)
+                        out[name]["inter"].append(m["ms"])
+                        out[name]["inter_gone"].append(m["gone_ms"])
+                    except Exception as e:  # noqa: BLE001
+                        out[name]["errors"].append(f"interaction run {r + 1}: {type(e).__name__}: {str(e)[:300]}")
+                w, i = out[name]["warm"], out[name]["inter"]
+                log(f"{name}: warm median {summary(w)['median']} ms, interaction median {summary(i)['median']} ms")
             except Exception as e:  # noqa: BLE001
-                out[name]["errors"].append(f"warm-up change: {type(e).__name__}: {str(e)[:300]}")
-        for r in range(runs):
-            for name in pages:
-                spec, page = PAGES[name], tabs[name]
-                try:
-                    m = measure_render(page, None, timeout_ms=timeout_ms)
-                    out[name]["warm"].append(m["ms"])
-                    out[name]["warm_gone"].append(m["gone_ms"])
-                except Exception as e:  # noqa: BLE001
-                    out[name]["errors"].append(f"warm run {r + 1}: {type(e).__name__}: {str(e)[:300]}")
-                if name not in interactive:
-                    continue
-                mark = marker(0, r + 1)
-                text = make_input(name, pools[name], r, mark)
-                try:
-                    m = measure_interaction(page, spec, text, mark, hold_ms=hold, timeout_ms=timeout_ms)
-                    out[name]["inter"].append(m["ms"])
-                    out[name]["inter_gone"].append(m["gone_ms"])
-                except Exception as e:  # noqa: BLE001
-                    out[name]["errors"].append(f"interaction run {r + 1}: {type(e).__name__}: {str(e)[:300]}")
-            log(
-                f"warm round {r + 1}/{runs}: "
-                + ", ".join(f"{p} {out[p]['inter'][-1]:.0f} ms" for p in interactive if out[p]["inter"])
-            )
-        for name, page in tabs.items():
-            out[name]["errors"] += [f"javascript: {e}" for e in page.bench_errors]
-            page.context.close()
+                out[name]["errors"].append(f"first visit: {type(e).__name__}: {str(e)[:300]}")
+            finally:
+                out[name]["errors"] += [f"javascript: {e}" for e in page.bench_errors]
+                page.context.close()
     return out
 
 
