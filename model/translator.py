@@ -160,7 +160,7 @@ class Translator(nn.Module):
         self.eval()
         return was_training
 
-    @torch.no_grad()
+    @torch.inference_mode()
     def greedy(self, src: Tensor, max_len: int | None = None, head_mask: dict[str, Tensor] | None = None) -> Tensor:
         """Greedy decoding of ``src`` ``(B, S)``: ``(B, T)`` ids from ``<sos>``, padded after ``<eos>``."""
         c, hm = self.config, head_mask or {}
