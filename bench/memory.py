@@ -27,6 +27,7 @@ from bench._server import (
     streamlit_server,
 )
 from bench.page_latency import (
+    APP,
     PAGES,
     input_pools,
     make_input,
@@ -131,10 +132,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--pages", default=",".join(PAGES), help="comma-separated url paths to open")
+    app_pages = [p for p, spec in PAGES.items() if spec.app == APP]  # not the floor app
+    ap.add_argument("--pages", default=",".join(app_pages), help="comma-separated url paths to open")
     ap.add_argument("--changes", type=int, default=0, help="main-input changes per page after it renders")
     add_app_options(ap)
     args = ap.parse_args()
+    bad = [p for p in args.pages.split(",") if p not in app_pages]
+    if bad:
+        raise SystemExit(f"pages {bad} are not pages of app.py; choose from {app_pages}")
     r, ckpt = run_on_checkpoints(run, args)
     after = r["after"]
     emit({

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import torch
 
-from bench._server import percentile, read_checkpoint_meta, summary
+from bench._server import ROOT, percentile, read_checkpoint_meta, summary
 from bench.load import check_markers
 from bench.memory import descendants, parent_of, tree_memory_mb
 from bench.page_latency import (
@@ -179,3 +179,18 @@ def test_parse_shapes() -> None:
     assert parse_shapes("1x20, 166x15") == [(1, 20), (166, 15)]
     with pytest.raises(Exception, match="BATCHxLENGTH"):
         parse_shapes("20")
+
+
+def test_floor_app_draws_one_heatmap_of_its_input() -> None:
+    """bench/floor_app.py, the page-latency floor: one text box, one heatmap over its words."""
+    import json
+
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "bench" / "floor_app.py"), default_timeout=60).run()
+    assert not at.exception
+    at.text_input(key="floor_text").input("a b <b>c</b>").run()
+    [chart] = at.get("plotly_chart")
+    spec = json.loads(chart.proto.spec)
+    assert spec["data"][0]["x"] == ["0:a", "1:b", "2:&lt;b&gt;c&lt;/b&gt;"]
+    assert all(abs(sum(row) - 1) < 1e-3 for row in spec["data"][0]["z"])
