@@ -22,6 +22,7 @@ from pages.common import (
     require_checkpoint,
     show_figure,
     sync_url,
+    view_choice,
 )
 from viz.attention import attention_heatmap, grid_frame, head_grid, mean_heads_heatmap, query_bar, weights_frame
 
@@ -132,20 +133,11 @@ def attention_views(result: dict) -> None:
     elif st.session_state["cls_hide"]:
         st.caption("This sentence has no special tokens to hide.")
 
-    init_state("cls_show", "head", lambda raw: raw if raw in VIEWS else "head")
-    st.radio(
-        "Show",
-        list(VIEWS),
-        key="cls_show",
-        format_func=VIEWS.get,
-        horizontal=True,
-        help="One view at a time, so a new sentence redraws one chart, not five.",
-    )
+    show = view_choice("cls_show", VIEWS, help="One view at a time, so a new sentence redraws one chart, not five.")
     init_state("cls_layer", 0, bounded(0, L - 1))
     init_state("cls_head", 0, bounded(0, H - 1))
     keep_valid("cls_layer", range(L), 0)
     keep_valid("cls_head", range(H), 0)
-    show = st.session_state["cls_show"]
     if show in ("head", "mean"):
         left, right = st.columns(2)
         left.selectbox("Layer", range(L), key="cls_layer", format_func=lambda l: f"layer {l}")

@@ -130,6 +130,16 @@ def one_of(options: Sequence[str]) -> Callable[[str], str]:
     return cast
 
 
+def view_choice(key: str, views: dict[str, str], *, help: str, label: str = "Show") -> str:
+    """A horizontal radio over ``views`` (key -> label), seeded from the URL (the first view when it
+    is absent or unknown); returns the chosen key. Pages show one view at a time with it, so a new
+    input redraws one chart instead of all of them."""
+    options = list(views)
+    init_state(key, options[0], one_of(options))
+    st.radio(label, options, key=key, format_func=views.get, horizontal=True, help=help)
+    return st.session_state[key]
+
+
 def keep_valid(key: str, options: Sequence[Any], default: Any) -> None:
     """Reset a widget's state to ``default`` when it is not among ``options`` (e.g. a URL asked for
     layer 5 of a model with 2 layers). Call before the widget is created."""

@@ -22,6 +22,7 @@ from pages.common import (
     require_checkpoint,
     show_figure,
     sync_url,
+    view_choice,
 )
 from viz.attention import (
     attention_heatmap,
@@ -249,22 +250,13 @@ def attention_views(view: dict) -> None:
         help="Cross: English words looking at German words. Encoder: German looking at German. "
         "Decoder: English looking at the English written before it.",
     )
-    init_state("tr_show", "head", lambda raw: raw if raw in SHOW else "head")
-    st.radio(
-        "Show",
-        list(SHOW),
-        key="tr_show",
-        format_func=SHOW.get,
-        horizontal=True,
-        help="One view at a time, so a new sentence redraws one chart, not six.",
-    )
+    show = view_choice("tr_show", SHOW, help="One view at a time, so a new sentence redraws one chart, not six.")
     a, b, c = st.columns(3)
     a.selectbox("Layer", range(L), key="tr_layer", format_func=lambda l: f"layer {l}")
     b.selectbox("Head", range(H), key="tr_head", format_func=lambda h: f"head {h}")
     if T > 1:
         c.slider("Decoding step n", 1, T, key="tr_step", help="Output token n is framed in the decoder views.")
     step = st.session_state["tr_step"] if T > 1 else 1
-    show = st.session_state["tr_show"]
     if show == "step":
         st.subheader(f"Decoding step {step}: what output token {step} attended to")
         step_section(view, step)

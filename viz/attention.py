@@ -54,9 +54,7 @@ def _escape(text: str) -> str:
 
 def _z(m: np.ndarray) -> list:
     """Plain lists for the figure spec, rounded to 4 decimals; -inf (masked) becomes None, a blank cell."""
-    rows = np.asarray(m, dtype=float).tolist()  # Python floats: rounding them is ten times faster than numpy scalars
-    if np.isfinite(m).all():
-        return [[round(v, 4) for v in row] for row in rows]
+    rows = np.asarray(m, dtype=float).tolist()  # Python floats: ten times faster to round than numpy scalars
     return [[round(v, 4) if math.isfinite(v) else None for v in row] for row in rows]
 
 

@@ -87,22 +87,15 @@ def make_figure(data: Sequence[dict], layout: dict) -> go.Figure:
 
 
 def margins(*, l: float, t: float, b: float = 10, r: float = 10) -> dict:
-    """A layout margin in whole pixels (see :func:`fixed_margins`)."""
+    """A layout margin in whole pixels, set from the labels instead of measured in the browser (with
+    the axes' ``automargin`` off): plotly's ``automargin`` measures every tick label and redraws,
+    which doubled the drawing time of a heatmap."""
     return dict(l=round(l), t=round(t), b=round(b), r=round(r))
 
 
 def text_px(labels: Sequence[str], size: float) -> float:
     """A generous estimate of the widest label's width in pixels (0.62 em a character)."""
     return 0.62 * size * max((len(str(label)) for label in labels), default=1)
-
-
-def fixed_margins(fig: go.Figure, *, l: float, t: float, b: float = 10, r: float = 10) -> go.Figure:
-    """Margins set from the labels instead of measured in the browser: plotly's axis ``automargin``
-    measures every tick label and redraws, which doubled the drawing time of a heatmap."""
-    fig.update_xaxes(automargin=False)
-    fig.update_yaxes(automargin=False)
-    fig.update_layout(margin=margins(l=l, t=t, b=b, r=r))
-    return fig
 
 
 def fit_size(n_rows: int, n_cols: int, *, cell: int = 34, min_size: int = 320, max_size: int = 900) -> tuple[int, int]:

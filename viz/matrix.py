@@ -77,7 +77,7 @@ def _height(n_rows: int) -> int:
 def top_axis_layout(layout: dict, rows: Sequence[str], cols: Sequence[str]) -> dict:
     """``layout`` (with its title, x axis and y axis) given room above the plot for the title and,
     under it, the column ticks and axis title; margins are set from the labels (see
-    :func:`viz.common.fixed_margins`). Returns ``layout``."""
+    :func:`viz.common.margins`). Returns ``layout``."""
     title = layout.get("title")
     layout["title"] = (title or {}) | dict(y=1, yref="container", yanchor="top", pad=dict(t=12))
     angle = abs(layout.get("xaxis", {}).get("tickangle") or 0)
