@@ -17,6 +17,7 @@ from pages.common import (
     init_state,
     keep_valid,
     markdown_escape,
+    output_text,
     require_checkpoint,
     show_figure,
     sync_url,
@@ -107,9 +108,9 @@ def predictions(task: str, res: dict) -> list:
     if task == "translator":
         left, right = st.columns(2)
         left.markdown("**Before** (every head on)")
-        left.code(before["text"] or "(no words)", language=None, wrap_lines=True)
+        output_text(before["text"] or "(no words)", left)
         right.markdown("**After** (heads off)")
-        right.code(after["text"] or "(no words)", language=None, wrap_lines=True)
+        output_text(after["text"] or "(no words)", right)
         st.caption("The translation is the same." if before["text"] == after["text"] else "The translation changed.")
         return []
     if task == "classifier":

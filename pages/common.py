@@ -147,12 +147,23 @@ def keep_valid(key: str, options: Sequence[Any], default: Any) -> None:
         st.session_state[key] = default
 
 
+def set_url(values: dict[str, str]) -> None:
+    """Put ``values`` into the URL in one message to the browser, and none when the URL already
+    holds them: every write makes the browser push a history entry and match the page routes again
+    (about 3 ms each in Chromium's profile of an interaction, and pages sync several keys a run)."""
+    changed = {k: v for k, v in values.items() if st.query_params.get(k) != v}
+    if changed:
+        st.query_params.update(changed)
+
+
 def sync_url(*keys: str) -> None:
     """Write the current values of widget ``keys`` into the URL."""
+    values = {}
     for key in keys:
         if key in st.session_state:
             value = st.session_state[key]
-            st.query_params[key] = ",".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
+            values[key] = ",".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
+    set_url(values)
 
 
 def clean_text(text: str | None, *, what: str = "input") -> str | None:
@@ -188,6 +199,13 @@ def show_figure(
     if html_name is not None:
         title = html.unescape(fig.layout.title.text or "Attention Explorer figure")  # figure titles are escaped
         html_button("Download HTML", [fig], title, key=f"{key}-html", file_name=html_name)
+
+
+def output_text(text: str, parent: Any = st) -> None:
+    """A model's output (a translation, generated text) in a bordered box under ``parent`` (a column,
+    or the page). st.text, not st.code: st.code makes the browser load a 1.5 MB syntax highlighter
+    (the page's resource timings) to show a few plain words."""
+    parent.container(border=True).text(text)
 
 
 Figures = Sequence[go.Figure] | Callable[[], Sequence[go.Figure]]
@@ -260,7 +278,7 @@ def projector_toggle() -> None:
         "Projector mode", key=PROJECTOR_URL, help="Larger text for teaching; a link with ?projector=1 opens in it."
     )
     if st.session_state[PROJECTOR_URL]:
-        st.query_params[PROJECTOR_URL] = "1"
+        set_url({PROJECTOR_URL: "1"})
         st.markdown(PROJECTOR_CSS, unsafe_allow_html=True)  # a fixed stylesheet: no user text
     else:
         st.query_params.pop(PROJECTOR_URL, None)
@@ -319,6 +337,6 @@ def stepper(key: str, titles: Sequence[str], *, url_key: str = "step") -> int:
         label_visibility="collapsed",
     )
     nxt.button("Next step", key=f"{key}_next", on_click=move, args=(1,), disabled=step >= n, width="stretch")
-    st.query_params[url_key] = str(st.session_state[key])
+    set_url({url_key: str(st.session_state[key])})
     st.iframe(STEP_KEYS_JS, height=1)  # invisible; st.iframe runs the script with access to the page
     return st.session_state[key]

@@ -20,6 +20,7 @@ from pages.common import (
     keep_valid,
     listing,
     markdown_escape,
+    output_text,
     require_checkpoint,
     show_figure,
     sync_url,
@@ -209,6 +210,6 @@ g = run_generator(
     int(st.session_state["gen_seed"]),
 )
 st.subheader("Generated text")
-st.code(g["prompt"] + g["new_text"], language=None, wrap_lines=True)
+output_text(g["prompt"] + g["new_text"])
 st.caption(f"The first {len(g['prompt'])} characters are the prompt; the next {len(g['new_text'])} were sampled.")
 attention_views(g, vocab, block)

@@ -51,12 +51,15 @@ def matrix_step(key: str, values, rows, cols, *, name: str, row_title: str, col_
     """One matrix as a heatmap and as a table (tabs), with its shape and a CSV download."""
     fig = fig or matrix_heatmap(values, rows, cols, name=name, row_title=row_title, col_title=col_title)
     frame = matrix_frame(values, rows, cols)
-    heatmap_tab, table_tab = st.tabs(["Heatmap", "Table"])
-    with heatmap_tab:
-        show_figure(fig, key, csv=frame, csv_name=f"{key}.csv")
-    with table_tab:
-        st.caption(shape_title(name, tuple(values.shape)))
-        table(frame, f"{key}-table")
+    # lazy tabs: only the chosen one is drawn (the table's grid is 1.3 MB of code for the browser to load)
+    heatmap_tab, table_tab = st.tabs(["Heatmap", "Table"], key=f"{key}-tab", on_change="rerun")
+    if heatmap_tab.open:
+        with heatmap_tab:
+            show_figure(fig, key, csv=frame, csv_name=f"{key}.csv")
+    if table_tab.open:
+        with table_tab:
+            st.caption(shape_title(name, tuple(values.shape)))
+            table(frame, f"{key}-table")
 
 
 def table(frame: pd.DataFrame, key: str, *, hide_index: bool = False) -> None:

@@ -15,6 +15,7 @@ from pages.common import (
     init_state,
     keep_valid,
     listing,
+    output_text,
     require_checkpoint,
     show_figure,
     sync_url,
@@ -60,7 +61,7 @@ def predictions(task: str, a: dict, b: dict) -> list:
         left, right = st.columns(2)
         for col, name, r in ((left, "A", a), (right, "B", b)):
             col.markdown(f"**{name}** translates to")
-            col.code(r["text"] or "(no words)", language=None, wrap_lines=True)
+            output_text(r["text"] or "(no words)", col)
         words_a, words_b = a["text"].split(), b["text"].split()
         if words_a == words_b:
             st.caption("The two translations are the same.")

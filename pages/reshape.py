@@ -105,8 +105,11 @@ def checks(result, k: int, h: int) -> None:
     cols[1].metric("module forward vs batched: max |diff|", f"{result.module_diff:.2e}")
     cols[2].metric("q·k/√s vs (q/s^¼)·(k/s^¼): max |diff|", f"{result.scaling_diff:.2e}")
     st.caption("Differences around 1e-7 are float32 rounding: the batched reshape computes exactly the per-head loop.")
-    with st.expander("The per-head loop used for the check"):
-        st.code(LOOP_CODE, language="python")
+    # lazy: the code's syntax highlighter is a 1.5 MB download for the browser, so it is drawn only when opened
+    loop = st.expander("The per-head loop used for the check", key="reshape_loop", on_change="rerun")
+    if loop.open:
+        with loop:
+            st.code(LOOP_CODE, language="python")
     st.subheader("Parameters: narrow vs wide")
     narrow, wide = result.params["narrow"], result.params["wide"]
     cols = st.columns(2)

@@ -19,6 +19,7 @@ from pages.common import (
     keep_valid,
     listing,
     markdown_escape,
+    output_text,
     require_checkpoint,
     show_figure,
     sync_url,
@@ -287,7 +288,7 @@ if "error" in result:
 if not input_notes(result, ck.model.config.max_len):
     st.stop()
 st.subheader("Translation")
-st.code(result["text"] or "(the model wrote no words)", language=None, wrap_lines=True)
+output_text(result["text"] or "(the model wrote no words)")
 view = result
 if st.session_state["tr_forced"]:
     reference = clean_text(st.session_state["tr_reference"], what="reference translation")

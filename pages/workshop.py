@@ -22,7 +22,7 @@ from model.workshop import (
     score_shape_guess,
     shape_question,
 )
-from pages.common import bounded, device, get_checkpoint, markdown_escape, show_figure, url_value
+from pages.common import bounded, device, get_checkpoint, markdown_escape, set_url, show_figure, url_value
 from viz.attention import attention_heatmap, query_bar
 from viz.common import unique_labels
 from viz.matrix import matrix_heatmap
@@ -70,7 +70,7 @@ def scoreboard(s) -> None:
         a, b = st.columns(2)
         a.button("Next question", key="ws_next", on_click=next_question, type="primary", width="stretch")
         b.button("Reset score", key="ws_reset", on_click=reset_score, width="stretch")
-    st.query_params[QUESTION_URL] = str(s["ws_q"])
+    set_url({QUESTION_URL: str(s["ws_q"])})
 
 
 def attend_round(q: AttendQuestion, s) -> None:

@@ -279,3 +279,44 @@ def test_head_mask(wide: bool, need_weights: bool) -> None:
     torch.testing.assert_close(off, expected, atol=ATOL, rtol=0)
     if need_weights:  # switching a head off changes what it passes on, not where it looks
         assert torch.equal(ones_w, base_w) and torch.equal(off_w, base_w)
+
+
+@pytest.mark.parametrize("mode", ["no_grad", "inference_mode"])
+@pytest.mark.parametrize("kind", ["self", "cross"])
+def test_kept_projection_stack_follows_weight_changes(mode: str, kind: str) -> None:
+    """Without gradients the stacked q/k/v weights are kept between calls; any change to a weight (in
+    place, as an optimizer step or load_state_dict makes it) must reach the next call."""
+    dim, heads = 8, 2
+    mha = MultiHeadAttention(dim, heads).eval()
+    x, context = torch.randn(2, 4, dim), (torch.randn(2, 6, dim) if kind == "cross" else None)
+    no_grad = torch.no_grad if mode == "no_grad" else torch.inference_mode
+
+    def fresh() -> Tensor:  # the same weights in a module that has kept nothing
+        other = MultiHeadAttention(dim, heads).eval()
+        other.load_state_dict(mha.state_dict())
+        with torch.enable_grad():
+            return other(x, context)[0].detach()
+
+    with no_grad():
+        before = mha(x, context)[0]
+    torch.testing.assert_close(before, fresh(), atol=ATOL, rtol=0)
+    with torch.no_grad():
+        mha.to_k.weight.mul_(3.0)  # in place: the kept stack is now stale
+    with no_grad():
+        after_step = mha(x, context)[0]
+    assert not torch.allclose(after_step, before, atol=1e-4)
+    torch.testing.assert_close(after_step, fresh(), atol=ATOL, rtol=0)
+    mha.load_state_dict(MultiHeadAttention(dim, heads).state_dict())
+    with no_grad():
+        torch.testing.assert_close(mha(x, context)[0], fresh(), atol=ATOL, rtol=0)
+    assert set(mha.state_dict()) == {f"{p}.{t}" for p in ("to_q", "to_k", "to_v", "unify") for t in ("weight", "bias")}
+
+
+def test_projection_stack_trains_every_weight() -> None:
+    """With gradients on, the stack is built afresh, so q, k and v all receive gradients."""
+    mha = MultiHeadAttention(8, 2)
+    with torch.no_grad():
+        mha(torch.randn(1, 3, 8))  # keeps a stack, which training must not use
+    mha(torch.randn(1, 3, 8))[0].sum().backward()
+    for p in (mha.to_q, mha.to_k, mha.to_v):
+        assert p.weight.grad is not None and p.weight.grad.abs().sum() > 0

@@ -142,7 +142,7 @@ def test_generator():
 def test_translator_kinds():
     at = run(abl_model="translator")
     assert not at.exception and not at.warning
-    assert len(at.code) == 2
+    assert len(at.text) == 2
     assert at.radio(key="abl_kind").value == "cross"
     n_heads = (TRANSLATOR.enc_layers + 2 * TRANSLATOR.dec_layers) * TRANSLATOR.heads
     assert f"1 of {n_heads} heads are off" in captions(at)

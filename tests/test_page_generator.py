@@ -26,8 +26,8 @@ def default(checkpoints) -> AppTest:
 def test_default_run(default):
     assert not default.exception
     assert not default.warning and not default.error
-    [code] = default.code
-    assert code.value.startswith("ROMEO:") and len(code.value) == len("ROMEO:") + 200
+    [shown] = default.text
+    assert shown.value.startswith("ROMEO:") and len(shown.value) == len("ROMEO:") + 200
     assert default.slider(key="gen_window").value == 16
 
 
@@ -63,7 +63,7 @@ def test_grid_and_step_charts(default):
 def test_url_state_is_used_and_written():
     at = run({"gen_prompt": "JULIET:", "gen_length": "50", "gen_layer": "2", "gen_head": "7", "gen_temp": "9"})
     assert not at.exception
-    assert at.code[0].value.startswith("JULIET:") and len(at.code[0].value) == len("JULIET:") + 50
+    assert at.text[0].value.startswith("JULIET:") and len(at.text[0].value) == len("JULIET:") + 50
     assert at.selectbox(key="gen_layer").value == 2
     assert at.selectbox(key="gen_head").value == 0  # out of range: first head
     assert at.slider(key="gen_temp").value == 0.8  # out of range: default
@@ -86,13 +86,13 @@ def test_url_state_is_used_and_written():
 )
 def test_each_control(kind, key, value):
     at = run()
-    before = at.code[0].value
+    before = at.text[0].value
     widget = getattr(at, kind)(key=key)
     (widget.input(value) if kind == "text_area" else widget.set_value(value)).run()
     assert not at.exception
     assert at.session_state[key] == value
     if key in ("gen_prompt", "gen_temp", "gen_topk", "gen_length", "gen_seed"):
-        assert at.code[0].value != before
+        assert at.text[0].value != before
     if key == "gen_layer":
         assert "Layer 2, head 0" in " ".join(c.value for c in at.caption)
     if key == "gen_window":
@@ -103,9 +103,9 @@ def test_each_control(kind, key, value):
 
 def test_greedy_sampling_is_reproducible_and_steps_follow_the_length():
     at = run(gen_temp=0.0)
-    first = at.code[0].value
+    first = at.text[0].value
     at.number_input(key="gen_seed").set_value(3).run()
-    assert at.code[0].value == first  # temperature 0 ignores the seed
+    assert at.text[0].value == first  # temperature 0 ignores the seed
     at.slider(key="gen_step").set_value(200).run()
     at.slider(key="gen_length").set_value(20).run()
     assert not at.exception
@@ -142,7 +142,7 @@ def test_missing_checkpoint(tmp_path, monkeypatch):
     assert not at.exception
     assert "could not be loaded" in at.error[0].value
     assert "python -m model train generator" in at.info[0].value
-    assert not at.code and not at.get("plotly_chart")
+    assert not at.text and not at.get("plotly_chart")
 
 
 def test_corrupt_checkpoint(checkpoints, tmp_path, monkeypatch):

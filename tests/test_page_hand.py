@@ -5,7 +5,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests import apptest
-from tests.apptest import chart
+from tests.apptest import chart, titles
 
 PAGE = apptest.page("hand")
 OPEN_ALL = {f"hand_part_{i}": True for i in range(1, 11)}  # the steps' expanders draw only when open
@@ -147,3 +147,14 @@ def test_long_input_is_capped_with_a_note():
     notes = " ".join(i.value for i in at.info)
     assert "5,000 characters" in notes and "only the first 40" in notes
     assert chart(at, "scores ω")["layout"]["title"]["text"] == "scores ω  (40 × 40)"
+
+
+def test_matrix_tables_are_drawn_only_in_their_tab(default):
+    """A step's Heatmap/Table tabs draw only the chosen one (the table grid is costly in the browser)."""
+    embeddings = lambda at: [df.value for df in at.dataframe if df.value.shape == (6, 16)]  # 6 tokens, d = 16
+    assert chart(default, "embeddings x") and not embeddings(default)
+    at = run(**{"hand-x-tab": "Table"})
+    assert not at.exception
+    [x] = embeddings(at)
+    assert list(x.index) == ["0:Life", "1:is", "2:short", "3:eat", "4:dessert", "5:first."]
+    assert not [t for t in titles(at) if t.startswith("embeddings x")]

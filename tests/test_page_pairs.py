@@ -116,7 +116,7 @@ def test_generator_pair():
 def test_translator_pair():
     at = run(pair_model="translator")
     assert not at.exception and not at.warning
-    assert len(at.code) == 2
+    assert len(at.text) == 2
     assert at.radio(key="pair_kind").value == "cross"
     at.radio(key="pair_kind").set_value("encoder").run()
     assert not at.exception

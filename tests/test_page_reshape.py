@@ -142,3 +142,12 @@ def test_wide_grids_too_big_to_print_say_so():
     assert any("hover a cell" in c.value for c in at.caption)
     wide = next(c for c in charts(at) if c["layout"]["title"]["text"].startswith("view · queries"))
     assert "text" not in wide["data"][0]  # 24 columns: values on hover and in the CSV
+
+
+def test_loop_code_is_drawn_only_when_opened(default):
+    """The per-head loop's code (whose highlighter is a large download for the browser) waits for its expander."""
+    assert not default.exception and not default.code
+    at = run(reshape_loop=True)
+    assert not at.exception
+    [code] = at.code
+    assert code.language == "python" and "for" in code.value

@@ -32,7 +32,7 @@ def test_default_run(default):
     assert not default.exception
     assert not default.warning and not default.error
     assert default.text_input(key="tr_text").value == "ein mann fährt fahrrad ."
-    assert len(default.code) == 1  # the translation, as plain text
+    assert len(default.text) == 1  # the translation, as plain text
     assert default.radio(key="tr_view").value == "cross"  # one attention kind at a time, cross first
     assert default.radio(key="tr_show").value == "head"  # and one view of it: a new sentence redraws one chart
     assert [t[:16] for t in titles(default)] == ["layer 0 · head 0"]
