@@ -94,24 +94,38 @@ def seen(chars: list[str], vocab) -> list[str]:
     return visible_chars([c if c in vocab else UNK for c in chars])
 
 
-def causal_section(text: str, vocab, layer: int, head: int) -> list:
+def causal_figures(text: str, vocab, layer: int, head: int) -> tuple[dict, list[str], dict]:
+    """The four causal-mask steps of one head over ``text``: (numbers, axis labels, figures by step)."""
+    steps = run_causal_steps(str(default_dir(TASK)), device(), text, layer, head)
+    labels = seen(list(text), vocab)
+    return steps, labels, causal_step_figures(steps["scores"], steps["mask"], steps["masked"], steps["softmax"], labels)
+
+
+def grid_figure(g: dict, vocab, window: int):
+    att = g["attention"]
+    return head_grid(att[:, :, -window:, -window:], seen(g["chars"][-window:], vocab))
+
+
+def causal_section(text: str, vocab, layer: int, head: int) -> None:
     st.subheader("The causal mask, step by step")
     st.caption(
         f"Layer {layer}, head {head}, reading only the last {len(text)} characters, so each row of the softmax "
         "sums to 1. A character may look at itself and at earlier characters, never at later ones: those "
         "would give away what comes next."
     )
-    steps = run_causal_steps(str(default_dir(TASK)), device(), text, layer, head)
-    labels = seen(list(text), vocab)
-    figs = causal_step_figures(steps["scores"], steps["mask"], steps["masked"], steps["softmax"], labels)
-    for tab, (name, fig) in zip(st.tabs(list(STEP_TITLES.values())), figs.items()):
-        with tab:
-            csv = weights_frame(steps["softmax"], labels) if name == "softmax" else None
-            show_figure(fig, f"gen-causal-{name}", csv=csv, csv_name=f"generator-layer{layer}-head{head}-softmax.csv")
-    return list(figs.values())
+    steps, labels, figs = causal_figures(text, vocab, layer, head)
+    # lazy tabs: only the chosen step is drawn; choosing another reruns the fragment
+    tabs = st.tabs(list(STEP_TITLES.values()), key="gen_causal_tab", on_change="rerun")
+    for tab, (name, fig) in zip(tabs, figs.items()):
+        if tab.open:
+            with tab:
+                csv = weights_frame(steps["softmax"], labels) if name == "softmax" else None
+                csv_name = f"generator-layer{layer}-head{head}-softmax.csv"
+                show_figure(fig, f"gen-causal-{name}", csv=csv, csv_name=csv_name)
 
 
 def step_section(g: dict, vocab, block: int, layer: int, window: int) -> list:
+    """The chosen generated character: its per-head and mean attention; returns the two figures."""
     st.subheader("What the model looked at to write each new character")
     n_new = len(g["new_text"])
     init_state("gen_step", 1, bounded(1, n_new))
@@ -158,18 +172,21 @@ def attention_views(g: dict, vocab, block: int) -> None:
     c.slider("Characters shown", 2, min(MAX_WINDOW, T), key="gen_window", help="The last N characters.")
     layer, head, window = (st.session_state[k] for k in ("gen_layer", "gen_head", "gen_window"))
     full = g["prompt"] + g["new_text"]
-    figs = causal_section(full[-window:], vocab, layer, head)
-
-    st.subheader(f"Every head of every layer ({L} layers × {H} heads)")
-    st.caption(
-        f"The final context window of {T} characters, as the model read it while generating; the last {window} "
-        "queries and keys are drawn, so rows can sum to less than 1 (the rest goes to earlier characters)."
-    )
-    grid = head_grid(att[:, :, -window:, -window:], seen(g["chars"][-window:], vocab))
-    show_figure(grid, "gen-grid")
-    figs += [grid, *step_section(g, vocab, block, layer, window)]
-    notes = f"Prompt and generated text:\n{full}"
-    export_view_button(figs, "Shakespeare generator", "gen-export", notes=notes)
+    causal_section(full[-window:], vocab, layer, head)
+    step_figs = step_section(g, vocab, block, layer, window)
+    # lazy: the grid of every head is the page's largest chart, drawn only when opened
+    grid = st.expander(f"Every head of every layer ({L} layers × {H} heads)", key="gen_grid_open", on_change="rerun")
+    if grid.open:
+        with grid:
+            st.caption(
+                f"The final context window of {T} characters, as the model read it while generating; the last "
+                f"{window} queries and keys are drawn, so rows can sum to less than 1 (the rest goes to earlier "
+                "characters)."
+            )
+            show_figure(grid_figure(g, vocab, window), "gen-grid")
+    text = full[-window:]
+    export = lambda: [*causal_figures(text, vocab, layer, head)[2].values(), grid_figure(g, vocab, window), *step_figs]
+    export_view_button(export, "Shakespeare generator", "gen-export", notes=f"Prompt and generated text:\n{full}")
     sync_url("gen_layer", "gen_head", "gen_window", "gen_step")
 
 

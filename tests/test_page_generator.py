@@ -9,12 +9,13 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests import apptest
-from tests.apptest import chart, run_on
+from tests.apptest import chart, run_on, titles
 from tests.tiny import GENERATOR, corrupt
 
 PAGE = apptest.page("generator")
 run = partial(apptest.run, PAGE)
 CELLS = GENERATOR.layers * GENERATOR.heads
+STEP_TABS = ["1. scores", "2. mask", "3. masked scores", "4. softmax"]  # the causal-mask tabs
 pytestmark = pytest.mark.usefixtures("app_env")
 
 
@@ -31,8 +32,23 @@ def test_default_run(default):
     assert default.slider(key="gen_window").value == 16
 
 
-def test_causal_step_charts(default):
-    scores, mask, masked, softmax = (chart(default, f"{i}. ") for i in range(1, 5))
+def steps_drawn(at: AppTest) -> list[str]:
+    return [t[:3] for t in titles(at) if t[:3] in ("1. ", "2. ", "3. ", "4. ")]
+
+
+def test_causal_steps_draw_one_tab_at_a_time(default, checkpoints):
+    """The four causal-mask steps are lazy tabs: the first is drawn, the others when chosen."""
+    assert steps_drawn(default) == ["1. "]
+    assert [b.proto.label for b in default.get("download_button")] == ["Download this view as HTML"]
+    at = run_on(checkpoints, PAGE, gen_causal_tab="4. softmax")
+    assert steps_drawn(at) == ["4. "]
+    assert [b.proto.label for b in at.get("download_button")] == ["Download CSV", "Download this view as HTML"]
+
+
+def test_causal_step_charts(checkpoints):
+    scores, mask, masked, softmax = (
+        chart(run_on(checkpoints, PAGE, gen_causal_tab=title), f"{i}. ") for i, title in enumerate(STEP_TABS, 1)
+    )
     n = 16
     z = masked["data"][0]["z"]
     assert len(z) == n and all(z[i][j] is None for i in range(n) for j in range(i + 1, n))  # -inf blank
@@ -45,11 +61,11 @@ def test_causal_step_charts(default):
         assert spec["layout"]["xaxis"]["title"]["text"] == "key (column)"
     labels = scores["data"][0]["x"]
     assert len(set(labels)) == n and not any("\n" in label or " " in label.split(":", 1)[1] for label in labels)
-    assert [b.proto.label for b in default.get("download_button")] == ["Download CSV", "Download this view as HTML"]
 
 
-def test_grid_and_step_charts(default):
-    grid = chart(default, "attention per layer and head")
+def test_grid_and_step_charts(default, checkpoints):
+    assert not [t for t in titles(default) if t.startswith("attention per layer and head")]  # closed: not drawn
+    grid = chart(run_on(checkpoints, PAGE, gen_grid_open=True), "attention per layer and head")
     assert [t["type"] for t in grid["data"]] == ["heatmap"] * CELLS
     assert len(grid["data"][0]["x"]) == 16
     heads = chart(default, "query ")
@@ -130,7 +146,7 @@ def test_bad_input_gives_a_message(prompt, kind, message):
 
 
 def test_unknown_characters_are_labelled():
-    at = run(gen_prompt="ROMEO 😀:", gen_length=20, gen_window=28)
+    at = run(gen_prompt="ROMEO 😀:", gen_length=20, gen_window=28, gen_grid_open=True)
     assert not at.exception
     labels = chart(at, "attention per layer and head")["data"][0]["x"]
     assert any(label.endswith("&lt;unk&gt;") for label in labels)
