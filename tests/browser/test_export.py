@@ -12,9 +12,12 @@ from model.checkpoint import WEIGHTS, default_dir
 from .test_pages import CHART_TIMEOUT_MS, wait_until_idle
 
 
-@pytest.mark.parametrize("path, n_figures", [("pairs", 3), ("ablation", 3), ("classifier", 5), ("translator", 9)])
+@pytest.mark.parametrize(
+    "path, n_figures",
+    [("pairs", 3), ("ablation", 3), ("classifier", 5), ("translator", 9), ("generator", 7)],  # generator: 4 steps, grid, step
+)
 def test_view_downloads_as_offline_html(page, app_url: str, path: str, n_figures: int, tmp_path) -> None:
-    task = "translator" if path == "translator" else "classifier"
+    task = path if path in ("translator", "generator") else "classifier"
     if not (default_dir(task) / WEIGHTS).is_file():
         pytest.skip(f"no {task} checkpoint: the page shows only the could-not-be-loaded message")
     page.goto(f"{app_url}/{path}", wait_until="domcontentloaded")
