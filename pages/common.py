@@ -193,8 +193,13 @@ def show_figure(
     st.plotly_chart(shown, key=key, config={"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}})
     if csv is not None:
         df = csv if isinstance(csv, pd.DataFrame) else pd.DataFrame(csv)
-        st.download_button(
-            "Download CSV", df.to_csv().encode("utf-8"), file_name=csv_name, mime="text/csv", key=f"{key}-csv"
+        st.download_button(  # the file is written when clicked, not on every rerun
+            "Download CSV",
+            data=lambda: df.to_csv().encode("utf-8"),
+            file_name=csv_name,
+            mime="text/csv",
+            key=f"{key}-csv",
+            on_click="ignore",
         )
     if html_name is not None:
         title = html.unescape(fig.layout.title.text or "Attention Explorer figure")  # figure titles are escaped

@@ -3,6 +3,8 @@ plotly.js inline, and that file draws its figures with the network switched off.
 
 from __future__ import annotations
 
+import csv
+import io
 import re
 
 import pytest
@@ -45,3 +47,21 @@ def test_view_downloads_as_offline_html(page, app_url: str, path: str, n_figures
         )
     finally:
         context.set_offline(False)
+
+
+def test_heatmap_csv_downloads_the_weights(page, app_url: str) -> None:
+    """The CSV under a heatmap is written when clicked: one row per query, one column per key, rows of
+    softmax weights that sum to 1."""
+    if not (default_dir("classifier") / WEIGHTS).is_file():
+        pytest.skip("no classifier checkpoint: the page shows only the could-not-be-loaded message")
+    page.goto(f"{app_url}/classifier", wait_until="domcontentloaded")
+    wait_until_idle(page)
+    page.wait_for_selector(".js-plotly-plot", state="attached", timeout=CHART_TIMEOUT_MS)
+    with page.expect_download(timeout=CHART_TIMEOUT_MS) as info:
+        page.get_by_role("button", name="Download CSV").first.click()
+    rows = list(csv.reader(io.StringIO(info.value.path().read_text(encoding="utf-8"))))
+    header, body = rows[0], rows[1:]
+    assert len(body) == len(header) - 1 >= 2  # self-attention: as many keys as queries
+    assert [r[0] for r in body] == header[1:]  # the same tokens label rows and columns
+    for r in body:
+        assert abs(sum(map(float, r[1:])) - 1) < 1e-4
