@@ -135,9 +135,9 @@ def translate(
 ) -> Translation:
     """Translate German ``text``; greedy when ``beam_size`` is 1.
 
-    The attention comes from one teacher-forced pass over the output (or over ``reference``
-    when given). The decoder is causal, so row i equals what output token i attended to at
-    its own decoding step.
+    The attention is what each output token attended to at its own decoding step: kept from
+    the greedy steps, or, for beam search and for ``reference``, from one teacher-forced pass
+    over the output (the decoder is causal, so its row i is the same thing).
     """
     model, tgt_vocab = ck.model, ck.vocabs["tgt"]
     src_tokens, ids, unknown, truncated = source_ids(ck, text)
@@ -147,14 +147,15 @@ def translate(
         out = torch.tensor([tgt_vocab.encode(ref_words, add_sos_eos=True)], device=src.device)
     elif beam_size > 1:
         out = model.beam(src, beam_size=beam_size, max_len=max_output_len(len(ids)), head_mask=head_mask)
-    else:
-        out = model.greedy(src, max_len=max_output_len(len(ids)), head_mask=head_mask)
+    else:  # greedy keeps each step's attention: no second pass needed
+        out, maps = model.greedy_with_attention(src, max_len=max_output_len(len(ids)), head_mask=head_mask)
     out_ids = out[0].tolist()
     if tgt_vocab.stoi[EOS] in out_ids:
         out_ids = out_ids[: out_ids.index(tgt_vocab.stoi[EOS]) + 1]
-    tgt = torch.tensor([out_ids], device=src.device)
-    with torch.inference_mode():  # faster than no_grad; the maps are only read
-        _, maps = model(src, tgt[:, :-1] if len(out_ids) > 1 else tgt, return_attention=True, head_mask=head_mask)
+    if reference is not None or beam_size > 1:
+        tgt = torch.tensor([out_ids], device=src.device)
+        with torch.inference_mode():  # faster than no_grad; the maps are only read
+            _, maps = model(src, tgt[:, :-1] if len(out_ids) > 1 else tgt, return_attention=True, head_mask=head_mask)
     tokens = [tgt_vocab.itos[i] for i in out_ids]
     words = tgt_vocab.decode(out_ids)
     tgt_in = tokens[:-1] if len(tokens) > 1 else tokens

@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor, nn
 
 from model.attention import causal_mask, padding_mask
@@ -111,26 +112,40 @@ class Translator(nn.Module):
         return [{"self": {}, "cross": {}} for _ in self.decoder]
 
     def decode_step(
-        self, tgt: Tensor, memory: Tensor, src: Tensor, cache: list, *, head_mask: dict[str, Tensor] | None = None
+        self,
+        tgt: Tensor,
+        memory: Tensor,
+        src: Tensor,
+        cache: list,
+        *,
+        head_mask: dict[str, Tensor] | None = None,
+        maps: AttentionMaps | None = None,
     ) -> Tensor:
         """Next-token logits ``(B, vocab)`` after ``tgt`` ``(B, T)``, computing only the last position:
         ``cache`` (from :meth:`new_cache`, kept across the steps of one decoding) holds the keys and
         values of the earlier positions and of the encoder memory. Equals ``decode(tgt, ...)[0][:, -1]``
-        for rows without padding (finished rows of a batch give logits nobody reads)."""
+        for rows without padding (finished rows of a batch give logits nobody reads).
+
+        With ``maps``, this step's attention row is appended per layer to ``maps.decoder`` ``(B, heads,
+        1, T)`` and ``maps.cross`` ``(B, heads, 1, S)``."""
         hm = head_mask or {}
         pos = self.tgt_pos(torch.tensor([tgt.size(1) - 1], device=tgt.device))
         x = self.drop(self.tgt_emb(tgt[:, -1:]) * math.sqrt(self.config.dim) + pos)
         cross_mask = padding_mask(src, self.config.pad_id)
         for i, block in enumerate(self.decoder):
-            x, _, _ = block(
+            x, ws, wc = block(
                 x,
                 memory,
                 None,
                 cross_mask,
+                need_weights=maps is not None,
                 self_head_mask=layer_head_mask(hm.get("decoder"), i),
                 cross_head_mask=layer_head_mask(hm.get("cross"), i),
                 cache=cache[i],
             )
+            if maps is not None:
+                maps.decoder.append(ws)
+                maps.cross.append(wc)
         return self.out(self.dec_norm(x))[:, -1]
 
     def forward(
@@ -160,20 +175,45 @@ class Translator(nn.Module):
         self.eval()
         return was_training
 
-    @torch.inference_mode()
     def greedy(self, src: Tensor, max_len: int | None = None, head_mask: dict[str, Tensor] | None = None) -> Tensor:
         """Greedy decoding of ``src`` ``(B, S)``: ``(B, T)`` ids from ``<sos>``, padded after ``<eos>``."""
-        c, hm = self.config, head_mask or {}
+        return self._greedy(src, max_len, head_mask or {}, None)
+
+    def greedy_with_attention(
+        self, src: Tensor, max_len: int | None = None, head_mask: dict[str, Tensor] | None = None
+    ) -> tuple[Tensor, AttentionMaps]:
+        """Greedy decoding that keeps every step's attention: the ids ``(B, T)`` and the maps of one
+        teacher-forced pass over ``ids[:, :-1]`` (each decoding step computes exactly that pass's row for
+        its own position), without running that pass. Rows after a row's ``<eos>`` are not meaningful."""
+        hm = head_mask or {}
+        maps = AttentionMaps()
+        out = self._greedy(src, max_len, hm, maps)
+        L = len(self.decoder)
+        T = len(maps.decoder) // L  # one row per step: the decoder inputs ids[:, :-1]
+        decoder, cross = [], []
+        for i in range(L):
+            rows = maps.decoder[i::L]  # step t: (B, heads, 1, t + 1), zero-padded to T keys (the causal mask)
+            decoder.append(torch.cat([F.pad(r, (0, T - r.size(-1))) for r in rows], dim=2))
+            cross.append(torch.cat(maps.cross[i::L], dim=2))
+        return out, AttentionMaps(maps.encoder, decoder, cross)
+
+    @torch.inference_mode()
+    def _greedy(
+        self, src: Tensor, max_len: int | None, hm: dict[str, Tensor], maps: AttentionMaps | None
+    ) -> Tensor:
+        c = self.config
         max_len = min(max_len or c.max_len, c.max_len)
         was_training = self._eval_mode()
         try:
             src = src[:, : c.max_len]
-            memory, _ = self.encode(src, head_mask=hm.get("encoder"))
+            memory, enc = self.encode(src, return_attention=maps is not None, head_mask=hm.get("encoder"))
+            if maps is not None:
+                maps.encoder.extend(enc)
             out = torch.full((src.size(0), 1), c.sos_id, dtype=torch.long, device=src.device)
             done = torch.zeros(src.size(0), dtype=torch.bool, device=src.device)
             cache = self.new_cache()
             for _ in range(max_len - 1):
-                logits = self.decode_step(out, memory, src, cache, head_mask=hm)
+                logits = self.decode_step(out, memory, src, cache, head_mask=hm, maps=maps)
                 nxt = logits.argmax(-1).masked_fill(done, c.pad_id)
                 out = torch.cat([out, nxt[:, None]], dim=1)
                 done |= nxt == c.eos_id

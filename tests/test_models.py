@@ -397,3 +397,26 @@ def test_greedy_follows_its_own_teacher_forced_argmax(trained_translator) -> Non
         with torch.no_grad():
             logits, _ = model(src, out[:, :-1])
         assert torch.equal(logits.argmax(-1), out[:, 1:])
+
+
+@pytest.mark.parametrize("variant", TR_VARIANTS)
+@pytest.mark.parametrize("masked", [False, True])
+def test_greedy_with_attention_keeps_the_teacher_forced_maps(variant: dict, masked: bool) -> None:
+    """The maps kept from the decoding steps equal one teacher-forced pass over the output, layer by layer
+    (encoder, decoder self- with its causal zeros, cross), and the ids equal plain greedy's."""
+    torch.manual_seed(0)
+    model = Translator(dataclasses.replace(TR, **variant)).eval()
+    off = torch.ones(2, TR.heads).index_fill_(1, torch.tensor([1]), 0.0)
+    head_mask = {"encoder": off.flip(1), "decoder": off, "cross": off.flip(0)} if masked else None
+    src = torch.randint(4, TR.src_vocab_size, (1, 7))
+    out, maps = model.greedy_with_attention(src, max_len=9, head_mask=head_mask)
+    assert torch.equal(out, model.greedy(src, max_len=9, head_mask=head_mask))
+    with torch.no_grad():
+        _, forced = model(src, out[:, :-1], return_attention=True, head_mask=head_mask)
+    T = out.size(1) - 1
+    for kind in ("encoder", "decoder", "cross"):
+        kept, want = getattr(maps, kind), getattr(forced, kind)
+        assert len(kept) == len(want) == 2
+        for k, w in zip(kept, want):
+            assert k.shape == w.shape and (kind == "encoder" or k.size(2) == T)
+            torch.testing.assert_close(k, w, atol=ATOL, rtol=0)
