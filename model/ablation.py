@@ -9,7 +9,7 @@ shared model is never touched: only ``head_mask`` arguments change.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 from torch import Tensor, nn
@@ -122,11 +122,14 @@ def ablate(ck: Checkpoint, text: str, off: Iterable[Head]) -> Ablation:
     after = run(ck, text, head_mask=mask)
     if ck.task != "translator":
         return Ablation(off, before, after, after.attention)
+    # The translation as written with every head on, read again with the heads off: both sides from
+    # one teacher-forced pass each (greedy's kept maps agree only to rounding), so nothing off changes nothing.
     src = torch.tensor([source_ids(ck, text)[1]], device=model_device(ck))
     tgt = torch.tensor([[ck.vocabs["tgt"].stoi[t] for t in before.tgt_in]], device=src.device)
     with torch.no_grad():
+        _, plain = ck.model(src, tgt, return_attention=True)
         _, maps = ck.model(src, tgt, return_attention=True, head_mask=mask)
-    return Ablation(off, before, after, maps.to("cpu"))
+    return Ablation(off, replace(before, attention=plain.to("cpu")), after, maps.to("cpu"))
 
 
 def attention_delta(before: AttentionMaps, after: AttentionMaps) -> AttentionMaps:

@@ -200,14 +200,23 @@ st.caption(
     "negative. Inside, each head of each layer lets every word look at (attend to) the other words."
 )
 ck = require_checkpoint(TASK)
-text = controls()
-if text is None:
-    st.stop()
-result = run_classifier(str(default_dir(TASK)), device(), text)
-if "error" in result:
-    st.warning(f"Nothing to classify: {result['error']}.")
-    st.stop()
-if not input_notes(result, ck.model.config.max_len):
-    st.stop()
-prediction(result)
-attention_views(result)
+
+
+@st.fragment
+def page_body() -> None:
+    """Everything that depends on the sentence, as one fragment: a new sentence reruns this, not the
+    router and the sidebar (fewer messages to send and elements to redraw)."""
+    text = controls()
+    if text is None:
+        return
+    result = run_classifier(str(default_dir(TASK)), device(), text)
+    if "error" in result:
+        st.warning(f"Nothing to classify: {result['error']}.")
+        return
+    if not input_notes(result, ck.model.config.max_len):
+        return
+    prediction(result)
+    attention_views(result)
+
+
+page_body()

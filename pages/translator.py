@@ -276,27 +276,36 @@ st.caption(
     "and to the German words (cross-attention)."
 )
 ck = require_checkpoint(TASK)
-controls()
-text = clean_text(st.session_state["tr_text"], what="German sentence")
-if text is None:
-    st.stop()
-beam = int(st.session_state["tr_beam"]) if st.session_state["tr_decoding"] == "beam" else 1
-result = run_translator(str(default_dir(TASK)), device(), text, beam, None)
-if "error" in result:
-    st.warning(f"Nothing to translate: {result['error']}.")
-    st.stop()
-if not input_notes(result, ck.model.config.max_len):
-    st.stop()
-st.subheader("Translation")
-output_text(result["text"] or "(the model wrote no words)")
-view = result
-if st.session_state["tr_forced"]:
-    reference = clean_text(st.session_state["tr_reference"], what="reference translation")
-    if reference is not None:
-        view = run_translator(str(default_dir(TASK)), device(), text, 1, reference)
-        st.info(
-            "Teacher-forced view: the attention below is for the reference translation fed to the decoder, "
-            "not for the model's own output."
-        )
-st.subheader("Attention")
-attention_views(view)
+
+
+@st.fragment
+def page_body() -> None:
+    """Everything that depends on the sentence, as one fragment: a new sentence reruns this, not the
+    router and the sidebar (fewer messages to send and elements to redraw)."""
+    controls()
+    text = clean_text(st.session_state["tr_text"], what="German sentence")
+    if text is None:
+        return
+    beam = int(st.session_state["tr_beam"]) if st.session_state["tr_decoding"] == "beam" else 1
+    result = run_translator(str(default_dir(TASK)), device(), text, beam, None)
+    if "error" in result:
+        st.warning(f"Nothing to translate: {result['error']}.")
+        return
+    if not input_notes(result, ck.model.config.max_len):
+        return
+    st.subheader("Translation")
+    output_text(result["text"] or "(the model wrote no words)")
+    view = result
+    if st.session_state["tr_forced"]:
+        reference = clean_text(st.session_state["tr_reference"], what="reference translation")
+        if reference is not None:
+            view = run_translator(str(default_dir(TASK)), device(), text, 1, reference)
+            st.info(
+                "Teacher-forced view: the attention below is for the reference translation fed to the decoder, "
+                "not for the model's own output."
+            )
+    st.subheader("Attention")
+    attention_views(view)
+
+
+page_body()
