@@ -1,4 +1,4 @@
-"""Greedy decoding of the shipped translator with and without the key/value cache.
+"""Greedy decoding of the shipped translator with and without the key/value cache, and with its attention.
 
     python -m bench.decoding [--sentences 20] [--words 20] [--repeats 3] [--threads 1]
 
@@ -8,6 +8,10 @@ only the new position. Both decode the same sentences of ``--words`` German word
 vocabulary, one sentence at a time as the app does, interleaved so that machine load hits them
 alike; the outputs must agree token for token. Prints one JSON object: milliseconds per sentence
 (median over sentences of the best of ``--repeats``) and the speed-up.
+
+The app also needs every head's attention over the output. It used to get it from a second,
+teacher-forced pass after greedy decoding; ``Translator.greedy_with_attention`` keeps each step's
+rows instead. Both are timed too, with the largest difference between their maps.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import time
 import torch
 
 from bench._server import emit, log
+from model.blocks import AttentionMaps
 from model.checkpoint import default_dir, load_checkpoint
 from model.inference import max_output_len
 from model.translator import Translator
@@ -38,6 +43,18 @@ def greedy_without_cache(model: Translator, src: torch.Tensor, max_len: int) -> 
         if nxt.item() == c.eos_id:
             break
     return out
+
+
+@torch.inference_mode()
+def greedy_then_forced(model: Translator, src: torch.Tensor, max_len: int) -> tuple[torch.Tensor, AttentionMaps]:
+    """The attention as translate() got it before: greedy, then a teacher-forced pass over the output."""
+    out = model.greedy(src, max_len=max_len)
+    _, maps = model(src, out[:, :-1], return_attention=True)
+    return out, maps
+
+
+def max_difference(a: AttentionMaps, b: AttentionMaps) -> float:
+    return max((x - y).abs().max().item() for kind in ("encoder", "decoder", "cross") for x, y in zip(getattr(a, kind), getattr(b, kind)))
 
 
 def best_ms(fn, repeats: int) -> tuple[float, torch.Tensor]:
@@ -63,6 +80,7 @@ def main() -> None:
     vocab = ck.vocabs["src"]
     words = [w for w in vocab.itos if w.isalpha()][:400]
     cached, plain, lengths, same = [], [], [], 0
+    two_pass, kept, differences = [], [], []
     for i in range(args.sentences):
         rng = random.Random(i)
         ids = vocab.encode([rng.choice(words) for _ in range(args.words)], add_sos_eos=True)
@@ -73,8 +91,16 @@ def main() -> None:
         plain.append(t_plain)
         cached.append(t_cached)
         lengths.append(b.size(1))
-        same += int(torch.equal(a, b))
-        log(f"sentence {i + 1}: {b.size(1)} tokens, {t_plain:.1f} ms without cache, {t_cached:.1f} ms with")
+        t_two, (c, forced) = best_ms(lambda s=src, n=max_len: greedy_then_forced(model, s, n), args.repeats)
+        t_kept, (d, maps) = best_ms(lambda s=src, n=max_len: model.greedy_with_attention(s, max_len=n), args.repeats)
+        two_pass.append(t_two)
+        kept.append(t_kept)
+        same += int(torch.equal(a, b) and torch.equal(c, b) and torch.equal(d, b))  # all four decodings agree
+        differences.append(max_difference(forced, maps))
+        log(
+            f"sentence {i + 1}: {b.size(1)} tokens, {t_plain:.1f} ms without cache, {t_cached:.1f} ms with; "
+            f"with attention {t_two:.1f} ms (greedy + teacher-forced pass), {t_kept:.1f} ms (kept)"
+        )
     emit({
         "benchmark": "decoding",
         "sentences": args.sentences,
@@ -85,6 +111,10 @@ def main() -> None:
         "ms_with_cache_median": round(statistics.median(cached), 1),
         "speedup_median": round(statistics.median(p / c for p, c in zip(plain, cached)), 2),
         "identical_outputs": f"{same}/{args.sentences}",
+        "ms_greedy_then_teacher_forced_pass_median": round(statistics.median(two_pass), 1),
+        "ms_greedy_keeping_attention_median": round(statistics.median(kept), 1),
+        "attention_speedup_median": round(statistics.median(p / k for p, k in zip(two_pass, kept)), 2),
+        "attention_max_abs_difference": float(f"{max(differences):.2g}"),
     })  # fmt: skip
 
 

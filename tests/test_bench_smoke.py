@@ -194,3 +194,19 @@ def test_floor_app_draws_one_heatmap_of_its_input() -> None:
     spec = json.loads(chart.proto.spec)
     assert spec["data"][0]["x"] == ["0:a", "1:b", "2:&lt;b&gt;c&lt;/b&gt;"]
     assert all(abs(sum(row) - 1) < 1e-3 for row in spec["data"][0]["z"])
+
+
+def test_decoding_benchmark_runs_on_a_tiny_translator(tiny_root) -> None:
+    """bench/decoding.py end to end on a random-weight checkpoint: its four decodings agree and the kept
+    attention equals the teacher-forced pass (the numbers themselves say nothing at this size)."""
+    import json
+
+    out = subprocess.run(
+        [sys.executable, "-m", "bench.decoding", "--sentences", "2", "--words", "5", "--repeats", "1",
+         "--checkpoint", str(tiny_root / "translator")],
+        cwd=ROOT, capture_output=True, text=True, timeout=120, check=True,
+    )  # fmt: skip
+    result = json.loads(out.stdout)
+    assert result["identical_outputs"] == "2/2"
+    assert result["attention_max_abs_difference"] < 1e-5
+    assert result["ms_greedy_keeping_attention_median"] > 0
