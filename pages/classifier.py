@@ -8,7 +8,7 @@ import streamlit as st
 import torch
 
 from model.analysis import attention_rollout, drop_tokens
-from model.checkpoint import default_dir
+from model.checkpoint import Checkpoint, default_dir
 from model.inference import SENTIMENT_LABELS, classify
 from pages.common import (
     bounded,
@@ -194,16 +194,8 @@ def attention_views(result: dict) -> None:
     )
     sync_url("cls_show", "cls_hide", "cls_layer", "cls_head")
 
-st.title("Sentiment classifier")
-st.caption(
-    "A small transformer trained on SST-2 movie-review sentences says whether a sentence is positive or "
-    "negative. Inside, each head of each layer lets every word look at (attend to) the other words."
-)
-ck = require_checkpoint(TASK)
-
-
 @st.fragment
-def page_body() -> None:
+def page_body(ck: Checkpoint) -> None:
     """Everything that depends on the sentence, as one fragment: a new sentence reruns this, not the
     router and the sidebar (fewer messages to send and elements to redraw)."""
     text = controls()
@@ -219,4 +211,9 @@ def page_body() -> None:
     attention_views(result)
 
 
-page_body()
+st.title("Sentiment classifier")
+st.caption(
+    "A small transformer trained on SST-2 movie-review sentences says whether a sentence is positive or "
+    "negative. Inside, each head of each layer lets every word look at (attend to) the other words."
+)
+page_body(require_checkpoint(TASK))

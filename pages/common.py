@@ -22,9 +22,9 @@ from model.checkpoint import Checkpoint, CheckpointError, default_dir, load_chec
 from viz.common import for_projector
 from viz.export import figures_to_html
 
-# One torch thread per script run unless a deployment says otherwise: bench/threads.py measured 1 and
-# 2 threads alike for one user (docs/RESULTS.md), and with many sessions at once a second thread per
-# run only oversubscribes the cores.
+# One torch thread per script run unless a deployment says otherwise: bench/threads.py measured 1 thread
+# as fast as 2 or faster for one user (docs/RESULTS.md), and with many sessions at once a second thread
+# per run only oversubscribes the cores.
 _threads = os.environ.get("ATTENTION_TORCH_THREADS", "1")
 torch.set_num_threads(int(_threads) if _threads.isdigit() and int(_threads) > 0 else 1)
 

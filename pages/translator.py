@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 import torch
 
-from model.checkpoint import default_dir
+from model.checkpoint import Checkpoint, default_dir
 from model.inference import translate
 from model.tokenize import EOS, SOS
 from pages.common import (
@@ -269,17 +269,8 @@ def attention_views(view: dict) -> None:
     sync_url("tr_view", "tr_show", "tr_layer", "tr_head", "tr_step")
 
 
-st.title("Translator (German → English)")
-st.caption(
-    "An encoder-decoder transformer trained on Multi30k image captions. The encoder reads the German sentence; "
-    "the decoder writes English one word at a time, attending to its own earlier words (causal self-attention) "
-    "and to the German words (cross-attention)."
-)
-ck = require_checkpoint(TASK)
-
-
 @st.fragment
-def page_body() -> None:
+def page_body(ck: Checkpoint) -> None:
     """Everything that depends on the sentence, as one fragment: a new sentence reruns this, not the
     router and the sidebar (fewer messages to send and elements to redraw)."""
     controls()
@@ -308,4 +299,10 @@ def page_body() -> None:
     attention_views(view)
 
 
-page_body()
+st.title("Translator (German → English)")
+st.caption(
+    "An encoder-decoder transformer trained on Multi30k image captions. The encoder reads the German sentence; "
+    "the decoder writes English one word at a time, attending to its own earlier words (causal self-attention) "
+    "and to the German words (cross-attention)."
+)
+page_body(require_checkpoint(TASK))
