@@ -12,6 +12,9 @@ alike; the outputs must agree token for token. Prints one JSON object: milliseco
 The app also needs every head's attention over the output. It used to get it from a second,
 teacher-forced pass after greedy decoding; ``Translator.greedy_with_attention`` keeps each step's
 rows instead. Both are timed too, with the largest difference between their maps.
+
+``--compile`` then wraps the cached decoding step in ``torch.compile(dynamic=True)`` and reports the
+first call's time (the compilation) and greedy decoding with the compiled step.
 """
 
 from __future__ import annotations
@@ -66,6 +69,27 @@ def best_ms(fn, repeats: int) -> tuple[float, torch.Tensor]:
     return min(times), out
 
 
+def compiled_greedy(model: Translator, sources: list, repeats: int) -> dict:
+    """Greedy decoding with ``decode_step`` compiled (dynamic shapes: the cache grows every step)."""
+    model.decode_step = torch.compile(model.decode_step, dynamic=True)
+    try:
+        t = time.perf_counter()
+        model.greedy(sources[0][0], max_len=sources[0][1])
+        first_s = time.perf_counter() - t
+        times, same = [], 0
+        for src, max_len, expected in sources:
+            ms, out = best_ms(lambda s=src, n=max_len: model.greedy(s, max_len=n), repeats)
+            times.append(ms)
+            same += int(torch.equal(out, expected))
+    finally:
+        del model.decode_step  # back to the class's eager method
+    return {
+        "compile_first_call_s": round(first_s, 1),
+        "ms_compiled_median": round(statistics.median(times), 1),
+        "compiled_identical_outputs": f"{same}/{len(sources)}",
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sentences", type=int, default=20)
@@ -73,13 +97,14 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--checkpoint", default=None, help="default: the shipped translator")
+    ap.add_argument("--compile", action="store_true", help="also time greedy with a torch.compile'd decoding step")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     ck = load_checkpoint(args.checkpoint or default_dir("translator"), task="translator", device="cpu")
     model = ck.model.eval()
     vocab = ck.vocabs["src"]
     words = [w for w in vocab.itos if w.isalpha()][:400]
-    cached, plain, lengths, same = [], [], [], 0
+    sources, cached, plain, lengths, same = [], [], [], [], 0
     two_pass, kept, differences = [], [], []
     for i in range(args.sentences):
         rng = random.Random(i)
@@ -96,11 +121,13 @@ def main() -> None:
         two_pass.append(t_two)
         kept.append(t_kept)
         same += int(torch.equal(a, b) and torch.equal(c, b) and torch.equal(d, b))  # all four decodings agree
+        sources.append((src, max_len, b))
         differences.append(max_difference(forced, maps))
         log(
             f"sentence {i + 1}: {b.size(1)} tokens, {t_plain:.1f} ms without cache, {t_cached:.1f} ms with; "
             f"with attention {t_two:.1f} ms (greedy + teacher-forced pass), {t_kept:.1f} ms (kept)"
         )
+    compiled = compiled_greedy(model, sources, args.repeats) if args.compile else {}
     emit({
         "benchmark": "decoding",
         "sentences": args.sentences,
@@ -115,6 +142,7 @@ def main() -> None:
         "ms_greedy_keeping_attention_median": round(statistics.median(kept), 1),
         "attention_speedup_median": round(statistics.median(p / k for p, k in zip(two_pass, kept)), 2),
         "attention_max_abs_difference": float(f"{max(differences):.2g}"),
+        **compiled,
     })  # fmt: skip
 
 
