@@ -142,17 +142,18 @@ def translate(
     model, tgt_vocab = ck.model, ck.vocabs["tgt"]
     src_tokens, ids, unknown, truncated = source_ids(ck, text)
     src = torch.tensor([ids], device=model_device(ck))
+    maps = None  # greedy keeps its own; beam search and a reference need a teacher-forced pass
     if reference is not None:
         ref_words = tokenize(reference, "en")[: model.config.max_len - 2]
         out = torch.tensor([tgt_vocab.encode(ref_words, add_sos_eos=True)], device=src.device)
     elif beam_size > 1:
         out = model.beam(src, beam_size=beam_size, max_len=max_output_len(len(ids)), head_mask=head_mask)
-    else:  # greedy keeps each step's attention: no second pass needed
+    else:
         out, maps = model.greedy_with_attention(src, max_len=max_output_len(len(ids)), head_mask=head_mask)
     out_ids = out[0].tolist()
     if tgt_vocab.stoi[EOS] in out_ids:
         out_ids = out_ids[: out_ids.index(tgt_vocab.stoi[EOS]) + 1]
-    if reference is not None or beam_size > 1:
+    if maps is None:
         tgt = torch.tensor([out_ids], device=src.device)
         with torch.inference_mode():  # faster than no_grad; the maps are only read
             _, maps = model(src, tgt[:, :-1] if len(out_ids) > 1 else tgt, return_attention=True, head_mask=head_mask)

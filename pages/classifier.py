@@ -194,6 +194,7 @@ def attention_views(result: dict) -> None:
     )
     sync_url("cls_show", "cls_hide", "cls_layer", "cls_head")
 
+
 @st.fragment
 def page_body(ck: Checkpoint) -> None:
     """Everything that depends on the sentence, as one fragment: a new sentence reruns this, not the
