@@ -1,0 +1,36 @@
+"""The page-latency benchmark itself, run once on the tiny checkpoints: every kind of measurement it
+reports (reload, in-app navigation, first and repeated input change) completes without an error.
+Its timings are not checked: benchmarks, not timed tests."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from bench._server import CHROMIUM, ROOT
+
+
+def test_page_latency_measures_every_kind_on_tiny_models() -> None:
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"{CHROMIUM} is not installed")
+    out = subprocess.run(
+        [sys.executable, "-m", "bench.page_latency", "--runs", "1", "--cold-runs", "0", "--tiny-checkpoints",
+         "--pages", "classifier,translator,pairs", "--nav-from", "workshop", "--timeout-s", "120"],
+        cwd=ROOT, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-3000:]
+    report = json.loads(out.stdout)
+    assert report["errors"] == 0, json.dumps({p: v["errors"] for p, v in report["pages"].items()})
+    for name, page in report["pages"].items():
+        assert page["model_loaded"] is True, name
+        assert page["warm_ms"]["n"] == 1, name
+        assert page["navigation_ms"]["n"] == 1, name  # the sidebar link back, timed
+    for name in ("classifier", "translator"):
+        assert report["pages"][name]["interaction_ms"]["n"] == 1
+        assert report["pages"][name]["interaction_repeat_ms"]["n"] == 1
+    assert "pairs" not in {k.split("_")[0] for k in report["targets"] if "interaction" in k}
+    assert report["targets"]["translator_in_app_navigation_median_le_1000ms"]["median_ms"] > 0
