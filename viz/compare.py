@@ -12,10 +12,9 @@ from collections.abc import Collection, Mapping, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
-from viz.attention import DIVERGING, _axis_names, _hover, _single, _z, plot_labels
-from viz.common import COLORSCALE, FONT_SIZE, base_layout, check_matrix, check_stack
+from viz.attention import DIVERGING, _axis_names, _grid_domains, _hover, _single, _z, plot_labels
+from viz.common import COLORSCALE, FONT_SIZE, check_matrix, check_stack, house_layout, make_figure
 
 PAIR_COLORS = ("#0072B2", "#E69F00")  # A / before, B / after (Okabe-Ito, colour-blind safe)
 
@@ -76,35 +75,36 @@ def pair_heatmaps(
     """
     ma = check_matrix(a, *a_tokens, name=f"{names[0]} weights")
     mb = check_matrix(b, *b_tokens, name=f"{names[1]} weights")
-    fig = make_subplots(rows=1, cols=2, subplot_titles=[_escape(n) for n in names], horizontal_spacing=0.12)
-    for col, (m, (rows, cols), name) in enumerate(zip((ma, mb), (a_tokens, b_tokens), names), start=1):
-        fig.add_trace(
-            go.Heatmap(
-                z=_z(m),
-                x=plot_labels(cols),
-                y=plot_labels(rows),
-                coloraxis="coloraxis",
-                hovertemplate=_hover(query_name, key_name, extra=f"{_escape(name)}<br>"),
-                xgap=1,
-                ygap=1,
-            ),
-            row=1,
-            col=col,
+    q_title, k_title = _axis_names(query_name, key_name)
+    wide = max(ma.shape[1], mb.shape[1]) > 8
+    spans = _grid_domains(2, 0.12)  # what make_subplots(1, 2, horizontal_spacing=0.12) lays out
+    traces, layout, annotations = [], {}, []
+    for i, (m, (rows, cols), name) in enumerate(zip((ma, mb), (a_tokens, b_tokens), names)):
+        suffix = "" if i == 0 else "2"
+        traces.append(dict(
+            type="heatmap", z=_z(m), x=plot_labels(cols), y=plot_labels(rows), xaxis=f"x{suffix}", yaxis=f"y{suffix}",
+            coloraxis="coloraxis", hovertemplate=_hover(query_name, key_name, extra=f"{_escape(name)}<br>"), xgap=1, ygap=1,
+        ))  # fmt: skip
+        layout[f"xaxis{suffix}"] = dict(
+            domain=spans[i], anchor=f"y{suffix}", type="category", title=dict(text=k_title), tickangle=-60 if wide else 0
         )
+        layout[f"yaxis{suffix}"] = dict(  # one query title: a second would overlap the first plot
+            domain=(0.0, 1.0), anchor=f"x{suffix}", type="category", autorange="reversed",
+            title=dict(text=q_title if i == 0 else None),
+        )  # fmt: skip
+        annotations.append(dict(
+            text=_escape(name), x=sum(spans[i]) / 2, y=1.0, xref="paper", yref="paper", xanchor="center",
+            yanchor="bottom", showarrow=False, font=dict(size=FONT_SIZE),
+        ))  # fmt: skip
     both = np.concatenate([ma[np.isfinite(ma)], mb[np.isfinite(mb)]])
     zmax = float(both.max()) if both.size and both.max() > 0 else 1.0
-    q_title, k_title = _axis_names(query_name, key_name)
     n = max(ma.shape[0], mb.shape[0])
-    base_layout(fig, title=_escape(title), height=int(min(max(400, 180 + 28 * n), 1000)))
-    fig.update_layout(
-        coloraxis=dict(colorscale=COLORSCALE, cmin=0.0, cmax=zmax, colorbar=dict(title=dict(text="weight")))
+    layout.update(
+        house_layout(title=_escape(title), height=int(min(max(400, 180 + 28 * n), 1000))),
+        annotations=annotations,
+        coloraxis=dict(colorscale=COLORSCALE, cmin=0.0, cmax=zmax, colorbar=dict(title=dict(text="weight"))),
     )
-    fig.update_annotations(font_size=FONT_SIZE)
-    wide = max(ma.shape[1], mb.shape[1]) > 8
-    fig.update_xaxes(type="category", title_text=k_title, tickangle=-60 if wide else 0)
-    fig.update_yaxes(type="category", autorange="reversed")
-    fig.update_yaxes(title_text=q_title, row=1, col=1)  # once: a second title would overlap the first plot
-    return fig
+    return make_figure(traces, layout)
 
 
 def distribution_bars(
@@ -130,27 +130,23 @@ def distribution_bars(
     pa, pb = [float(a.get(k, 0.0)) for k in keys], [float(b.get(k, 0.0)) for k in keys]
     delta = [y - x for x, y in zip(pa, pb)]
     n0, n1 = (_escape(n) for n in names)
-    fig = go.Figure()
-    for name, probs, color in ((n0, pa, PAIR_COLORS[0]), (n1, pb, PAIR_COLORS[1])):
-        fig.add_trace(
-            go.Bar(
-                name=name,
-                x=labels,
-                y=[round(p, 4) for p in probs],
-                marker_color=color,
-                text=[f"{p:.0%}" for p in probs],
-                textposition="outside",
-                textfont=dict(size=12),
-                customdata=delta,
-                hovertemplate=f"{x_title}: %{{x}}<br>{name}: %{{y:.4f}}<br>{n1} − {n0}: %{{customdata:+.4f}}<extra></extra>",
-                cliponaxis=False,
-            )
-        )
-    base_layout(fig, title=_escape(title), height=420)
-    fig.update_layout(barmode="group", legend=dict(orientation="h", yanchor="bottom", y=1.0, x=1.0, xanchor="right"))
-    fig.update_xaxes(title_text=_escape(x_title), type="category")
-    fig.update_yaxes(title_text="probability", rangemode="tozero", range=[0, max(max(pa), max(pb), 0.05) * 1.2])
-    return fig
+    traces = [
+        dict(
+            type="bar", name=name, x=labels, y=[round(p, 4) for p in probs], marker=dict(color=color),
+            text=[f"{p:.0%}" for p in probs], textposition="outside", textfont=dict(size=12), customdata=delta,
+            hovertemplate=f"{x_title}: %{{x}}<br>{name}: %{{y:.4f}}<br>{n1} − {n0}: %{{customdata:+.4f}}<extra></extra>",
+            cliponaxis=False,
+        )  # fmt: skip
+        for name, probs, color in ((n0, pa, PAIR_COLORS[0]), (n1, pb, PAIR_COLORS[1]))
+    ]
+    layout = house_layout(title=_escape(title), height=420)
+    layout.update(
+        barmode="group",
+        legend=dict(orientation="h", yanchor="bottom", y=1.0, x=1.0, xanchor="right"),
+        xaxis=dict(title=dict(text=_escape(x_title)), type="category"),
+        yaxis=dict(title=dict(text="probability"), rangemode="tozero", range=[0, max(max(pa), max(pb), 0.05) * 1.2]),
+    )
+    return make_figure(traces, layout)
 
 
 def change_grid(
@@ -164,24 +160,16 @@ def change_grid(
     m = check_stack(change, ndim=2, name="change per head (layers, heads)")
     L, H = m.shape
     text = [["off" if (l, h) in off else f"{m[l, h]:.2f}" for h in range(H)] for l in range(L)]
-    fig = go.Figure(
-        go.Heatmap(
-            z=_z(m),
-            x=[f"head {h}" for h in range(H)],
-            y=[f"layer {l}" for l in range(L)],
-            colorscale="Oranges",
-            zmin=0.0,
-            zmax=max(float(m.max()) if m.size else 0.0, 1e-6),
-            text=text,
-            texttemplate="%{text}",
-            textfont=dict(size=max(12, FONT_SIZE - 2)),
-            hovertemplate=f"%{{y}} · %{{x}}<br>{value}: %{{z:.4f}}<extra></extra>",
-            colorbar=dict(thickness=14, title=dict(text=_escape(value))),
-            xgap=2,
-            ygap=2,
-        )
+    trace = dict(
+        type="heatmap", z=_z(m), x=[f"head {h}" for h in range(H)], y=[f"layer {l}" for l in range(L)],
+        colorscale="Oranges", zmin=0.0, zmax=max(float(m.max()) if m.size else 0.0, 1e-6), text=text,
+        texttemplate="%{text}", textfont=dict(size=max(12, FONT_SIZE - 2)),
+        hovertemplate=f"%{{y}} · %{{x}}<br>{value}: %{{z:.4f}}<extra></extra>",
+        colorbar=dict(thickness=14, title=dict(text=_escape(value))), xgap=2, ygap=2,
+    )  # fmt: skip
+    layout = house_layout(title=_escape(title), height=int(min(max(260, 120 + 48 * L), 700)))
+    layout.update(
+        xaxis=dict(title=dict(text="head (column)"), type="category", side="top"),
+        yaxis=dict(title=dict(text="layer (row)"), type="category", autorange="reversed"),
     )
-    base_layout(fig, title=_escape(title), height=int(min(max(260, 120 + 48 * L), 700)))
-    fig.update_xaxes(title_text="head (column)", type="category", side="top")
-    fig.update_yaxes(title_text="layer (row)", type="category", autorange="reversed")
-    return fig
+    return make_figure([trace], layout)

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
-from viz.common import HEAD_COLORS, base_layout
+from viz.common import HEAD_COLORS, house_layout, make_figure
 
 LOSS_COLOR, METRIC_COLORS = "#0072B2", HEAD_COLORS
 
@@ -32,40 +32,35 @@ def training_curves(
     for name, values in series.items():
         if len(values) != len(epochs):
             raise ValueError(f"{name!r} has {len(values)} values for {len(epochs)} epochs")
-    fig = go.Figure()
+    traces = []
     for i, (name, values) in enumerate(series.items()):
         label = html.escape(name, quote=False)
         on_right = name in right
-        fig.add_trace(
-            go.Scatter(
-                x=list(epochs),
-                y=[None if not math.isfinite(v) else round(float(v), 5) for v in values],
-                name=label + (" (right axis)" if on_right else ""),
-                mode="lines+markers",
-                yaxis="y2" if on_right else "y",
-                line=dict(color=METRIC_COLORS[i % len(METRIC_COLORS)], width=3, dash="dot" if on_right else None),
-                hovertemplate=f"epoch %{{x}}<br>{label}: %{{y:.4f}}<extra></extra>",
-            )
-        )
-    base_layout(fig, title=html.escape(title, quote=False), height=460)
+        traces.append(dict(
+            type="scatter", x=list(epochs), y=[None if not math.isfinite(v) else round(float(v), 5) for v in values],
+            name=label + (" (right axis)" if on_right else ""), mode="lines+markers", yaxis="y2" if on_right else "y",
+            line=dict(color=METRIC_COLORS[i % len(METRIC_COLORS)], width=3, dash="dot" if on_right else None),
+            hovertemplate=f"epoch %{{x}}<br>{label}: %{{y:.4f}}<extra></extra>",
+        ))  # fmt: skip
     left = [html.escape(n, quote=False) for n in series if n not in right]
     right_names = [html.escape(n, quote=False) for n in series if n in right]
-    fig.update_layout(
+    layout = house_layout(title=html.escape(title, quote=False), height=460)
+    layout["margin"]["b"] = 90
+    layout.update(
         xaxis=dict(title=dict(text="epoch"), dtick=1 if len(epochs) <= 30 else None),
         yaxis=dict(title=dict(text=", ".join(left) or "value")),
         legend=dict(orientation="h", yanchor="top", y=-0.2, x=0),
-        margin=dict(b=90),
     )
     if right_names:
-        fig.update_layout(yaxis2=dict(title=dict(text=", ".join(right_names)), overlaying="y", side="right"))
+        layout["yaxis2"] = dict(title=dict(text=", ".join(right_names)), overlaying="y", side="right")
     if epoch_range is not None:
         lo, hi = epoch_range
-        fig.update_xaxes(range=[lo - 0.5, hi + 0.5])
-    if current_epoch is not None:
-        fig.add_vline(
-            x=current_epoch,
-            line=dict(color="#D55E00", width=3, dash="dash"),
-            annotation_text=f"epoch {current_epoch:g}",
-            annotation_position="top",
-        )
-    return fig
+        layout["xaxis"]["range"] = [lo - 0.5, hi + 0.5]
+    if current_epoch is not None:  # what fig.add_vline(..., annotation_position="top") writes, without its cost
+        line = dict(xref="x", yref="y domain", x0=current_epoch, x1=current_epoch, y0=0, y1=1)
+        layout["shapes"] = [dict(type="line", line=dict(color="#D55E00", width=3, dash="dash"), **line)]
+        layout["annotations"] = [dict(
+            text=f"epoch {current_epoch:g}", x=current_epoch, xref="x", y=1, yref="y domain", xanchor="center",
+            yanchor="bottom", showarrow=False,
+        )]  # fmt: skip
+    return make_figure(traces, layout)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.common import COLORSCALE, FONT_SIZE, HEAD_COLORS, base_layout, check_stack
+from viz.common import COLORSCALE, FONT_SIZE, HEAD_COLORS, check_stack, house_layout, make_figure
 
 LAYER_AXIS, HEAD_AXIS = "layer (row)", "head (column)"
 
@@ -42,32 +42,23 @@ def metric_grid(
     z = [[round(float(x), 4) if np.isfinite(x) else None for x in row] for row in v]
     text = [["" if x is None else f"{x:.2f}" for x in row] for row in z]
     name = html.escape(metric, quote=False)
-    fig = go.Figure(
-        go.Heatmap(
-            z=z,
-            x=[f"head {h}" for h in range(H)],
-            y=[f"layer {l}" for l in range(L)],
-            text=text,
-            texttemplate="%{text}",
-            textfont=dict(size=FONT_SIZE),
-            colorscale=COLORSCALE,
-            zmin=zmin,
-            zmax=zmax,
-            hovertemplate=f"%{{y}} · %{{x}}<br>{name}: %{{z:.4f}}<extra></extra>",
-            hoverongaps=False,
-            colorbar=dict(thickness=14, title=dict(text=name)),
-            xgap=2,
-            ygap=2,
-        )
-    )
+    trace = dict(
+        type="heatmap", z=z, x=[f"head {h}" for h in range(H)], y=[f"layer {l}" for l in range(L)], text=text,
+        texttemplate="%{text}", textfont=dict(size=FONT_SIZE), colorscale=COLORSCALE, zmin=zmin, zmax=zmax,
+        hovertemplate=f"%{{y}} · %{{x}}<br>{name}: %{{z:.4f}}<extra></extra>", hoverongaps=False,
+        colorbar=dict(thickness=14, title=dict(text=name)), xgap=2, ygap=2,
+    )  # fmt: skip
     height = int(min(max(300, 150 + 60 * L), 900))
-    base_layout(fig, title=html.escape(title, quote=False) if title else f"{name} of every head", height=height)
-    fig.update_xaxes(title_text=HEAD_AXIS, type="category", side="top")
-    fig.update_yaxes(title_text=LAYER_AXIS, type="category", autorange="reversed")
+    layout = house_layout(title=html.escape(title, quote=False) if title else f"{name} of every head", height=height)
+    layout.update(
+        xaxis=dict(title=dict(text=HEAD_AXIS), type="category", side="top"),
+        yaxis=dict(title=dict(text=LAYER_AXIS), type="category", autorange="reversed"),
+    )
     if selected is not None and 0 <= selected[0] < L and 0 <= selected[1] < H:
         l, h = selected
-        fig.add_shape(type="rect", x0=h - 0.5, x1=h + 0.5, y0=l - 0.5, y1=l + 0.5, line=dict(color="#D55E00", width=4))
-    return fig
+        frame = dict(type="rect", x0=h - 0.5, x1=h + 0.5, y0=l - 0.5, y1=l + 0.5, line=dict(color="#D55E00", width=4))
+        layout["shapes"] = [frame]
+    return make_figure([trace], layout)
 
 
 def profile_lines(profiles: Sequence[tuple[str, Sequence[float]]], metrics: Sequence[str], *, title: str) -> go.Figure:
@@ -78,22 +69,20 @@ def profile_lines(profiles: Sequence[tuple[str, Sequence[float]]], metrics: Sequ
     for label, values in profiles:
         if len(values) != len(metrics):
             raise ValueError(f"{label}: {len(values)} values for {len(metrics)} metrics")
-    fig = go.Figure()
     names = [html.escape(m, quote=False) for m in metrics]
-    for i, (label, values) in enumerate(profiles):
-        fig.add_trace(
-            go.Scatter(
-                x=names,
-                y=[round(float(v), 4) for v in values],
-                name=html.escape(label, quote=False),
-                mode="lines+markers",
-                line=dict(width=5 if i == 0 else 2, color=HEAD_COLORS[i % len(HEAD_COLORS)]),
-                marker=dict(size=12 if i == 0 else 8),
-                hovertemplate="%{fullData.name}<br>%{x}: %{y:.2f} standard deviations<extra></extra>",
-            )
-        )
-    base_layout(fig, title=html.escape(title, quote=False), height=420)
-    fig.update_xaxes(title_text="metric (x axis)", type="category")
-    fig.update_yaxes(title_text="standardised value (0 = average head)", zeroline=True)
-    fig.update_layout(legend=dict(title=dict(text="head")))
-    return fig
+    traces = [
+        dict(
+            type="scatter", x=names, y=[round(float(v), 4) for v in values], name=html.escape(label, quote=False),
+            mode="lines+markers", line=dict(width=5 if i == 0 else 2, color=HEAD_COLORS[i % len(HEAD_COLORS)]),
+            marker=dict(size=12 if i == 0 else 8),
+            hovertemplate="%{fullData.name}<br>%{x}: %{y:.2f} standard deviations<extra></extra>",
+        )  # fmt: skip
+        for i, (label, values) in enumerate(profiles)
+    ]
+    layout = house_layout(title=html.escape(title, quote=False), height=420)
+    layout.update(
+        xaxis=dict(title=dict(text="metric (x axis)"), type="category"),
+        yaxis=dict(title=dict(text="standardised value (0 = average head)"), zeroline=True),
+        legend=dict(title=dict(text="head")),
+    )
+    return make_figure(traces, layout)

@@ -1,0 +1,60 @@
+"""Head-profile and training-history figures (viz/profiles.py, viz/history.py): what each draws, its
+marks and its escaping."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from viz.history import training_curves
+from viz.profiles import metric_grid, profile_lines
+
+
+def test_metric_grid_blank_nan_cells_and_a_frame_on_the_selected_head() -> None:
+    v = np.array([[0.123456, np.nan, 0.5], [1.0, 0.0, 0.25]])
+    fig = metric_grid(v, "entropy <b>", selected=(1, 2), zmin=0.0, zmax=1.0)
+    trace = fig.data[0]
+    assert [list(r) for r in trace.z] == [[0.1235, None, 0.5], [1.0, 0.0, 0.25]]
+    assert [list(r) for r in trace.text] == [["0.12", "", "0.50"], ["1.00", "0.00", "0.25"]]
+    assert list(trace.x) == ["head 0", "head 1", "head 2"] and (trace.zmin, trace.zmax) == (0.0, 1.0)
+    (frame,) = fig.layout.shapes
+    assert (frame.x0, frame.x1, frame.y0, frame.y1) == (1.5, 2.5, 0.5, 1.5)
+    assert fig.layout.title.text == "entropy &lt;b&gt; of every head"
+    assert fig.layout.xaxis.side == "top" and fig.layout.yaxis.autorange == "reversed"
+    assert not metric_grid(v, "x", selected=(5, 0)).layout.shapes  # a head the grid does not have: no frame
+    with pytest.raises(ValueError, match="at least one"):
+        metric_grid(np.ones((0, 3)), "x")
+
+
+def test_profile_lines_draw_the_chosen_head_thick_first() -> None:
+    fig = profile_lines([("layer 0 · head 1", [1.0, -0.5]), ("<i>near</i>", [0.9, -0.4])], ["self", "next"], title="t")
+    first, second = fig.data
+    assert first.line.width > second.line.width and first.marker.size > second.marker.size
+    assert second.name == "&lt;i&gt;near&lt;/i&gt;" and list(first.x) == ["self", "next"]
+    assert fig.layout.yaxis.zeroline is True
+    with pytest.raises(ValueError, match="2 values for 3 metrics"):
+        profile_lines([("h", [1.0, 2.0])], ["a", "b", "c"], title="t")
+
+
+def test_training_curves_axes_gaps_and_the_current_epoch() -> None:
+    epochs = [1, 2, 3, 4]
+    fig = training_curves(
+        epochs, {"loss": [2.0, float("nan"), 1.0, 0.9], "BLEU": [10, 20, 30, 31]}, right=["BLEU"],
+        current_epoch=3, epoch_range=(1, 6), title="<b>run</b>",
+    )  # fmt: skip
+    loss, bleu = fig.data
+    assert list(loss.y) == [2.0, None, 1.0, 0.9] and loss.yaxis == "y" and bleu.yaxis == "y2"
+    assert bleu.name == "BLEU (right axis)" and fig.layout.yaxis2.overlaying == "y"
+    assert list(fig.layout.xaxis.range) == [0.5, 6.5] and fig.layout.xaxis.dtick == 1
+    (line,) = fig.layout.shapes
+    (label,) = fig.layout.annotations
+    assert (line.x0, line.x1, line.yref) == (3, 3, "y domain") and label.text == "epoch 3"
+    assert fig.layout.title.text == "&lt;b&gt;run&lt;/b&gt;"
+    many = training_curves(list(range(40)), {"loss": list(np.linspace(2, 1, 40))})
+    assert many.layout.xaxis.dtick is None and not many.layout.shapes and "yaxis2" not in json.dumps(
+        many.to_plotly_json()["layout"], default=str
+    )
+    with pytest.raises(ValueError, match="3 values for 4 epochs"):
+        training_curves(epochs, {"loss": [1.0, 2.0, 3.0]})
