@@ -199,7 +199,7 @@ INIT_SCRIPT = """
         const c = window.__benchChart(a.chart);
         if (c && c.hash !== a.before && !(a.beforeAll || []).includes(c.hash) && (!a.marker || c.text.includes(a.marker))) what = 'chart';
         else if (a.missing && main.textContent.includes(a.missing)) what = 'missing';
-        if (a.path != null && location.pathname.replace(/\/+$/, '') !== a.path) what = null;  // not yet there
+        if (a.path != null && location.pathname.replace(/[/]+$/, '') !== a.path) what = null;  // not yet there
       }
       if (what === null) { b.since = undefined; b.gone = undefined; return; }
       if (b.since === undefined) b.since = now;
