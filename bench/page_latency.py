@@ -469,13 +469,19 @@ def targets(pages: dict[str, dict]) -> dict[str, Any]:
     return res
 
 
-def run(args: argparse.Namespace) -> dict[str, Any]:
-    from playwright.sync_api import sync_playwright
-
-    pages = args.pages.split(",")
+def parse_pages(text: str) -> list[str]:
+    """The comma-separated page names of a ``--pages`` option; exits naming any unknown one."""
+    pages = text.split(",")
     unknown = [p for p in pages if p not in PAGES]
     if unknown:
         raise SystemExit(f"unknown page(s) {unknown}; choose from {list(PAGES)}")
+    return pages
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    from playwright.sync_api import sync_playwright
+
+    pages = parse_pages(args.pages)
     env = checkpoint_env(args.checkpoints)
     with sync_playwright() as pw:
         browser = launch_chromium(pw)

@@ -26,7 +26,7 @@ from bench._server import (
     run_on_checkpoints,
     streamlit_server,
 )
-from bench.page_latency import PAGES, measure_render, new_page, page_url, prime
+from bench.page_latency import PAGES, measure_render, new_page, page_url, parse_pages, prime
 
 # Installed before the app's scripts: the time the websocket opened and of every message it received.
 RECORD_WEBSOCKET = """(() => {
@@ -83,10 +83,7 @@ def page_timeline(browser: Any, base: str, name: str, args: argparse.Namespace) 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from playwright.sync_api import sync_playwright
 
-    pages = args.pages.split(",")
-    unknown = [p for p in pages if p not in PAGES]
-    if unknown:
-        raise SystemExit(f"unknown page(s) {unknown}; choose from {list(PAGES)}")
+    pages = parse_pages(args.pages)
     result: dict[str, Any] = {}
     with sync_playwright() as pw:
         browser = launch_chromium(pw)
