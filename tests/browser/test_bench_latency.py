@@ -14,16 +14,20 @@ import pytest
 from bench._server import CHROMIUM, ROOT
 
 
-def test_page_latency_measures_every_kind_on_tiny_models() -> None:
+def run_bench(*args: str) -> dict:
+    """``python -m <args>`` from the repository root; its JSON report (skips without Chromium)."""
     if not os.path.exists(CHROMIUM):
         pytest.skip(f"{CHROMIUM} is not installed")
-    out = subprocess.run(
-        [sys.executable, "-m", "bench.page_latency", "--runs", "1", "--cold-runs", "0", "--tiny-checkpoints",
-         "--pages", "classifier,translator,pairs", "--nav-from", "workshop", "--timeout-s", "120"],
-        cwd=ROOT, capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
+    out = subprocess.run([sys.executable, "-m", *args], cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
     assert out.returncode == 0, out.stderr[-3000:]
-    report = json.loads(out.stdout)
+    return json.loads(out.stdout)
+
+
+def test_page_latency_measures_every_kind_on_tiny_models() -> None:
+    report = run_bench(
+        "bench.page_latency", "--runs", "1", "--cold-runs", "0", "--tiny-checkpoints",
+        "--pages", "classifier,translator,pairs", "--nav-from", "workshop", "--timeout-s", "120",
+    )  # fmt: skip
     assert report["errors"] == 0, json.dumps({p: v["errors"] for p, v in report["pages"].items()})
     for name, page in report["pages"].items():
         assert page["model_loaded"] is True, name
@@ -34,14 +38,6 @@ def test_page_latency_measures_every_kind_on_tiny_models() -> None:
         assert report["pages"][name]["interaction_repeat_ms"]["n"] == 1
     assert "pairs" not in {k.split("_")[0] for k in report["targets"] if "interaction" in k}
     assert report["targets"]["translator_in_app_navigation_median_le_1000ms"]["median_ms"] > 0
-
-
-def run_bench(*args: str) -> dict:
-    if not os.path.exists(CHROMIUM):
-        pytest.skip(f"{CHROMIUM} is not installed")
-    out = subprocess.run([sys.executable, "-m", *args], cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
-    assert out.returncode == 0, out.stderr[-3000:]
-    return json.loads(out.stdout)
 
 
 def test_widget_cost_benchmark_measures_the_floor_and_a_kind() -> None:
