@@ -20,7 +20,14 @@ import plotly
 import plotly.io as pio
 
 from bench._server import emit
-from viz.attention import attention_heatmap, head_grid, heads_heatmap, mean_heads_heatmap, query_bar
+from viz.attention import (
+    attention_heatmap,
+    causal_step_figures,
+    head_grid,
+    heads_heatmap,
+    mean_heads_heatmap,
+    query_bar,
+)
 from viz.compare import change_grid, difference_heatmap, distribution_bars, pair_heatmaps
 from viz.history import training_curves
 from viz.matrix import matrix_heatmap, vector_bar
@@ -53,6 +60,11 @@ def main() -> None:
     one, cls, tr = norm(rng.random((20, 20))), norm(rng.random((2, 4, 20, 20))), norm(rng.random((3, 8, 20, 20)))
     probs_a = {f"w{i}": float(p) for i, p in enumerate(norm(rng.random(30)))}
     probs_b = {f"w{i}": float(p) for i, p in enumerate(norm(rng.random(30)))}
+    scores = rng.standard_normal((20, 20))
+    causal = np.tril(np.ones((20, 20), dtype=bool))
+    masked = np.where(causal, scores, -np.inf)
+    softmax = norm(np.exp(masked - masked.max(axis=-1, keepdims=True)))
+    steps = (scores, causal, masked, softmax, tokens)
     metrics = ["entropy", "self", "previous", "next", "first", "distance"]
     profiles = [(f"layer {i // 4} · head {i % 4}", list(rng.standard_normal(6))) for i in range(5)]
     builders = {
@@ -62,6 +74,8 @@ def main() -> None:
         "bar 20": lambda: query_bar(one[0], tokens, query_label="0:word0"),
         "grid 2x4 (classifier)": lambda: head_grid(cls, tokens, title="grid"),
         "grid 3x8 (translator)": lambda: head_grid(tr, tokens, title="grid"),
+        "causal steps, all four 20x20 (generator export)": lambda: causal_step_figures(*steps),
+        "causal step, the open tab's 20x20 (generator)": lambda: causal_step_figures(*steps, only=["masked"]),
         "matrix heatmap 6x4 (hand page)": lambda: matrix_heatmap(rng.random((6, 4)), name="W_q"),
         "vector bar 6 (hand page)": lambda: vector_bar(rng.random(6), name="scores"),
         # the pages beyond the five
@@ -79,9 +93,13 @@ def main() -> None:
     result = {}
     for name, build in builders.items():
         fig = build()
+        if isinstance(fig, dict):  # several figures: what Streamlit does with each
+            fig = list(fig.values())
         result[name] = {
             "build_ms": median_ms(build, args.repeats),
-            "streamlit_ms": median_ms(lambda f=fig: streamlit_side(f), args.repeats),
+            "streamlit_ms": median_ms(
+                lambda f=fig: [streamlit_side(one) for one in (f if isinstance(f, list) else [f])], args.repeats
+            ),
         }
     emit({"benchmark": "figures", "repeats": args.repeats, "figures": result})
 

@@ -94,11 +94,12 @@ def seen(chars: list[str], vocab) -> list[str]:
     return visible_chars([c if c in vocab else UNK for c in chars])
 
 
-def causal_figures(text: str, vocab, layer: int, head: int) -> tuple[dict, list[str], dict]:
-    """The four causal-mask steps of one head over ``text``: (numbers, axis labels, figures by step)."""
+def causal_figures(text: str, vocab, layer: int, head: int, only: list[str]) -> tuple[dict, list[str], dict]:
+    """The causal-mask steps ``only`` of one head over ``text``: (numbers, axis labels, figures by step)."""
     steps = run_causal_steps(str(default_dir(TASK)), device(), text, layer, head)
     labels = seen(list(text), vocab)
-    return steps, labels, causal_step_figures(steps["scores"], steps["mask"], steps["masked"], steps["softmax"], labels)
+    figs = causal_step_figures(steps["scores"], steps["mask"], steps["masked"], steps["softmax"], labels, only=only)
+    return steps, labels, figs
 
 
 def grid_figure(g: dict, vocab, window: int):
@@ -113,15 +114,15 @@ def causal_section(text: str, vocab, layer: int, head: int) -> None:
         "sums to 1. A character may look at itself and at earlier characters, never at later ones: those "
         "would give away what comes next."
     )
-    steps, labels, figs = causal_figures(text, vocab, layer, head)
-    # lazy tabs: only the chosen step is drawn; choosing another reruns the fragment
-    tabs = st.tabs(list(STEP_TITLES.values()), key="gen_causal_tab", on_change="rerun")
-    for tab, (name, fig) in zip(tabs, figs.items()):
-        if tab.open:
-            with tab:
-                csv = weights_frame(steps["softmax"], labels) if name == "softmax" else None
-                csv_name = f"generator-layer{layer}-head{head}-softmax.csv"
-                show_figure(fig, f"gen-causal-{name}", csv=csv, csv_name=csv_name)
+    # lazy tabs: only the chosen step is built and drawn; choosing another reruns the fragment
+    tabs = dict(zip(STEP_TITLES, st.tabs(list(STEP_TITLES.values()), key="gen_causal_tab", on_change="rerun")))
+    shown = [name for name, tab in tabs.items() if tab.open]
+    steps, labels, figs = causal_figures(text, vocab, layer, head, shown)
+    for name, fig in figs.items():
+        with tabs[name]:
+            csv = weights_frame(steps["softmax"], labels) if name == "softmax" else None
+            csv_name = f"generator-layer{layer}-head{head}-softmax.csv"
+            show_figure(fig, f"gen-causal-{name}", csv=csv, csv_name=csv_name)
 
 
 def step_section(g: dict, vocab, block: int, layer: int, window: int) -> list:
@@ -185,7 +186,7 @@ def attention_views(g: dict, vocab, block: int) -> None:
             )
             show_figure(grid_figure(g, vocab, window), "gen-grid")
     text = full[-window:]
-    export = lambda: [*causal_figures(text, vocab, layer, head)[2].values(), grid_figure(g, vocab, window), *step_figs]
+    export = lambda: [*causal_figures(text, vocab, layer, head, list(STEP_TITLES))[2].values(), grid_figure(g, vocab, window), *step_figs]
     export_view_button(export, "Shakespeare generator", "gen-export", notes=f"Prompt and generated text:\n{full}")
     sync_url("gen_layer", "gen_head", "gen_window", "gen_step")
 

@@ -210,3 +210,17 @@ def test_decoding_benchmark_runs_on_a_tiny_translator(tiny_root) -> None:
     assert result["identical_outputs"] == "2/2"
     assert result["attention_max_abs_difference"] < 1e-5
     assert result["ms_greedy_keeping_attention_median"] > 0
+
+
+def test_figures_benchmark_builds_every_family() -> None:
+    """bench/figures.py end to end with one repeat: every figure family builds and goes through what
+    st.plotly_chart does with it (the milliseconds themselves are not checked)."""
+    import json
+
+    out = subprocess.run(
+        [sys.executable, "-m", "bench.figures", "--repeats", "1"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120, check=True,
+    )  # fmt: skip
+    figures = json.loads(out.stdout)["figures"]
+    assert {"heatmap 20x20", "grid 3x8 (translator)", "causal step, the open tab's 20x20 (generator)"} <= set(figures)
+    assert all(f["build_ms"] > 0 and f["streamlit_ms"] > 0 for f in figures.values())

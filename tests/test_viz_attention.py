@@ -105,6 +105,21 @@ def test_causal_step_figures_show_masked_cells_blank():
     assert spec(figs["softmax"])["data"][0]["y"][2] == "2:\n"  # labels are made visible by the caller
 
 
+def test_causal_step_figures_only_builds_the_named_steps():
+    T = 5
+    scores = torch.randn(T, T)
+    mask = torch.ones(T, T, dtype=torch.bool).tril()
+    masked = scores.masked_fill(~mask, float("-inf"))
+    args = (scores, mask, masked, torch.softmax(masked, -1), list("abcde"))
+    every = causal_step_figures(*args)
+    for name in every:
+        one = causal_step_figures(*args, only=[name])
+        assert list(one) == [name] and spec(one[name]) == spec(every[name])
+    assert list(causal_step_figures(*args, only=["softmax", "scores"])) == ["scores", "softmax"]
+    with pytest.raises(ValueError, match="unknown causal step"):
+        causal_step_figures(*args, only=["weights"])
+
+
 def test_query_bar_and_heads_heatmap():
     fig = query_bar([0.1, 0.6, 0.3], ["a", "b", "a"], query_label="2:a", key_name="key = German")
     s = spec(fig)

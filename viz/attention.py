@@ -265,12 +265,21 @@ def head_grid(
     return make_figure(traces, layout)
 
 
-def causal_step_figures(scores, mask, masked, weights, tokens: Sequence[str]) -> dict[str, go.Figure]:
+CAUSAL_STEPS = ("scores", "mask", "masked", "softmax")
+
+
+def causal_step_figures(
+    scores, mask, masked, weights, tokens: Sequence[str], *, only: Sequence[str] | None = None
+) -> dict[str, go.Figure]:
     """The causal mask in four figures: ``"scores"``, ``"mask"``, ``"masked"``, ``"softmax"``.
 
     ``scores`` are q·k/√s before masking, ``mask`` is True where a query may see a key,
     ``masked`` are the scores with -inf above the diagonal (drawn blank), ``weights`` their softmax.
+    ``only`` builds just the named figures (a page that shows one step at a time draws one).
     """
+    wanted = CAUSAL_STEPS if only is None else tuple(only)
+    if unknown := [name for name in wanted if name not in CAUSAL_STEPS]:
+        raise ValueError(f"unknown causal step(s) {unknown}; choose from {CAUSAL_STEPS}")
     s = check_matrix(scores, tokens, tokens, name="scores")
     allowed = check_matrix(mask, tokens, tokens, name="mask") > 0
     mk = check_matrix(masked, tokens, tokens, name="masked scores")
@@ -279,29 +288,34 @@ def causal_step_figures(scores, mask, masked, weights, tokens: Sequence[str]) ->
     bound = float(np.abs(s).max()) if s.size else 1.0
     kw = dict(query_name="query", key_name="key")
     small = s.size <= MAX_TEXT_CELLS
-    mask_text = np.where(allowed, "0", "−∞") if small else None
-    blank = np.where(np.isfinite(mk), mk, np.nan)
-    masked_text = np.where(np.isfinite(mk), np.vectorize(lambda v: f"{v:.2f}")(blank), "") if small else None
-    return {
-        "scores": _single(
+
+    def masked_figure() -> go.Figure:
+        blank = np.where(np.isfinite(mk), mk, np.nan)
+        text = np.where(np.isfinite(mk), np.vectorize(lambda v: f"{v:.2f}")(blank), "") if small else None
+        return _single(
+            mk, labels, labels, title="3. masked scores: the future (−∞) is blank", value="score",
+            colorscale=DIVERGING, zmid=0.0, zmin=-bound, zmax=bound, text=text, **kw,
+        )
+
+    build = {
+        "scores": lambda: _single(
             s, labels, labels, title="1. scores q·k / √s (nothing hidden yet)", value="score",
             colorscale=DIVERGING, zmid=0.0, zmin=-bound, zmax=bound, **kw,
         ),
-        "mask": _single(
+        "mask": lambda: _single(
             allowed.astype(float), labels, labels,
             title="2. causal mask: add 0 where the key is this character or earlier, −∞ for the future",
             value="may attend", colorscale=[[0, "#FFFFFF"], [1, "#999999"]], zmin=0.0, zmax=1.0,
-            text=mask_text, hover=_hover("query", "key", "may attend (1 = yes)"), **kw,
+            text=np.where(allowed, "0", "−∞") if small else None, hover=_hover("query", "key", "may attend (1 = yes)"),
+            **kw,
         ),
-        "masked": _single(
-            mk, labels, labels, title="3. masked scores: the future (−∞) is blank", value="score",
-            colorscale=DIVERGING, zmid=0.0, zmin=-bound, zmax=bound, text=masked_text, **kw,
-        ),
-        "softmax": _single(
+        "masked": masked_figure,
+        "softmax": lambda: _single(
             w, labels, labels, title="4. softmax of each row: weights ≥ 0, summing to 1, zero for the future",
             **kw,
         ),
     }  # fmt: skip
+    return {name: build[name]() for name in CAUSAL_STEPS if name in wanted}
 
 
 def query_bar(
