@@ -1,4 +1,4 @@
-"""What one Streamlit widget costs a page's warm render in the browser, by kind.
+"""What one Streamlit widget (or one plotly chart) costs a page's warm render in the browser, by kind.
 
     python -m bench.widgets [--count 20] [--runs 8] [--rounds 2] [--kinds selectbox,radio,...]
 
@@ -23,7 +23,8 @@ APP = "bench/widgets_app.py"
 SPEC = PageSpec("floor_text", "floor-chart", path="", app=APP)
 KINDS = (
     "none", "caption", "markdown", "text", "button", "columns", "progress", "metric", "toggle", "selectbox",
-    "radio", "segmented_control", "select_slider",
+    "radio", "segmented_control", "select_slider", "chart", "chart_without_toolbar",
+    "chart_without_colorbar", "chart_without_cell_text",
 )  # fmt: skip
 
 

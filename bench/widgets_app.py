@@ -1,6 +1,7 @@
 """The floor app (``bench/floor_app.py``: one text box, one 20 × 20 heatmap) plus ``BENCH_WIDGET_COUNT``
-widgets of the kind ``BENCH_WIDGET_KIND`` above the heatmap, for ``bench/widgets.py``. Not a page of
-the app."""
+widgets of the kind ``BENCH_WIDGET_KIND`` above the heatmap, for ``bench/widgets.py``. The ``chart`` kinds
+are 6 × 6 attention heatmaps with the pages' toolbar configuration, and without the toolbar, the
+colour bar or the numbers in the cells. Not a page of the app."""
 
 import os
 import zlib
@@ -8,9 +9,20 @@ import zlib
 import numpy as np
 import streamlit as st
 
+from pages.common import CHART_CONFIG
 from viz.attention import attention_heatmap
 
 LAYERS = [f"layer {i}" for i in range(4)]
+SMALL = np.full((6, 6), 1 / 6)
+
+
+def chart(i: int, config: dict, **trace) -> None:
+    """A 6 × 6 attention heatmap, drawn as the app's pages draw theirs."""
+    fig = attention_heatmap(SMALL, list("abcdef"), title=f"chart {i}")
+    fig.update_traces(**trace)
+    st.plotly_chart(fig, key=f"c{i}", config=config)
+
+
 KINDS = {  # one widget of each kind, as the pages use them; ``i`` makes labels and keys unique
     "none": lambda i: None,
     "caption": lambda i: st.caption(f"caption {i}: a line of explanation under a chart"),
@@ -25,6 +37,10 @@ KINDS = {  # one widget of each kind, as the pages use them; ``i`` makes labels 
     "radio": lambda i: st.radio(f"radio {i}", LAYERS, key=f"r{i}", horizontal=True),
     "segmented_control": lambda i: st.segmented_control(f"segments {i}", LAYERS, key=f"g{i}", default=LAYERS[0]),
     "select_slider": lambda i: st.select_slider(f"slider {i}", LAYERS, key=f"l{i}"),
+    "chart": lambda i: chart(i, CHART_CONFIG),
+    "chart_without_toolbar": lambda i: chart(i, CHART_CONFIG | {"displayModeBar": False}),
+    "chart_without_colorbar": lambda i: chart(i, CHART_CONFIG, showscale=False),
+    "chart_without_cell_text": lambda i: chart(i, CHART_CONFIG, text=None, texttemplate=None),
 }
 
 st.set_page_config(page_title="Widget cost", layout="wide")

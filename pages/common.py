@@ -178,6 +178,9 @@ def clean_text(text: str | None, *, what: str = "input") -> str | None:
     return text
 
 
+CHART_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}  # plotly's toolbar
+
+
 def show_figure(
     fig: go.Figure,
     key: str,
@@ -190,7 +193,7 @@ def show_figure(
     ``html_name``, a "Download HTML" button for the figure as a standalone interactive file.
     In projector mode every font of the chart is drawn larger (the downloads keep the originals)."""
     shown = for_projector(fig) if st.session_state.get(PROJECTOR_URL) else fig
-    st.plotly_chart(shown, key=key, config={"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}})
+    st.plotly_chart(shown, key=key, config=CHART_CONFIG)
     if csv is not None:
         df = csv if isinstance(csv, pd.DataFrame) else pd.DataFrame(csv)
         st.download_button(  # the file is written when clicked, not on every rerun

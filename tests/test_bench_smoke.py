@@ -224,3 +224,20 @@ def test_figures_benchmark_builds_every_family() -> None:
     figures = json.loads(out.stdout)["figures"]
     assert {"heatmap 20x20", "grid 3x8 (translator)", "causal step, the open tab's 20x20 (generator)"} <= set(figures)
     assert all(f["build_ms"] > 0 and f["streamlit_ms"] > 0 for f in figures.values())
+
+
+def test_memory_bound_benchmark_times_every_product_of_a_step(tiny_root) -> None:
+    """bench/memory_bound.py on a tiny translator's shapes: one hot time per product of a decoding step
+    (six per decoder layer and the output layer), their sum, and the step in order."""
+    import json
+
+    out = subprocess.run(
+        [sys.executable, "-m", "bench.memory_bound", "--repeats", "5", "--checkpoint", str(tiny_root / "translator")],
+        cwd=ROOT, capture_output=True, text=True, timeout=120, check=True,
+    )  # fmt: skip
+    result = json.loads(out.stdout)
+    layers = result["config"]["dec_layers"]
+    assert result["products_per_step"] == len(result["hot_us"]) == 6 * layers + 1
+    assert result["hot_sum_us"] == pytest.approx(sum(result["hot_us"].values()), abs=0.1 * len(result["hot_us"]))
+    assert result["step_us"] > 0 and result["memory_factor"] > 0
+    assert set(result["output_layer_us"]) == {"hot", "in_step", "hot_float16", "hot_bfloat16"}

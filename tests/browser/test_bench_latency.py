@@ -41,11 +41,12 @@ def test_page_latency_measures_every_kind_on_tiny_models() -> None:
 
 
 def test_widget_cost_benchmark_measures_the_floor_and_a_kind() -> None:
-    report = run_bench("bench.widgets", "--count", "2", "--runs", "1", "--rounds", "1", "--kinds", "selectbox")
+    report = run_bench("bench.widgets", "--count", "2", "--runs", "1", "--rounds", "1", "--kinds", "selectbox,chart")
     assert report["errors"] == []
     assert report["kinds"]["none"]["reload_ms"]["n"] == 1 and "per_widget_ms" not in report["kinds"]["none"]
     assert report["kinds"]["selectbox"]["reload_ms"]["n"] == 1
     assert isinstance(report["kinds"]["selectbox"]["per_widget_ms"], float)
+    assert report["kinds"]["chart"]["reload_ms"]["n"] == 1
 
 
 def test_reload_timeline_orders_the_moments_of_a_reload() -> None:
