@@ -203,13 +203,19 @@ def test_decoding_benchmark_runs_on_a_tiny_translator(tiny_root) -> None:
 
     out = subprocess.run(
         [sys.executable, "-m", "bench.decoding", "--sentences", "2", "--words", "5", "--repeats", "1",
-         "--checkpoint", str(tiny_root / "translator")],
+         "--checkpoint", str(tiny_root / "translator"), "--int8"],
         cwd=ROOT, capture_output=True, text=True, timeout=120, check=True,
     )  # fmt: skip
     result = json.loads(out.stdout)
     assert result["identical_outputs"] == "2/2"
     assert result["attention_max_abs_difference"] < 1e-5
     assert result["ms_greedy_keeping_attention_median"] > 0
+    config = read_checkpoint_meta("translator", tiny_root)["config"]
+    # int8: each encoder layer's attention output and two feed-forward layers, each decoder layer's two
+    # attention outputs and two feed-forward layers, and the output layer
+    layers = 3 * config["enc_layers"] + 4 * config["dec_layers"] + 1
+    assert result["int8_layers"] == layers
+    assert result["int8_identical_outputs"].endswith("/2") and result["ms_int8_with_attention_median"] > 0
 
 
 def test_figures_benchmark_builds_every_family() -> None:
