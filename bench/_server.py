@@ -12,6 +12,7 @@ import json
 import math
 import os
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -80,6 +81,19 @@ def summary(values: Sequence[float], digits: int = 1) -> dict[str, Any]:
         "min": r(min(values)),
         "max": r(max(values)),
     }
+
+
+def median_time(fn: Callable[[], Any], repeats: int, *, unit: float = 1e3, warmup: int = 1, digits: int = 2) -> float:
+    """Median wall time of ``fn()`` over ``repeats`` calls after ``warmup`` untimed ones, in seconds ×
+    ``unit`` (1e3: milliseconds, 1e6: microseconds), rounded to ``digits``."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t) * unit)
+    return round(statistics.median(times), digits)
 
 
 # ------------------------------------------------------------------------------------------- server

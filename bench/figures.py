@@ -12,14 +12,12 @@ translator's shapes for 20 tokens. Prints one JSON object.
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 
 import numpy as np
 import plotly
 import plotly.io as pio
 
-from bench._server import emit
+from bench._server import emit, median_time
 from viz.attention import (
     attention_heatmap,
     causal_step_figures,
@@ -35,13 +33,7 @@ from viz.profiles import metric_grid, profile_lines
 
 
 def median_ms(fn, repeats: int) -> float:
-    fn()  # warm-up: imports, templates
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t) * 1000)
-    return round(statistics.median(times), 2)
+    return median_time(fn, repeats)  # one warm-up call first: imports, templates
 
 
 def streamlit_side(fig) -> str:
@@ -92,14 +84,11 @@ def main() -> None:
     }
     result = {}
     for name, build in builders.items():
-        fig = build()
-        if isinstance(fig, dict):  # several figures: what Streamlit does with each
-            fig = list(fig.values())
+        built = build()
+        figs = list(built.values()) if isinstance(built, dict) else [built]  # several: Streamlit takes each
         result[name] = {
             "build_ms": median_ms(build, args.repeats),
-            "streamlit_ms": median_ms(
-                lambda f=fig: [streamlit_side(one) for one in (f if isinstance(f, list) else [f])], args.repeats
-            ),
+            "streamlit_ms": median_ms(lambda f=figs: [streamlit_side(one) for one in f], args.repeats),
         }
     emit({"benchmark": "figures", "repeats": args.repeats, "figures": result})
 

@@ -28,7 +28,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from bench._server import emit
+from bench._server import emit, median_time
 from model.checkpoint import default_dir
 
 
@@ -46,14 +46,7 @@ def step_weights(config: dict) -> dict[str, torch.Tensor]:
 
 
 def median_us(fn, repeats: int) -> float:
-    for _ in range(max(3, repeats // 10)):
-        fn()
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t) * 1e6)
-    return round(statistics.median(times), 1)
+    return median_time(fn, repeats, unit=1e6, warmup=max(3, repeats // 10), digits=1)
 
 
 @torch.inference_mode()
