@@ -33,10 +33,10 @@ import warnings
 import torch
 
 from bench._server import emit, log
-from model.blocks import AttentionMaps
-from model.checkpoint import default_dir, load_checkpoint
-from model.inference import max_output_len
-from model.translator import Translator
+from model.analysis.inference import max_output_len
+from model.nets.blocks import AttentionMaps
+from model.nets.translator import Translator
+from model.training.checkpoint import default_dir, load_checkpoint
 
 QKV = ("to_q", "to_k", "to_v")
 

@@ -29,7 +29,7 @@ import torch
 import torch.nn.functional as F
 
 from bench._server import emit, median_time
-from model.checkpoint import default_dir
+from model.training.checkpoint import default_dir
 
 
 def step_weights(config: dict) -> dict[str, torch.Tensor]:

@@ -3,7 +3,7 @@
     python -m bench.throughput [--threads 1] [--steps 20]
 
 1. Training: tokens per second of one step (forward, label-smoothed cross-entropy, backward, gradient
-   clipping, AdamW step) of ``model.translator.Translator`` and of the same model built on
+   clipping, AdamW step) of ``model.nets.translator.Translator`` and of the same model built on
    ``torch.nn.Transformer``: the same embeddings, positions and output layer around it, the same
    widths, GELU, ``norm_first``, final norms, tied weights, dropout, ``batch_first=True`` and the same
    masks (causal plus padding), on the same batches. The shapes are the shipped checkpoint's
@@ -32,8 +32,8 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from bench._server import emit, log, percentile, read_checkpoint_meta
-from model.attention import MultiHeadAttention
-from model.translator import Translator, TranslatorConfig
+from model.nets.attention import MultiHeadAttention
+from model.nets.translator import Translator, TranslatorConfig
 
 # The shipped translator's shapes when no checkpoint exists yet (Multi30k vocabularies with min_freq 2).
 DEFAULT_CONFIG = TranslatorConfig(

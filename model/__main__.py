@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from model.data import data_dir
+from model.training.data import data_dir
 
 DEFAULTS = {  # the settings the shipped checkpoints were trained with (docs/RESULTS.md)
     "classifier": dict(epochs=20, batch_size=32, lr=5e-4, warmup=200, weight_decay=0.1, label_smoothing=0.1,
@@ -23,7 +23,7 @@ DEFAULTS = {  # the settings the shipped checkpoints were trained with (docs/RES
 def _train(args: argparse.Namespace) -> None:
     from tqdm import tqdm
 
-    from model.train import TrainConfig, train
+    from model.training.train import TrainConfig, train
 
     d = dict(DEFAULTS[args.task])
     model_kw = dict(d.pop("model"))
@@ -58,9 +58,9 @@ def _train(args: argparse.Namespace) -> None:
 
 
 def _evaluate(args: argparse.Namespace) -> None:
-    from model import evaluate
-    from model.checkpoint import default_dir, load_checkpoint
-    from model.train import pick_device
+    from model.training import evaluate
+    from model.training.checkpoint import default_dir, load_checkpoint
+    from model.training.train import pick_device
 
     ck = load_checkpoint(args.checkpoint or default_dir(args.task), task=args.task, device=pick_device(args.device))
     if args.task == "translator":
@@ -81,9 +81,9 @@ def _evaluate(args: argparse.Namespace) -> None:
 def _average(args: argparse.Namespace) -> None:
     from pathlib import Path
 
-    from model import evaluate
-    from model.checkpoint import default_dir, load_checkpoint, save_checkpoint
-    from model.train import average_snapshots
+    from model.training import evaluate
+    from model.training.checkpoint import default_dir, load_checkpoint, save_checkpoint
+    from model.training.train import average_snapshots
 
     first, _, last = args.epochs.partition("-")
     epochs = list(range(int(first), int(last or first) + 1))

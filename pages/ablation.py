@@ -8,8 +8,8 @@ from collections.abc import Callable
 import numpy as np
 import streamlit as st
 
-from model.ablation import Head, head_layout
-from model.checkpoint import default_dir
+from model.analysis.ablation import Head, head_layout
+from model.training.checkpoint import default_dir
 from pages.common import (
     bounded,
     device,

@@ -7,9 +7,9 @@ import numpy as np
 import streamlit as st
 import torch
 
-from model.analysis import attention_rollout, drop_tokens
-from model.checkpoint import Checkpoint, default_dir
-from model.inference import SENTIMENT_LABELS, classify
+from model.analysis.inference import SENTIMENT_LABELS, classify
+from model.analysis.maps import attention_rollout, drop_tokens
+from model.training.checkpoint import Checkpoint, default_dir
 from pages.common import (
     bounded,
     clean_text,

@@ -18,7 +18,7 @@ import plotly.graph_objects as go
 import streamlit as st
 import torch
 
-from model.checkpoint import Checkpoint, CheckpointError, default_dir, load_checkpoint
+from model.training.checkpoint import Checkpoint, CheckpointError, default_dir, load_checkpoint
 from viz.common import for_projector
 from viz.export import figures_to_html
 

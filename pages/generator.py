@@ -7,10 +7,10 @@ import numpy as np
 import streamlit as st
 import torch
 
-from model.analysis import causal_steps, last_query_attention
-from model.checkpoint import default_dir
-from model.inference import generate, model_device
-from model.tokenize import encode_chars
+from model.analysis.inference import generate, model_device
+from model.analysis.maps import causal_steps, last_query_attention
+from model.training.checkpoint import default_dir
+from model.training.tokenize import encode_chars
 from pages.common import (
     bounded,
     device,

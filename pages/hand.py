@@ -7,7 +7,7 @@ from collections.abc import Callable
 import pandas as pd
 import streamlit as st
 
-from model.walkthrough import MultiHeadWalkthrough, Walkthrough, multi_head_walkthrough, plain_self_attention
+from model.lessons.walkthrough import MultiHeadWalkthrough, Walkthrough, multi_head_walkthrough, plain_self_attention
 from pages.common import bounded, clean_text, init_state, one_of, show_figure, stepper, sync_url
 from viz.common import unique_labels
 from viz.matrix import KEY_AXIS, QUERY_AXIS, attention_heatmap, matrix_frame, matrix_heatmap, shape_title, vector_bar

@@ -7,8 +7,8 @@ import os
 
 import streamlit as st
 
-from model.checkpoint import default_dir
-from model.history import HistoryError, MissingHistory, ProbeHistory, load_history, training_curves
+from model.training.checkpoint import default_dir
+from model.training.history import HistoryError, MissingHistory, ProbeHistory, load_history, training_curves
 from pages.common import bounded, init_state, keep_valid, markdown_escape, require_checkpoint, show_figure, sync_url
 from viz.attention import attention_heatmap, head_grid, visible_chars, weights_frame
 from viz.history import training_curves as curves_figure

@@ -7,7 +7,7 @@ import difflib
 
 import streamlit as st
 
-from model.checkpoint import default_dir
+from model.training.checkpoint import default_dir
 from pages.common import (
     bounded,
     device,

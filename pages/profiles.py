@@ -10,8 +10,15 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from model.checkpoint import default_dir
-from model.profiles import METRIC_HELP, comparable_metrics, head_profiles, model_attention, nearest_heads, standardise
+from model.analysis.profiles import (
+    METRIC_HELP,
+    comparable_metrics,
+    head_profiles,
+    model_attention,
+    nearest_heads,
+    standardise,
+)
+from model.training.checkpoint import default_dir
 from pages.common import (
     bounded,
     clean_text,

@@ -7,7 +7,7 @@ import math
 import pandas as pd
 import streamlit as st
 
-from model.walkthrough import Step, input_tensor, notebook_tokens, reshape_steps
+from model.lessons.walkthrough import Step, input_tensor, notebook_tokens, reshape_steps
 from pages.common import bounded, clean_text, init_state, one_of, show_figure, sync_url
 from viz.reshape import parameter_bar, split_axes, step_figure, text_decimals
 

@@ -2,7 +2,7 @@
 as plain results (dicts, lists, numpy), with or without heads switched off, the axis names of
 each kind of attention, and the input checks.
 
-Every run goes through ``model.ablation`` on the one cached model; heads are switched off only
+Every run goes through ``model.analysis.ablation`` on the one cached model; heads are switched off only
 through ``head_mask`` arguments.
 """
 
@@ -12,10 +12,10 @@ import numpy as np
 import streamlit as st
 import torch
 
-from model.ablation import Head, ablate, attention_delta, run
-from model.blocks import AttentionMaps
-from model.inference import SENTIMENT_LABELS
-from model.tokenize import EOS, SOS, UNK
+from model.analysis.ablation import Head, ablate, attention_delta, run
+from model.analysis.inference import SENTIMENT_LABELS
+from model.nets.blocks import AttentionMaps
+from model.training.tokenize import EOS, SOS, UNK
 from pages.common import MAX_INPUT_CHARS, clean_text, get_checkpoint, listing
 from viz.attention import visible_chars
 
@@ -45,7 +45,7 @@ def _stack(maps: AttentionMaps, kinds) -> dict[str, np.ndarray]:
 
 
 def _plain(task: str, r) -> dict:
-    """A ``model.ablation`` result as plain data: tokens per axis, attention per kind, the prediction."""
+    """A ``model.analysis.ablation`` result as plain data: tokens per axis, attention per kind, the prediction."""
     if task == "classifier":
         unknown = set(r.unknown)
         labels = SENTIMENT_LABELS if len(r.probs) == 2 else tuple(map(str, range(len(r.probs))))

@@ -6,9 +6,9 @@ from __future__ import annotations
 import streamlit as st
 import torch
 
-from model.checkpoint import Checkpoint, default_dir
-from model.inference import translate
-from model.tokenize import EOS, SOS
+from model.analysis.inference import translate
+from model.training.checkpoint import Checkpoint, default_dir
+from model.training.tokenize import EOS, SOS
 from pages.common import (
     bounded,
     clean_text,

@@ -7,9 +7,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from model.checkpoint import Checkpoint, default_dir
-from model.profiles import model_attention
-from model.workshop import (
+from model.analysis.profiles import model_attention
+from model.lessons.workshop import (
     MAX_QUESTION,
     AttendQuestion,
     ShapeQuestion,
@@ -22,6 +21,7 @@ from model.workshop import (
     score_shape_guess,
     shape_question,
 )
+from model.training.checkpoint import Checkpoint, default_dir
 from pages.common import bounded, device, get_checkpoint, markdown_escape, set_url, show_figure, url_value
 from viz.attention import attention_heatmap, query_bar
 from viz.common import unique_labels

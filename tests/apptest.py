@@ -11,7 +11,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from model.checkpoint import CHECKPOINTS_ENV
+from model.training.checkpoint import CHECKPOINTS_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from model.ablation import KINDS, ablate, attention_delta, head_layout, head_masks, model_head_mask, next_char
-from model.blocks import AttentionMaps
-from model.checkpoint import Checkpoint, load_checkpoint
-from model.inference import translate
+from model.analysis.ablation import KINDS, ablate, attention_delta, head_layout, head_masks, model_head_mask, next_char
+from model.analysis.inference import translate
+from model.nets.blocks import AttentionMaps
+from model.training.checkpoint import Checkpoint, load_checkpoint
 from tests.tiny import CLASSIFIER, GENERATOR, TRANSLATOR, make_checkpoints
 
 TEXTS = {

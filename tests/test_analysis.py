@@ -1,9 +1,9 @@
-"""model.analysis: head means, rollout, dropping special tokens, the causal mask recomputed step by step."""
+"""model.analysis.maps: head means, rollout, dropping special tokens, the causal mask recomputed step by step."""
 
 import pytest
 import torch
 
-from model.analysis import (
+from model.analysis.maps import (
     attention_rollout,
     causal_steps,
     drop_tokens,
@@ -11,7 +11,7 @@ from model.analysis import (
     mean_over_heads,
     renormalise_rows,
 )
-from model.generator import Generator, GeneratorConfig
+from model.nets.generator import Generator, GeneratorConfig
 
 
 def random_attention(*shape: int) -> torch.Tensor:

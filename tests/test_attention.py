@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from model.attention import MultiHeadAttention, causal_mask, padding_mask, scaled_dot_product_attention
+from model.nets.attention import MultiHeadAttention, causal_mask, padding_mask, scaled_dot_product_attention
 
 ATOL = 1e-5
 PAD = 0

@@ -39,8 +39,8 @@ from bench.throughput import (
     run_attention,
     train_step,
 )
-from model.tokenize import tokenize
-from model.translator import TranslatorConfig
+from model.nets.translator import TranslatorConfig
+from model.training.tokenize import tokenize
 from tests.tiny import make_checkpoints
 
 TINY = TranslatorConfig(src_vocab_size=40, tgt_vocab_size=30, dim=16, heads=4, enc_layers=2, dec_layers=3, ff_dim=24)

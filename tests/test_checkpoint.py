@@ -11,11 +11,11 @@ import pytest
 import torch
 from torch import nn
 
-from model.checkpoint import CONFIG, WEIGHTS, CheckpointError, default_dir, load_checkpoint, save_checkpoint
-from model.classifier import Classifier, ClassifierConfig
-from model.generator import Generator, GeneratorConfig
-from model.tokenize import Vocab, char_vocab
-from model.translator import Translator, TranslatorConfig
+from model.nets.classifier import Classifier, ClassifierConfig
+from model.nets.generator import Generator, GeneratorConfig
+from model.nets.translator import Translator, TranslatorConfig
+from model.training.checkpoint import CONFIG, WEIGHTS, CheckpointError, default_dir, load_checkpoint, save_checkpoint
+from model.training.tokenize import Vocab, char_vocab
 
 WORDS = Vocab.build([["a", "man", "runs", "dogs", "play"]])
 GERMAN = Vocab.build([["ein", "mann", "läuft"]])

@@ -14,8 +14,8 @@ import torch
 from safetensors.torch import load_file
 
 from model.__main__ import main
-from model.checkpoint import load_checkpoint
-from model.evaluate import bleu_scores, corpus_bleu
+from model.training.checkpoint import load_checkpoint
+from model.training.evaluate import bleu_scores, corpus_bleu
 
 PAIRS = [
     ("ein mann fährt fahrrad .", "a man rides a bike ."),

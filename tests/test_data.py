@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from model import data
+from model.training import data
 
 DE = ["Ein Mann läuft.", "Zwei Hunde spielen im Schnee.", "Eine Frau liest."]
 EN = ["A man runs.", "Two dogs play in the snow.", "A woman reads."]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from model.checkpoint import CHECKPOINTS_ENV, CONFIG, WEIGHTS
+from model.training.checkpoint import CHECKPOINTS_ENV, CONFIG, WEIGHTS
 from tests import apptest
 from tests.tiny import corrupt
 

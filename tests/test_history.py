@@ -9,9 +9,9 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
-from model.blocks import AttentionMaps
-from model.history import HistoryError, MissingHistory, load_history, training_curves
-from model.train import snapshot_probe
+from model.nets.blocks import AttentionMaps
+from model.training.history import HistoryError, MissingHistory, load_history, training_curves
+from model.training.train import snapshot_probe
 from tests.tiny import CLASSIFIER, HISTORY_EPOCHS, TRANSLATOR, make_checkpoints, make_history
 
 

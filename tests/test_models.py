@@ -9,13 +9,13 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from model.blocks import AttentionMaps
-from model.classifier import Classifier, ClassifierConfig
-from model.generator import Generator, GeneratorConfig
-from model.translator import Translator, TranslatorConfig
+from model.nets.blocks import AttentionMaps
+from model.nets.classifier import Classifier, ClassifierConfig
+from model.nets.generator import Generator, GeneratorConfig
+from model.nets.translator import Translator, TranslatorConfig
 
 ATOL = 1e-5
-PAD, SOS, EOS = 0, 2, 3  # the word vocabularies' special ids (model.tokenize.WORD_SPECIALS)
+PAD, SOS, EOS = 0, 2, 3  # the word vocabularies' special ids (model.training.tokenize.WORD_SPECIALS)
 
 CLS = ClassifierConfig(vocab_size=24, num_classes=2, dim=16, heads=2, layers=2, ff_dim=32, max_len=12, dropout=0.0)
 GEN = GeneratorConfig(vocab_size=12, dim=16, heads=2, layers=2, ff_dim=32, block_size=16, dropout=0.0)

@@ -9,7 +9,7 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
-from model.checkpoint import Checkpoint, load_checkpoint
+from model.training.checkpoint import Checkpoint, load_checkpoint
 from pages import common
 from tests import apptest
 from tests.apptest import chart, charts, run_on

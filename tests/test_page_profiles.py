@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from model.checkpoint import load_checkpoint
-from model.profiles import head_profiles, model_attention
+from model.analysis.profiles import head_profiles, model_attention
+from model.training.checkpoint import load_checkpoint
 from tests import apptest
 from tests.apptest import chart, run_on, url
 from tests.tiny import CLASSIFIER, TRANSLATOR

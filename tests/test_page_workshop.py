@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from model.workshop import (
+from model.lessons.workshop import (
     hand_question,
     head_question,
     kind_of,

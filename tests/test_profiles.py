@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from model.checkpoint import load_checkpoint
-from model.profiles import (
+from model.analysis.profiles import (
     CROSS_METRICS,
     SELF_METRICS,
     head_profiles,
@@ -18,6 +17,7 @@ from model.profiles import (
     special_keys,
     standardise,
 )
+from model.training.checkpoint import load_checkpoint
 from tests.tiny import make_checkpoints
 
 

@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 import pytest
 import torch
 
-from model.walkthrough import input_tensor, reshape_steps, walkthrough
+from model.lessons.walkthrough import input_tensor, reshape_steps, walkthrough
 from viz.common import HEAD_COLORS
 from viz.matrix import (
     KEY_AXIS,

@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from model.walkthrough import (
+from model.lessons.walkthrough import (
     input_tensor,
     multi_head_walkthrough,
     notebook_tokens,

@@ -1,7 +1,7 @@
 """Tiny random-weight checkpoints for all three tasks, for page tests that must not wait for training.
 
 ``make_checkpoints(root)`` writes ``root/classifier``, ``root/generator`` and ``root/translator``
-with :func:`model.checkpoint.save_checkpoint`, using small vocabularies that hold the words of
+with :func:`model.training.checkpoint.save_checkpoint`, using small vocabularies that hold the words of
 the pages' examples and of the tests. Layer and head counts differ between tasks (and between
 the translator's encoder and decoder) so that tests catch mixed-up dimensions.
 """
@@ -13,11 +13,11 @@ from pathlib import Path
 
 import torch
 
-from model.checkpoint import save_checkpoint
-from model.classifier import Classifier, ClassifierConfig
-from model.generator import Generator, GeneratorConfig
-from model.tokenize import Vocab, char_vocab, tokenize
-from model.translator import Translator, TranslatorConfig
+from model.nets.classifier import Classifier, ClassifierConfig
+from model.nets.generator import Generator, GeneratorConfig
+from model.nets.translator import Translator, TranslatorConfig
+from model.training.checkpoint import save_checkpoint
+from model.training.tokenize import Vocab, char_vocab, tokenize
 
 CLASSIFIER_TEXT = """
 the acting is wonderful but the plot is thin
@@ -103,8 +103,8 @@ def make_history(root: str | Path, *, epochs: tuple[int, ...] = HISTORY_EPOCHS, 
 
     from safetensors.torch import save_file
 
-    from model import tasks
-    from model.checkpoint import CONFIG
+    from model.training import tasks
+    from model.training.checkpoint import CONFIG
 
     root = Path(root)
     g = torch.Generator().manual_seed(seed)

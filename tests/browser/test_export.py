@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from model.checkpoint import WEIGHTS, default_dir
+from model.training.checkpoint import WEIGHTS, default_dir
 
 from .test_pages import CHART_TIMEOUT_MS, wait_until_idle
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor, nn
 
-from model.attention import MultiHeadAttention
+from model.nets.attention import MultiHeadAttention
 
 
 @dataclass

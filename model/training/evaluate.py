@@ -9,10 +9,10 @@ from collections.abc import Sequence
 import torch
 import torch.nn.functional as F
 
-from model.checkpoint import Checkpoint
-from model.data import parse_labelled, read_lines
-from model.inference import detokenize, model_device, translate_batch
-from model.tokenize import encode_chars, tokenize
+from model.analysis.inference import detokenize, model_device, translate_batch
+from model.training.checkpoint import Checkpoint
+from model.training.data import parse_labelled, read_lines
+from model.training.tokenize import encode_chars, tokenize
 
 
 def _ngrams(tokens: Sequence[str], n: int) -> Counter:
@@ -101,7 +101,7 @@ def char_loss(model, ids: torch.Tensor, batch_size: int = 64) -> float:
 
 def evaluate_generator(ck: Checkpoint, text_file: str, tail: float | None = None) -> dict[str, float]:
     """Next-character loss on ``text_file``; with ``tail`` only on its last fraction of characters
-    (0.1 = the validation split of ``model.data.load_shakespeare``)."""
+    (0.1 = the validation split of ``model.training.data.load_shakespeare``)."""
     text = "\n".join(read_lines(text_file)) + "\n"
     if tail is not None:
         if not 0 < tail <= 1:

@@ -18,12 +18,12 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save_model
 from torch import nn
 
-from model.classifier import Classifier, ClassifierConfig
-from model.generator import Generator, GeneratorConfig
-from model.tokenize import Vocab
-from model.translator import Translator, TranslatorConfig
+from model.nets.classifier import Classifier, ClassifierConfig
+from model.nets.generator import Generator, GeneratorConfig
+from model.nets.translator import Translator, TranslatorConfig
+from model.training.tokenize import Vocab
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]  # the checkout: model/training/ is two below it
 WEIGHTS, CONFIG = "model.safetensors", "config.json"
 TASKS: dict[str, tuple[type[nn.Module], type]] = {
     "classifier": (Classifier, ClassifierConfig),

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]  # the checkout: model/training/ is two below it
 DATA_ENV = "ATTENTION_DATA_DIR"
 BASE_URL_ENV = "ATTENTION_DATA_BASE_URL"  # replaces every source's scheme://host/... prefix (tests, mirrors)
 

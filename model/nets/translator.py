@@ -9,8 +9,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from model.attention import causal_mask, padding_mask
-from model.blocks import AttentionMaps, DecoderBlock, EncoderBlock, layer_head_mask
+from model.nets.attention import causal_mask, padding_mask
+from model.nets.blocks import AttentionMaps, DecoderBlock, EncoderBlock, layer_head_mask
 
 
 @dataclass(frozen=True)

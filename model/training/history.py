@@ -1,6 +1,6 @@
 """Training history: the probe attention saved after every epoch and the per-epoch metrics.
 
-``model.train.snapshot_probe`` appends, beside the checkpoint, ``history.safetensors`` (one
+``model.training.train.snapshot_probe`` appends, beside the checkpoint, ``history.safetensors`` (one
 float16 ``(heads, queries, keys)`` tensor per ``"<probe>/<kind>/<layer>/<epoch>"``) and
 ``history.json`` (``{"epochs": [...], "probes": {name: tokens}}``); ``config.json`` holds
 ``training.history``, one metrics dict per epoch up to the best model shipped so far.

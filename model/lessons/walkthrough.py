@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor
 
-from model.attention import MultiHeadAttention
+from model.nets.attention import MultiHeadAttention
 
 MAX_SIZE = 512  # upper bound for every width; the walk-through is for looking at, not for scale
 
@@ -25,7 +25,7 @@ def notebook_tokens(sentence: str) -> list[str]:
 
 def spacy_tokens(sentence: str) -> list[str]:
     """The project's spaCy tokens (blank English): lower-cased, punctuation split off."""
-    from model.tokenize import tokenize  # lazy: spaCy is slow to import and the default never needs it
+    from model.training.tokenize import tokenize  # lazy: spaCy is slow to import and the default never needs it
 
     return tokenize(sentence, "en")
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 from torch import Tensor
 
-from model.walkthrough import input_tensor, reshape_steps, walkthrough
+from model.lessons.walkthrough import input_tensor, reshape_steps, walkthrough
 
 KINDS = ("attend", "shape", "head")  # question number % 3
 MAX_QUESTION = 9999
@@ -128,7 +128,7 @@ def head_question(number: int, attention, tokens: Sequence[str]) -> AttendQuesti
 
 
 def shape_question(number: int) -> ShapeQuestion:
-    """A shape question on one step of the batched multi-head reshape (``model.walkthrough.reshape_steps``)."""
+    """A shape question on one step of the batched multi-head reshape (``model.lessons.walkthrough.reshape_steps``)."""
     rng = random.Random(number)
     b, t, heads = rng.choice((1, 2, 3)), rng.randrange(3, 7), rng.choice((2, 3, 4))
     wide = rng.random() < 0.25

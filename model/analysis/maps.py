@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from model.attention import causal_mask
-from model.generator import Generator
+from model.nets.attention import causal_mask
+from model.nets.generator import Generator
 
 
 def mean_over_heads(weights: Tensor) -> Tensor:

@@ -30,9 +30,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from model.checkpoint import Checkpoint
-from model.inference import classify, model_device, translate
-from model.tokenize import EOS, PAD, SOS, UNK, encode_chars
+from model.analysis.inference import classify, model_device, translate
+from model.training.checkpoint import Checkpoint
+from model.training.tokenize import EOS, PAD, SOS, UNK, encode_chars
 
 SPECIAL_TOKENS = (SOS, EOS, PAD, UNK)
 SELF_METRICS = ("entropy", "previous", "self", "first", "special")

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from model.attention import causal_mask
-from model.blocks import AttentionMaps, EncoderBlock, layer_head_mask
+from model.nets.attention import causal_mask
+from model.nets.blocks import AttentionMaps, EncoderBlock, layer_head_mask
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Per-task training recipes: data preparation, batching, loss, validation, probes.
 
-Each task is a small object with the same methods, so ``model.train`` has one loop.
+Each task is a small object with the same methods, so ``model.training.train`` has one loop.
 """
 
 from __future__ import annotations
@@ -13,15 +13,15 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from model.blocks import AttentionMaps
-from model.checkpoint import Checkpoint
-from model.classifier import Classifier, ClassifierConfig
-from model.data import load_multi30k, load_shakespeare, load_sst2
-from model.evaluate import bleu_scores, char_loss, classifier_accuracy
-from model.generator import Generator, GeneratorConfig
-from model.inference import translate_batch
-from model.tokenize import Vocab, char_vocab, encode_chars, tokenize
-from model.translator import Translator, TranslatorConfig
+from model.analysis.inference import translate_batch
+from model.nets.blocks import AttentionMaps
+from model.nets.classifier import Classifier, ClassifierConfig
+from model.nets.generator import Generator, GeneratorConfig
+from model.nets.translator import Translator, TranslatorConfig
+from model.training.checkpoint import Checkpoint
+from model.training.data import load_multi30k, load_shakespeare, load_sst2
+from model.training.evaluate import bleu_scores, char_loss, classifier_accuracy
+from model.training.tokenize import Vocab, char_vocab, encode_chars, tokenize
 
 CLASSIFIER_PROBES = ["a good film", "not a good film", "the plot is thin but the acting is wonderful"]
 GENERATOR_PROBES = ["ROMEO:\nWhat light through yonder window breaks?", "First Citizen:\nBefore we proceed any further"]

@@ -14,11 +14,11 @@ from dataclasses import dataclass, replace
 import torch
 from torch import Tensor, nn
 
-from model.blocks import AttentionMaps
-from model.checkpoint import Checkpoint
-from model.inference import Classification, Translation, classify, model_device, source_ids, translate
-from model.tokenize import encode_chars
-from model.translator import Translator
+from model.analysis.inference import Classification, Translation, classify, model_device, source_ids, translate
+from model.nets.blocks import AttentionMaps
+from model.nets.translator import Translator
+from model.training.checkpoint import Checkpoint
+from model.training.tokenize import encode_chars
 
 Head = tuple[str, int, int]  # (kind, layer, head); kind is "encoder", "decoder" or "cross"
 KINDS = ("encoder", "decoder", "cross")

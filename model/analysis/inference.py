@@ -7,9 +7,9 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from model.blocks import AttentionMaps
-from model.checkpoint import Checkpoint
-from model.tokenize import EOS, SOS, decode_chars, encode_chars, tokenize
+from model.nets.blocks import AttentionMaps
+from model.training.checkpoint import Checkpoint
+from model.training.tokenize import EOS, SOS, decode_chars, encode_chars, tokenize
 
 SENTIMENT_LABELS = ("negative", "positive")
 

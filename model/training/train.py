@@ -23,8 +23,8 @@ import torch.nn.functional as F
 from safetensors.torch import load_file, save_file
 from torch import Tensor, nn
 
-from model import tasks
-from model.checkpoint import default_dir, save_checkpoint
+from model.training import tasks
+from model.training.checkpoint import default_dir, save_checkpoint
 
 Progress = Callable[[dict[str, Any]], None]
 
