@@ -1,8 +1,8 @@
-"""Attention Explorer: the router. Every page lives in pages/; what they share is in pages/common.py."""
+"""Attention Explorer: the router. Every page lives in pages/; what they share is in pages/shared/."""
 
 import streamlit as st
 
-from pages.common import sidebar
+from pages.shared.sidebar import sidebar
 
 st.set_page_config(page_title="Attention Explorer", page_icon="🔍", layout="wide")
 

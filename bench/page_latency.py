@@ -86,8 +86,8 @@ PAGES: dict[str, PageSpec] = {
     "floor": PageSpec("floor_text", "floor-chart", path="", app="bench/floor_app.py"),
 }
 APP = "app.py"
-MISSING_MODEL_TEXT = "model could not be loaded"  # pages.common.require_checkpoint's message
-ROUTER_TEXT = "CPU threads"  # in pages.common.sidebar's caption: shown only when app.py (the router) ran
+MISSING_MODEL_TEXT = "model could not be loaded"  # pages.shared.models.require_checkpoint's message
+ROUTER_TEXT = "CPU threads"  # in pages.shared.sidebar.sidebar's caption: shown only when app.py (the router) ran
 INPUT_TOKENS = 20
 TARGETS_MS = {"warm_interaction_median": 300, "warm_render_median": 1000}
 TARGET_INTERACTION_PAGES = ("classifier", "translator")

@@ -9,7 +9,7 @@ import zlib
 import numpy as np
 import streamlit as st
 
-from pages.common import CHART_CONFIG
+from pages.shared.display import CHART_CONFIG
 from viz.attention import attention_heatmap
 
 LAYERS = [f"layer {i}" for i in range(4)]

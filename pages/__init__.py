@@ -1,4 +1,4 @@
-"""The app's pages (run by app.py's st.navigation) and what they share (pages/common.py).
+"""The app's pages (run by app.py's st.navigation) and what they share (pages/shared/).
 
 Streamlit sees a ``pages/`` folder beside ``app.py`` and, until ``st.navigation`` has run once
 in the process, serves that folder in its legacy multipage mode: a direct link to a page on a

@@ -10,18 +10,6 @@ import streamlit as st
 
 from model.analysis.ablation import Head, head_layout
 from model.training.checkpoint import default_dir
-from pages.common import (
-    bounded,
-    device,
-    export_view_button,
-    init_state,
-    keep_valid,
-    markdown_escape,
-    output_text,
-    require_checkpoint,
-    show_figure,
-    sync_url,
-)
 from pages.runs import (
     INPUT_NAMES,
     KINDS,
@@ -36,6 +24,10 @@ from pages.runs import (
     run_ablation,
     window,
 )
+from pages.shared.display import export_view_button, output_text, show_figure
+from pages.shared.models import device, require_checkpoint
+from pages.shared.state import bounded, init_state, keep_valid, sync_url
+from pages.shared.text import markdown_escape
 from viz.compare import change_grid, difference_heatmap, distribution_bars
 
 DEFAULT_TEXT = {

@@ -10,20 +10,10 @@ import torch
 from model.analysis.inference import SENTIMENT_LABELS, classify
 from model.analysis.maps import attention_rollout, drop_tokens
 from model.training.checkpoint import Checkpoint, default_dir
-from pages.common import (
-    bounded,
-    clean_text,
-    device,
-    export_view_button,
-    get_checkpoint,
-    init_state,
-    keep_valid,
-    listing,
-    require_checkpoint,
-    show_figure,
-    sync_url,
-    view_choice,
-)
+from pages.shared.display import export_view_button, show_figure
+from pages.shared.models import device, get_checkpoint, require_checkpoint
+from pages.shared.state import bounded, init_state, keep_valid, sync_url, view_choice
+from pages.shared.text import clean_text, listing
 from viz.attention import attention_heatmap, grid_frame, head_grid, mean_heads_heatmap, query_bar, weights_frame
 
 TASK = "classifier"

@@ -11,20 +11,10 @@ from model.analysis.inference import generate, model_device
 from model.analysis.maps import causal_steps, last_query_attention
 from model.training.checkpoint import default_dir
 from model.training.tokenize import encode_chars
-from pages.common import (
-    bounded,
-    device,
-    export_view_button,
-    get_checkpoint,
-    init_state,
-    keep_valid,
-    listing,
-    markdown_escape,
-    output_text,
-    require_checkpoint,
-    show_figure,
-    sync_url,
-)
+from pages.shared.display import export_view_button, output_text, show_figure
+from pages.shared.models import device, get_checkpoint, require_checkpoint
+from pages.shared.state import bounded, init_state, keep_valid, sync_url
+from pages.shared.text import listing, markdown_escape
 from viz.attention import causal_step_figures, head_grid, heads_heatmap, query_bar, visible_chars, weights_frame
 
 TASK = "generator"

@@ -8,7 +8,10 @@ import pandas as pd
 import streamlit as st
 
 from model.lessons.walkthrough import MultiHeadWalkthrough, Walkthrough, multi_head_walkthrough, plain_self_attention
-from pages.common import bounded, clean_text, init_state, one_of, show_figure, stepper, sync_url
+from pages.shared.display import show_figure
+from pages.shared.state import bounded, init_state, one_of, sync_url
+from pages.shared.stepper import stepper
+from pages.shared.text import clean_text
 from viz.common import unique_labels
 from viz.matrix import KEY_AXIS, QUERY_AXIS, attention_heatmap, matrix_frame, matrix_heatmap, shape_title, vector_bar
 

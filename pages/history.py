@@ -9,7 +9,10 @@ import streamlit as st
 
 from model.training.checkpoint import default_dir
 from model.training.history import HistoryError, MissingHistory, ProbeHistory, load_history, training_curves
-from pages.common import bounded, init_state, keep_valid, markdown_escape, require_checkpoint, show_figure, sync_url
+from pages.shared.display import show_figure
+from pages.shared.models import require_checkpoint
+from pages.shared.state import bounded, init_state, keep_valid, sync_url
+from pages.shared.text import markdown_escape
 from viz.attention import attention_heatmap, head_grid, visible_chars, weights_frame
 from viz.history import training_curves as curves_figure
 

@@ -8,18 +8,6 @@ import difflib
 import streamlit as st
 
 from model.training.checkpoint import default_dir
-from pages.common import (
-    bounded,
-    device,
-    export_view_button,
-    init_state,
-    keep_valid,
-    listing,
-    output_text,
-    require_checkpoint,
-    show_figure,
-    sync_url,
-)
 from pages.runs import (
     INPUT_NAMES,
     KINDS,
@@ -34,6 +22,10 @@ from pages.runs import (
     run_plain,
     window,
 )
+from pages.shared.display import export_view_button, output_text, show_figure
+from pages.shared.models import device, require_checkpoint
+from pages.shared.state import bounded, init_state, keep_valid, sync_url
+from pages.shared.text import listing
 from viz.compare import difference_heatmap, distribution_bars, pair_heatmaps
 
 DEFAULT_PAIRS = {

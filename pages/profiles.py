@@ -19,18 +19,10 @@ from model.analysis.profiles import (
     standardise,
 )
 from model.training.checkpoint import default_dir
-from pages.common import (
-    bounded,
-    clean_text,
-    device,
-    get_checkpoint,
-    init_state,
-    keep_valid,
-    listing,
-    require_checkpoint,
-    show_figure,
-    sync_url,
-)
+from pages.shared.display import show_figure
+from pages.shared.models import device, get_checkpoint, require_checkpoint
+from pages.shared.state import bounded, init_state, keep_valid, sync_url
+from pages.shared.text import clean_text, listing
 from viz.attention import attention_heatmap, visible_chars
 from viz.profiles import head_label, metric_grid, profile_lines
 

@@ -8,7 +8,9 @@ import pandas as pd
 import streamlit as st
 
 from model.lessons.walkthrough import Step, input_tensor, notebook_tokens, reshape_steps
-from pages.common import bounded, clean_text, init_state, one_of, show_figure, sync_url
+from pages.shared.display import show_figure
+from pages.shared.state import bounded, init_state, one_of, sync_url
+from pages.shared.text import clean_text
 from viz.reshape import parameter_bar, split_axes, step_figure, text_decimals
 
 MAX_B, MAX_T, MAX_K, MAX_H = 2, 8, 32, 8

@@ -16,7 +16,8 @@ from model.analysis.ablation import Head, ablate, attention_delta, run
 from model.analysis.inference import SENTIMENT_LABELS
 from model.nets.blocks import AttentionMaps
 from model.training.tokenize import EOS, SOS, UNK
-from pages.common import MAX_INPUT_CHARS, clean_text, get_checkpoint, listing
+from pages.shared.models import get_checkpoint
+from pages.shared.text import MAX_INPUT_CHARS, clean_text, listing
 from viz.attention import visible_chars
 
 TASKS = ("classifier", "generator", "translator")

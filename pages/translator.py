@@ -9,22 +9,10 @@ import torch
 from model.analysis.inference import translate
 from model.training.checkpoint import Checkpoint, default_dir
 from model.training.tokenize import EOS, SOS
-from pages.common import (
-    bounded,
-    clean_text,
-    device,
-    export_view_button,
-    get_checkpoint,
-    init_state,
-    keep_valid,
-    listing,
-    markdown_escape,
-    output_text,
-    require_checkpoint,
-    show_figure,
-    sync_url,
-    view_choice,
-)
+from pages.shared.display import export_view_button, output_text, show_figure
+from pages.shared.models import device, get_checkpoint, require_checkpoint
+from pages.shared.state import bounded, init_state, keep_valid, sync_url, view_choice
+from pages.shared.text import clean_text, listing, markdown_escape
 from viz.attention import (
     attention_heatmap,
     grid_frame,

@@ -22,7 +22,10 @@ from model.lessons.workshop import (
     shape_question,
 )
 from model.training.checkpoint import Checkpoint, default_dir
-from pages.common import bounded, device, get_checkpoint, markdown_escape, set_url, show_figure, url_value
+from pages.shared.display import show_figure
+from pages.shared.models import device, get_checkpoint
+from pages.shared.state import bounded, set_url, url_value
+from pages.shared.text import markdown_escape
 from viz.attention import attention_heatmap, query_bar
 from viz.common import unique_labels
 from viz.matrix import matrix_heatmap

@@ -10,7 +10,7 @@ import torch
 from streamlit.testing.v1 import AppTest
 
 from model.training.checkpoint import Checkpoint, load_checkpoint
-from pages import common
+from pages.shared import models as shared_models
 from tests import apptest
 from tests.apptest import chart, charts, run_on
 from tests.tiny import CLASSIFIER, GENERATOR, TRANSLATOR
@@ -166,12 +166,12 @@ def test_translator_kinds():
 def test_the_cached_model_is_not_changed(checkpoints, monkeypatch):
     loaded = []
     monkeypatch.setattr(
-        common, "load_checkpoint", lambda *a, **kw: loaded.append(load_checkpoint(*a, **kw)) or loaded[-1]
+        shared_models, "load_checkpoint", lambda *a, **kw: loaded.append(load_checkpoint(*a, **kw)) or loaded[-1]
     )
     every = {f"abl_tr_{k}{l}": list(range(TRANSLATOR.heads)) for k in ("enc", "cross") for l in range(2)}
     at = run(abl_model="translator", **every)
     assert not at.exception and chart(at, "before − after")
-    cached = common.get_checkpoint("translator", "cpu")
+    cached = shared_models.get_checkpoint("translator", "cpu")
     assert [ck.task for ck in loaded] == ["translator"] and loaded[0] is cached  # the object the page ran
     assert isinstance(cached, Checkpoint) and not cached.model.training
     fresh = load_checkpoint(checkpoints / "translator").model.state_dict()

@@ -16,7 +16,8 @@ from model.lessons.workshop import (
     score_shape_guess,
     shape_question,
 )
-from pages.common import PROJECTOR_CSS, STEP_KEYS_JS
+from pages.shared.projector import PROJECTOR_CSS
+from pages.shared.stepper import STEP_KEYS_JS
 from tests.apptest import charts, run, url
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -309,7 +310,7 @@ def test_the_key_script_is_fixed_and_clicks_the_step_buttons():
 
 
 def projector_script():
-    from pages.common import projector_toggle
+    from pages.shared.projector import projector_toggle
 
     projector_toggle()
 

@@ -88,7 +88,7 @@ def test_page_renders(page, app_url: str, path: str) -> None:
         # the router ran (st.navigation lists exactly our pages) and served this page, not a fallback
         assert page.get_by_text("Page not found").count() == 0, f"/{path}: Streamlit does not know this page"
         targets = nav_targets(page)
-        assert set(PAGES) - {DEFAULT_PAGE} <= set(targets) and "common" not in targets, (
+        assert set(PAGES) - {DEFAULT_PAGE} <= set(targets) and "common" not in targets and "shared" not in targets, (
             f"unexpected navigation: {targets}"
         )
         if has_model:

@@ -1,0 +1,42 @@
+"""User text: cleaning input, and showing user words in messages without markup."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+import streamlit as st
+
+MAX_INPUT_CHARS = 2000  # longer text is cut before tokenising, with a note
+
+
+def clean_text(text: str | None, *, what: str = "input") -> str | None:
+    """Stripped text cut to ``MAX_INPUT_CHARS``; shows a message and returns None when empty."""
+    text = (text or "").strip()
+    if not text:
+        st.warning(f"The {what} is empty. Type some text to see its attention.")
+        return None
+    if len(text) > MAX_INPUT_CHARS:
+        st.info(f"The {what} has {len(text):,} characters; only the first {MAX_INPUT_CHARS:,} are used.")
+        text = text[:MAX_INPUT_CHARS]
+    return text
+
+
+def escape(text: str) -> str:
+    """HTML-escaped text, for the few places that render markup."""
+    return html.escape(text, quote=True)
+
+
+MARKDOWN_SPECIALS = "\\`*_{}[]()#+-.!|<>~$&"
+
+
+def markdown_escape(text: str) -> str:
+    """Text that Markdown (st.markdown, st.warning, ...) shows literally: user words in messages."""
+    return "".join("\\" + ch if ch in MARKDOWN_SPECIALS else ch for ch in " ".join(text.split()))
+
+
+def listing(items: Sequence[str], *, limit: int = 20, width: int = 30) -> str:
+    """User tokens as a Markdown-safe, comma-separated list; long items and long lists are shortened."""
+    shown = [markdown_escape(t if len(t) <= width else t[: width - 1] + "…") for t in items[:limit]]
+    more = f" and {len(items) - limit} more" if len(items) > limit else ""
+    return ", ".join(shown) + more
