@@ -8,26 +8,14 @@ from collections.abc import Callable
 import numpy as np
 import streamlit as st
 
-from model.analysis.ablation import Head, head_layout
-from model.training.checkpoint import default_dir
-from pages.runs import (
-    INPUT_NAMES,
-    KINDS,
-    SHORT,
-    TASK_NAMES,
-    TASKS,
-    axis_tokens,
-    input_ok,
-    limit,
-    points,
-    read_input,
-    run_ablation,
-    window,
-)
+from model.analysis.ablation import Ablation, Head, head_layout
 from pages.shared.display import export_view_button, output_text, show_figure
-from pages.shared.models import device, require_checkpoint
+from pages.shared.models import require_checkpoint
+from pages.shared.runs import INPUT_NAMES, SHORT, TASK_NAMES, TASKS, attempt, input_notes, read_input, run_ablation
 from pages.shared.state import bounded, init_state, keep_valid, sync_url
-from pages.shared.text import markdown_escape
+from pages.shared.text import markdown_escape, points
+from pages.shared.views import axes, window
+from viz.attention import visible_chars
 from viz.compare import change_grid, difference_heatmap, distribution_bars
 
 DEFAULT_TEXT = {
@@ -35,6 +23,7 @@ DEFAULT_TEXT = {
     "generator": "O Romeo, Romeo! wherefore art thou",
     "translator": "ein mann fährt fahrrad .",
 }
+KIND_TITLES = {"encoder": "Encoder self-attention", "decoder": "Decoder self-attention", "cross": "Cross-attention"}
 DEFAULT_OFF = {"encoder": {0: [0]}}  # one head off in the first layer, so the default view shows an effect
 KIND_SHORT = {"encoder": "enc", "decoder": "dec", "cross": "cross"}
 
@@ -69,7 +58,7 @@ def head_switches(task: str, layout: dict[str, tuple[int, int]]) -> tuple[tuple[
     off: list[Head] = []
     for col, (kind, (layers, heads)) in zip(columns, layout.items()):
         if len(layout) > 1:
-            col.markdown(f"**{KINDS[task][kind][0]}**")
+            col.markdown(f"**{KIND_TITLES[kind]}**")
         cells = col.columns(min(layers, 4)) if len(layout) == 1 else [col] * layers
         for l in range(layers):
             key = switch_key(task, kind, l)
@@ -94,59 +83,59 @@ def head_switches(task: str, layout: dict[str, tuple[int, int]]) -> tuple[tuple[
     return tuple(sorted(off)), keys
 
 
-def predictions(task: str, res: dict) -> list:
+def predictions(task: str, res: Ablation) -> list:
     """Before vs after: the label, the next-character distribution or the translation; returns its figures."""
-    before, after = res["before"], res["after"]
+    before, after = res.before, res.after
     if task == "translator":
         left, right = st.columns(2)
         left.markdown("**Before** (every head on)")
-        output_text(before["text"] or "(no words)", left)
+        output_text(before.prediction or "(no words)", left)
         right.markdown("**After** (heads off)")
-        output_text(after["text"] or "(no words)", right)
-        st.caption("The translation is the same." if before["text"] == after["text"] else "The translation changed.")
+        output_text(after.prediction or "(no words)", right)
+        st.caption("The translation is the same." if before.prediction == after.prediction else "The translation changed.")
         return []
     if task == "classifier":
         left, right = st.columns(2)
         for col, name, r in ((left, "Before", before), (right, "After", after)):
-            col.metric(name, r["label"], f"{max(r['probs'].values()):.1%} confident", delta_color="off")
-        last = list(before["probs"])[-1]  # "positive" for sentiment
-        change = after["probs"][last] - before["probs"][last]
-        st.caption(f"P({last}) moved by {points(change)} when the heads were switched off.")
-        fig = distribution_bars(before["probs"], after["probs"], top=None, title="class probabilities", x_title="class")
+            col.metric(name, r.prediction, f"{r.confidence:.1%} confident", delta_color="off", delta_arrow="off")
+        last = list(before.probs)[-1]  # "positive" for sentiment
+        st.caption(f"P({last}) moved by {points(after.probs[last] - before.probs[last])} when the heads were switched off.")
+        fig = distribution_bars(before.probs, after.probs, top=None, title="class probabilities", x_title="class")
     else:
-        b, a = before["label"], after["label"]
+        b, a = before.prediction, after.prediction
         st.caption(
-            f"Likeliest next character: before **{markdown_escape(b)}** ({before['probs'][b]:.1%}), "
-            f"after **{markdown_escape(a)}** ({after['probs'][a]:.1%})."
+            f"Likeliest next character: before **{markdown_escape(visible_chars([b])[0])}** ({before.probs[b]:.1%}), "
+            f"after **{markdown_escape(visible_chars([a])[0])}** ({after.probs[a]:.1%})."
         )
-        fig = distribution_bars(
-            before["probs"], after["probs"], title="next character: top 10, before vs after", x_title="next character"
-        )
+        shown = lambda p: dict(zip(visible_chars(list(p)), p.values()))  # noqa: E731
+        fig = distribution_bars(shown(before.probs), shown(after.probs),
+                                title="next character: top 10, before vs after", x_title="next character")  # fmt: skip
     show_figure(fig, "abl-prediction", html_name=f"ablation-{task}-prediction.html")
     return [fig]
 
 
 @st.fragment
-def downstream(task: str, res: dict, off: tuple[Head, ...], figs: list, notes: str) -> None:
+def downstream(task: str, res: Ablation, off: tuple[Head, ...], figs: list, notes: str) -> None:
     """Where attention changed: a per-head summary and one head's before − after heatmap."""
     st.subheader("What changed downstream")
     st.caption(
         "A switched-off head still computes its weights, so its own layer's attention stays the same. Every "
         "layer above it reads a different input, so attention there moves: red = less weight after, blue = more."
     )
-    kinds = list(KINDS[task])
-    init_state("abl_kind", "cross" if task == "translator" else "encoder")
+    kinds = list(res.before.kinds)
+    init_state("abl_kind", kinds[-1])
     keep_valid("abl_kind", kinds, kinds[-1])
     if len(kinds) > 1:
-        st.radio("Attention", kinds, key="abl_kind", horizontal=True, format_func=lambda k: KINDS[task][k][0])
+        st.radio("Attention", kinds, key="abl_kind", horizontal=True, format_func=lambda k: res.before.kinds[k].title)
     kind = st.session_state["abl_kind"]
-    delta = res["delta"][kind]
+    delta = res.delta()[kind]
     L, H = delta.shape[:2]
     init_state("abl_layer", L - 1, bounded(0, L - 1))
     init_state("abl_head", 0, bounded(0, H - 1))
     keep_valid("abl_layer", range(L), L - 1)
     keep_valid("abl_head", range(H), 0)
-    name, query_name, key_name, _ = KINDS[task][kind]
+    k = res.before.kinds[kind]
+    name, query_name, key_name = k.title, k.query_axis, k.key_axis
     grid = change_grid(
         np.abs(delta).max(axis=(2, 3)),
         off={(l, h) for k, l, h in off if k == kind},
@@ -157,7 +146,7 @@ def downstream(task: str, res: dict, off: tuple[Head, ...], figs: list, notes: s
     left.selectbox("Layer", range(L), key="abl_layer", format_func=lambda l: f"layer {l}")
     right.selectbox("Head", range(H), key="abl_head", format_func=lambda h: f"head {h}")
     layer, head = st.session_state["abl_layer"], st.session_state["abl_head"]
-    rows, cols = axis_tokens(res["before"], task, kind)
+    rows, cols = axes(k, res.before)
     m, cut = window(delta[layer, head], task)
     if cut != slice(None):
         rows, cols = rows[cut], cols[cut]
@@ -194,20 +183,12 @@ sync_url(text_key)
 off, switch_keys = head_switches(task, head_layout(ck.model))
 sync_url(*switch_keys)
 text = read_input(task, st.session_state[text_key], INPUT_NAMES[task].lower())
-if text is None:
-    st.stop()
-res = run_ablation(str(default_dir(task)), device(), task, text, off)
-if "error" in res:
-    st.warning(f"Nothing to run: {res['error']}.")
-    st.stop()
-if not input_ok(task, res["before"], limit=limit(task, ck), what="the input"):
+res = text and attempt(run_ablation, ck, text, off, what="Nothing to run")
+if res is None or not input_notes(res.before, "the input"):
     st.stop()
 st.subheader("Before vs after")
 figs = predictions(task, res)
 off_names = ", ".join(f"{k} layer {l} head {h}" for k, l, h in off) or "none"
 notes = f"Model: {TASK_NAMES[task]}\nInput: {text}\nHeads off: {off_names}"
-if task == "translator":
-    notes += f"\nBefore: {res['before']['text']}\nAfter: {res['after']['text']}"
-else:
-    notes += f"\nBefore: {res['before']['label']}\nAfter: {res['after']['label']}"
+notes += f"\nBefore: {res.before.prediction}\nAfter: {res.after.prediction}"
 downstream(task, res, off, figs, notes)

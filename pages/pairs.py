@@ -7,25 +7,14 @@ import difflib
 
 import streamlit as st
 
-from model.training.checkpoint import default_dir
-from pages.runs import (
-    INPUT_NAMES,
-    KINDS,
-    SHORT,
-    TASK_NAMES,
-    TASKS,
-    axis_tokens,
-    input_ok,
-    limit,
-    points,
-    read_input,
-    run_plain,
-    window,
-)
+from model.analysis.results import RunResult
 from pages.shared.display import export_view_button, output_text, show_figure
-from pages.shared.models import device, require_checkpoint
-from pages.shared.state import bounded, init_state, keep_valid, sync_url
-from pages.shared.text import listing
+from pages.shared.models import require_checkpoint
+from pages.shared.runs import INPUT_NAMES, SHORT, TASK_NAMES, TASKS, attempt, input_notes, read_input, run_model
+from pages.shared.state import init_state, keep_valid, sync_url
+from pages.shared.text import listing, points
+from pages.shared.views import axes, pick_head, window
+from viz.attention import visible_chars
 from viz.compare import difference_heatmap, distribution_bars, pair_heatmaps
 
 DEFAULT_PAIRS = {
@@ -47,14 +36,14 @@ def inputs(task: str) -> tuple[str, str]:
     return tuple(st.session_state[k] for k in keys)
 
 
-def predictions(task: str, a: dict, b: dict) -> list:
+def predictions(task: str, a: RunResult, b: RunResult) -> list:
     """Both predictions and their difference; returns the figures drawn."""
     if task == "translator":
         left, right = st.columns(2)
         for col, name, r in ((left, "A", a), (right, "B", b)):
             col.markdown(f"**{name}** translates to")
-            output_text(r["text"] or "(no words)", col)
-        words_a, words_b = a["text"].split(), b["text"].split()
+            output_text(r.prediction or "(no words)", col)
+        words_a, words_b = a.prediction.split(), b.prediction.split()
         if words_a == words_b:
             st.caption("The two translations are the same.")
         else:
@@ -66,58 +55,49 @@ def predictions(task: str, a: dict, b: dict) -> list:
             )
         return []
     if task == "classifier":
-        last = list(a["probs"])[-1]  # "positive" for sentiment
+        last = list(a.probs)[-1]  # "positive" for sentiment
         cols = st.columns(3)
         for col, name, r in zip(cols, NAMES, (a, b)):
-            col.metric(name, r["label"], f"{max(r['probs'].values()):.1%} confident", delta_color="off")
-        flips = "same label" if a["label"] == b["label"] else "the label flips"
-        cols[2].metric(f"B − A: P({last})", points(b["probs"][last] - a["probs"][last]), flips, delta_color="off")
-        fig = distribution_bars(
-            a["probs"], b["probs"], names=NAMES, top=None, title="class probabilities", x_title="class"
-        )
+            col.metric(name, r.prediction, f"{r.confidence:.1%} confident", delta_color="off", delta_arrow="off")
+        flips = "same label" if a.prediction == b.prediction else "the label flips"
+        cols[2].metric(f"B − A: P({last})", points(b.probs[last] - a.probs[last]), flips, delta_color="off", delta_arrow="off")
+        fig = distribution_bars(a.probs, b.probs, names=NAMES, top=None, title="class probabilities", x_title="class")
     else:
-        shown = sorted(a["probs"], key=lambda c: -max(a["probs"][c], b["probs"][c]))[:10]
-        biggest = max(shown, key=lambda c: abs(b["probs"][c] - a["probs"][c]))
+        pa, pb = (dict(zip(visible_chars(list(r.probs)), r.probs.values())) for r in (a, b))
+        la, lb = (visible_chars([r.prediction])[0] for r in (a, b))
+        shown = sorted(pa, key=lambda c: -max(pa[c], pb[c]))[:10]
+        biggest = max(shown, key=lambda c: abs(pb[c] - pa[c]))
         st.caption(
-            f"Likeliest next character: A {listing([a['label']])} ({a['probs'][a['label']]:.1%}), "
-            f"B {listing([b['label']])} ({b['probs'][b['label']]:.1%}). Largest change among the bars: "
-            f"{listing([biggest])} by {b['probs'][biggest] - a['probs'][biggest]:+.1%} (B − A)."
+            f"Likeliest next character: A {listing([la])} ({pa[la]:.1%}), B {listing([lb])} ({pb[lb]:.1%}). "
+            f"Largest change among the bars: {listing([biggest])} by {pb[biggest] - pa[biggest]:+.1%} (B − A)."
         )
-        fig = distribution_bars(
-            a["probs"], b["probs"], names=NAMES, title="next character: top 10 for A and B", x_title="next character"
-        )
+        fig = distribution_bars(pa, pb, names=NAMES, title="next character: top 10 for A and B", x_title="next character")
     show_figure(fig, "pair-prediction", html_name=f"pairs-{task}-prediction.html")
     return [fig]
 
 
 @st.fragment
-def attention(task: str, a: dict, b: dict, figs: list, notes: str) -> None:
-    kinds = list(KINDS[task])
+def attention(task: str, a: RunResult, b: RunResult, figs: list, notes: str) -> None:
+    kinds = list(a.kinds)
     init_state("pair_kind", kinds[-1])
     keep_valid("pair_kind", kinds, kinds[-1])
     if len(kinds) > 1:
-        st.radio("Attention", kinds, key="pair_kind", horizontal=True, format_func=lambda k: KINDS[task][k][0])
+        st.radio("Attention", kinds, key="pair_kind", horizontal=True, format_func=lambda k: a.kinds[k].title)
     kind = st.session_state["pair_kind"]
-    att_a, att_b = a["attention"][kind], b["attention"][kind]
+    ka, kb = a.kinds[kind], b.kinds[kind]
+    att_a, att_b = ka.weights, kb.weights
     L, H = att_a.shape[:2]
-    init_state("pair_layer", 0, bounded(0, L - 1))
-    init_state("pair_head", 0, bounded(0, H - 1))
-    keep_valid("pair_layer", range(L), 0)
-    keep_valid("pair_head", range(H), 0)
-    left, right = st.columns(2)
-    left.selectbox("Layer", range(L), key="pair_layer", format_func=lambda l: f"layer {l}")
-    right.selectbox("Head", range(H), key="pair_head", format_func=lambda h: f"head {h}")
-    layer, head = st.session_state["pair_layer"], st.session_state["pair_head"]
-    name, query_name, key_name, _ = KINDS[task][kind]
-    axes = dict(query_name=query_name, key_name=key_name)
+    layer, head = pick_head(L, H, "pair")
+    name = ka.title
+    names = dict(query_name=ka.query_axis, key_name=ka.key_axis)
 
     (ma, cut_a), (mb, cut_b) = window(att_a[layer, head], task), window(att_b[layer, head], task)
-    tok_a = tuple(t[cut_a] for t in axis_tokens(a, task, kind))
-    tok_b = tuple(t[cut_b] for t in axis_tokens(b, task, kind))
+    tok_a = tuple(t[cut_a] for t in axes(ka, a))
+    tok_b = tuple(t[cut_b] for t in axes(kb, b))
     if task == "generator" and (cut_a != slice(None) or cut_b != slice(None)):
         st.caption("The last 40 characters of each prompt are drawn.")
     side = pair_heatmaps(
-        ma, tok_a, mb, tok_b, names=NAMES, title=f"{name}, layer {layer} · head {head}: A and B", **axes
+        ma, tok_a, mb, tok_b, names=NAMES, title=f"{name}, layer {layer} · head {head}: A and B", **names
     )
     show_figure(side, "pair-side", html_name=f"pairs-{task}-layer{layer}-head{head}.html")
 
@@ -126,7 +106,7 @@ def attention(task: str, a: dict, b: dict, figs: list, notes: str) -> None:
         labels = tuple([x if x == y else f"{x}→{y}" for x, y in zip(xs, ys)] for xs, ys in zip(tok_a, tok_b))
         st.caption("A and B have the same number of tokens, so their attention subtracts position by position.")
         second = difference_heatmap(
-            mb - ma, *labels, title=f"B − A: {name.lower()}, layer {layer} · head {head}", value="B − A", **axes
+            mb - ma, *labels, title=f"B − A: {name.lower()}, layer {layer} · head {head}", value="B − A", **names
         )
         show_figure(second, "pair-diff", html_name=f"pairs-{task}-difference.html")
     else:
@@ -140,7 +120,7 @@ def attention(task: str, a: dict, b: dict, figs: list, notes: str) -> None:
         mean_a, _ = window(att_a[layer].mean(axis=0), task)
         mean_b, _ = window(att_b[layer].mean(axis=0), task)
         second = pair_heatmaps(
-            mean_a, tok_a, mean_b, tok_b, names=NAMES, title=f"{name}, layer {layer}: mean over the {H} heads", **axes
+            mean_a, tok_a, mean_b, tok_b, names=NAMES, title=f"{name}, layer {layer}: mean over the {H} heads", **names
         )
         show_figure(second, "pair-mean")
     export_view_button([*figs, side, second], f"Minimal pair · {TASK_NAMES[task]}", "pair-export", notes=notes)
@@ -161,22 +141,13 @@ raw = inputs(task)
 texts = [read_input(task, t, f"input {n}") for t, n in zip(raw, NAMES)]
 if None in texts:
     st.stop()
-results = [run_plain(str(default_dir(task)), device(), task, t) for t in texts]
-for r, n in zip(results, NAMES):
-    if "error" in r:
-        st.warning(f"Nothing to compare: input {n}: {r['error']}.")
-        st.stop()
-if not all([input_ok(task, r, limit=limit(task, ck), what=f"input {n}") for r, n in zip(results, NAMES)]):
+results = [attempt(run_model, ck, t, what=f"Nothing to compare: input {n}") for t, n in zip(texts, NAMES)]
+if None in results or not all([input_notes(r, f"input {n}") for r, n in zip(results, NAMES)]):
     st.stop()
 a, b = results
 st.subheader("Predictions")
 figs = predictions(task, a, b)
 notes = f"Model: {TASK_NAMES[task]}\nA: {texts[0]}\nB: {texts[1]}\n"
-notes += (
-    f"A translates to: {a['text']}\nB translates to: {b['text']}"
-    if task == "translator"
-    else f"Prediction A: {a['label']} ({max(a['probs'].values()):.1%})\n"
-    f"Prediction B: {b['label']} ({max(b['probs'].values()):.1%})"
-)
+notes += f"A: {a.prediction}\nB: {b.prediction}"
 st.subheader("Attention of one head, A and B")
 attention(task, a, b, figs, notes)

@@ -14,50 +14,28 @@ from model.analysis.profiles import (
     METRIC_HELP,
     comparable_metrics,
     head_profiles,
-    model_attention,
     nearest_heads,
     standardise,
 )
-from model.training.checkpoint import default_dir
+from model.analysis.results import AttentionKind, RunResult
 from pages.shared.display import show_figure
-from pages.shared.models import device, get_checkpoint, require_checkpoint
+from pages.shared.models import require_checkpoint
+from pages.shared.runs import TASK_NAMES, attempt, input_notes, run_model
 from pages.shared.state import bounded, init_state, keep_valid, sync_url
 from pages.shared.text import clean_text, listing
-from viz.attention import attention_heatmap, visible_chars
+from pages.shared.views import axes
+from viz.attention import attention_heatmap
 from viz.profiles import head_label, metric_grid, profile_lines
 
-TASKS = {
-    "classifier": "Sentiment classifier",
-    "generator": "Shakespeare generator",
-    "translator": "Translator (de → en)",
-}
+TASKS = TASK_NAMES
 DEFAULT_TEXT = {
     "classifier": "the acting is wonderful but the plot is thin",
     "generator": "ROMEO:\nBut soft, what light through yonder window breaks?",
     "translator": "eine frau liest ein buch im park .",
 }
 INPUT_LABEL = {"classifier": "Sentence (English)", "generator": "Text (characters)", "translator": "German sentence"}
-KIND_NAMES = {
-    "encoder": "encoder self-attention",
-    "decoder": "decoder self-attention (causal)",
-    "cross": "cross-attention (query = English, key = German)",
-}
 URL_KEYS = ("pro_task", "pro_text", "pro_kind", "pro_metric", "pro_sort", "pro_desc", "pro_head", "pro_k")
 FRACTIONS = ("previous", "self", "first", "special", "forward")
-
-
-@st.cache_data(max_entries=64, show_spinner="Running the model…")
-def run_model(directory: str, dev: str, task: str, text: str) -> dict:
-    """Every attention kind of ``text`` as plain data; ``directory`` and ``dev`` key the cache."""
-    try:
-        r = model_attention(get_checkpoint(task, dev), text)
-    except ValueError as e:
-        return {"error": str(e)}
-    views = {
-        kind: {"weights": v.weights, "queries": v.queries, "keys": v.keys, "special": v.special, "cross": v.cross}
-        for kind, v in r.views.items()
-    }
-    return {"views": views, "unknown": r.unknown, "truncated": r.truncated, "output": r.output}
 
 
 def choose_task() -> None:
@@ -73,31 +51,6 @@ def controls() -> str:
     right.text_area(INPUT_LABEL[task], key="pro_text", height=80)
     sync_url("pro_task", "pro_text")
     return task
-
-
-def input_notes(result: dict, task: str) -> bool:
-    """Say what the model could not read; False when it read nothing but unknown tokens."""
-    if result["truncated"]:
-        st.info("The input is longer than the model reads; only the part it reads is profiled.")
-    unknown = result["unknown"]
-    what = "characters" if task == "generator" else "words"
-    if unknown:
-        keys = result["views"]["encoder"]["keys"]
-        words = [k for k in keys if k in set(unknown)]
-        if len(words) == len([k for k in keys if k not in ("<sos>", "<eos>")]):
-            st.warning(
-                f"None of these {what} are in the model's vocabulary, so it would only see `<unk>`. "
-                "Try the default text or a sentence like it."
-            )
-            return False
-        shown = [repr(u) if task == "generator" else u for u in sorted(set(unknown))]
-        st.warning(f"{len(shown)} {what} are not in the vocabulary and were read as `<unk>`: {listing(shown)}")
-    return True
-
-
-def token_labels(tokens: list[str], unknown: set[str], task: str) -> list[str]:
-    shown = visible_chars(tokens) if task == "generator" else list(tokens)
-    return [f"{s} (unk)" if t in unknown and t not in ("<sos>", "<eos>") else s for t, s in zip(tokens, shown)]
 
 
 def colour_range(metric: str, keys: int) -> tuple[float | None, float | None]:
@@ -127,7 +80,7 @@ def metric_table(frame: pd.DataFrame, metrics: list[str]) -> None:
     )  # fmt: skip
 
 
-def similar_heads(profiles, frame: pd.DataFrame, view: dict, labels: tuple[list[str], list[str]], kind: str) -> None:
+def similar_heads(profiles, frame: pd.DataFrame, view: AttentionKind, labels: tuple[list[str], list[str]]) -> None:
     L, H = profiles.shape
     st.subheader("Heads like this one")
     heads = [f"{l}.{h}" for l in range(L) for h in range(H)]
@@ -171,9 +124,8 @@ def similar_heads(profiles, frame: pd.DataFrame, view: dict, labels: tuple[list[
     queries, keys = labels
     show_figure(
         attention_heatmap(
-            view["weights"][layer, head], queries, keys, title=f"{head_label(layer, head)}: its attention",
-            query_name="query = English" if kind == "cross" else "query",
-            key_name="key = German" if kind == "cross" else "key",
+            view.head(layer, head), queries, keys, title=f"{head_label(layer, head)}: its attention",
+            query_name=view.query_axis, key_name=view.key_axis,
         ),
         "pro-head-map",
     )  # fmt: skip
@@ -188,30 +140,25 @@ def main() -> None:
         "special tokens, and, for cross-attention, whether its alignment moves forward through the source."
     )
     task = controls()
-    require_checkpoint(task)
     text = clean_text(st.session_state["pro_text"], what="text" if task == "generator" else "sentence")
     if text is None:
         return
-    result = run_model(str(default_dir(task)), device(), task, text)
-    if "error" in result:
-        st.warning(f"Nothing to profile: {result['error']}.")
+    result: RunResult | None = attempt(run_model, require_checkpoint(task), text, what="Nothing to profile")
+    if result is None or not input_notes(result, "the text"):
         return
-    if not input_notes(result, task):
-        return
-    if result["output"]:
-        st.markdown(f"**Model output:** {listing([result['output']], width=300)}")
-    kinds = list(result["views"])
+    if result.task != "generator":
+        st.markdown(f"**Model output:** {listing([result.prediction], width=300)}")
+    kinds = list(result.kinds)
     init_state("pro_kind", kinds[0])
     keep_valid("pro_kind", kinds, kinds[0])
     if len(kinds) > 1:
-        st.radio("Attention", kinds, format_func=KIND_NAMES.get, key="pro_kind", horizontal=True)
+        st.radio("Attention", kinds, format_func=lambda k: result.kinds[k].title, key="pro_kind", horizontal=True)
     kind = st.session_state["pro_kind"]
-    view = result["views"][kind]
-    profiles = head_profiles(view["weights"], special=view["special"], cross=view["cross"])
+    view = result.kinds[kind]
+    profiles = head_profiles(view.weights, special=view.special, cross=view.cross)
     metrics = list(profiles.metrics)
     frame = pd.DataFrame(profiles.rows())
-    unknown = set(result["unknown"])
-    labels = token_labels(view["queries"], unknown, task), token_labels(view["keys"], unknown, task)
+    labels = axes(view, result)
     L, H = profiles.shape
 
     st.subheader(f"Every head ({L} layers × {H} heads)")
@@ -221,11 +168,11 @@ def main() -> None:
     metric = st.session_state["pro_metric"]
     grid_slot = st.container()  # drawn last: it frames the head chosen further down
     metric_table(frame, metrics)
-    selected = similar_heads(profiles, frame, view, labels, kind)
-    zmin, zmax = colour_range(metric, len(view["keys"]))
+    selected = similar_heads(profiles, frame, view, labels)
+    zmin, zmax = colour_range(metric, len(view.keys))
     with grid_slot:
         show_figure(
-            metric_grid(profiles.metrics[metric], metric, title=f"{metric} of every head ({KIND_NAMES[kind]})",
+            metric_grid(profiles.metrics[metric], metric, title=f"{metric} of every head ({view.title.lower()})",
                         selected=selected, zmin=zmin, zmax=zmax),
             "pro-grid",
             csv=pd.DataFrame(np.round(profiles.metrics[metric], 6), index=[f"layer {l}" for l in range(L)],

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from model.analysis.profiles import model_attention
+from model.analysis.results import AttentionKind
 from model.lessons.workshop import (
     MAX_QUESTION,
     AttendQuestion,
@@ -21,9 +21,10 @@ from model.lessons.workshop import (
     score_shape_guess,
     shape_question,
 )
-from model.training.checkpoint import Checkpoint, default_dir
+from model.training.checkpoint import Checkpoint
 from pages.shared.display import show_figure
-from pages.shared.models import device, get_checkpoint
+from pages.shared.models import get_checkpoint
+from pages.shared.runs import run_model
 from pages.shared.state import bounded, set_url, url_value
 from pages.shared.text import markdown_escape
 from viz.attention import attention_heatmap, query_bar
@@ -34,14 +35,10 @@ from viz.reshape import step_figure
 QUESTION_URL = "q"  # ?q=N opens question N
 
 
-@st.cache_data(max_entries=16, show_spinner="Asking the classifier…")
-def classifier_attention(directory: str, dev: str, sentence: str) -> dict | None:
-    """The classifier's ``(layers, heads, T, T)`` attention on one of the workshop sentences."""
-    ck = get_checkpoint("classifier", dev)
-    if not isinstance(ck, Checkpoint):
-        return None
-    view = model_attention(ck, sentence).views["encoder"]
-    return {"weights": view.weights, "tokens": view.keys}
+def classifier_attention(sentence: str) -> AttentionKind | None:
+    """The classifier's attention on one of the workshop sentences (None without a trained classifier)."""
+    ck = get_checkpoint("classifier")
+    return run_model(ck, sentence).kinds["encoder"] if isinstance(ck, Checkpoint) else None
 
 
 def state() -> dict:
@@ -180,7 +177,7 @@ def main() -> None:
     number = s["ws_q"]
     kind = kind_of(number)
     if kind == "head":
-        data = classifier_attention(str(default_dir("classifier")), device(), head_sentence(number))
+        data = classifier_attention(head_sentence(number))
         if data is None:
             st.info(
                 "The sentiment classifier is not trained on this machine, so this question uses the hand-worked "
@@ -188,7 +185,7 @@ def main() -> None:
             )
             kind = "attend"
         else:
-            attend_round(head_question(number, data["weights"], data["tokens"]), s)
+            attend_round(head_question(number, data.weights, data.keys), s)
             return
     if kind == "attend":
         attend_round(hand_question(number), s)

@@ -7,12 +7,13 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
-from model.analysis.ablation import KINDS, ablate, attention_delta, head_layout, head_masks, model_head_mask, next_char
-from model.analysis.inference import translate
-from model.nets.blocks import AttentionMaps
+from model.analysis.ablation import KINDS, ablate, head_layout, head_masks, model_head_mask
+from model.analysis.inference import next_char, translate
+from model.analysis.runs import run, with_weights
 from model.training.checkpoint import Checkpoint, load_checkpoint
 from tests.tiny import CLASSIFIER, GENERATOR, TRANSLATOR, make_checkpoints
 
@@ -112,17 +113,16 @@ def test_switching_a_head_off_changes_prediction_and_later_attention_only(cks):
     a = ablate(ck, TEXTS["classifier"], [("encoder", 0, 1)])
     assert a.off == (("encoder", 0, 1),)
     assert a.before.probs != a.after.probs
-    delta = attention_delta(a.before.attention, a.after_maps)
-    assert delta.encoder[0].abs().max() == 0  # a head's own layer computes the same weights
-    assert delta.encoder[1].abs().max() > 1e-4  # the layer above reads a different input
-    assert torch.allclose(a.after_maps.encoder[1].sum(-1), torch.ones(1)), "ablated rows still sum to 1"
+    delta = a.delta()["encoder"]
+    assert np.abs(delta[0]).max() == 0  # a head's own layer computes the same weights
+    assert np.abs(delta[1]).max() > 1e-4  # the layer above reads a different input
+    assert np.allclose(a.after.kinds["encoder"].weights[1].sum(-1), 1, atol=1e-6), "ablated rows still sum to 1"
 
 
 def test_nothing_off_changes_nothing(cks):
     for task, text in TEXTS.items():
         a = ablate(cks[task], text, [])
-        delta = attention_delta(a.before.attention, a.after_maps)
-        assert all(d.abs().max() == 0 for kind in KINDS for d in getattr(delta, kind)), task
+        assert all(np.abs(d).max() == 0 for d in a.delta().values()), task
 
 
 def test_generator_next_char(cks):
@@ -143,8 +143,8 @@ def test_generator_next_char(cks):
 def test_translator_masks_each_kind_separately(cks, kind):
     ck = cks["translator"]
     a = ablate(ck, TEXTS["translator"], [(kind, 0, 1)])
-    delta = attention_delta(a.before.attention, a.after_maps)  # same tokens, so shapes match
-    changed = {k: [bool(d.abs().max() > 1e-6) for d in getattr(delta, k)] for k in KINDS}
+    delta = a.delta()  # same tokens, so shapes match
+    changed = {k: [bool(np.abs(d).max() > 1e-6) for d in delta[k]] for k in KINDS}
     if kind == "encoder":
         # the second encoder layer and every cross-attention (its keys are the encoder output) change;
         # decoder self-attention of layer 0 reads only the English inputs
@@ -163,10 +163,10 @@ def test_translator_after_maps_follow_the_unablated_translation(cks):
     off = [("cross", layer, head) for layer in range(TRANSLATOR.dec_layers) for head in range(TRANSLATOR.heads)]
     a = ablate(ck, TEXTS["translator"], off)
     for kind in KINDS:
-        assert [w.shape for w in getattr(a.after_maps, kind)] == [w.shape for w in getattr(a.before.attention, kind)]
+        assert a.after.kinds[kind].weights.shape == a.before.kinds[kind].weights.shape
     # with every cross head off the decoder cannot read the German at all: the same output for any source
     other = ablate(ck, "ein mann fährt fahrrad .", off)
-    assert other.after.tgt_out == a.after.tgt_out
+    assert other.after.prediction == a.after.prediction
 
 
 def test_the_shared_model_is_bitwise_unchanged(cks):
@@ -183,9 +183,9 @@ def test_the_shared_model_is_bitwise_unchanged(cks):
         assert not ck.model.training
 
 
-def test_attention_delta_rejects_different_shapes():
-    a = AttentionMaps([torch.rand(1, 2, 3, 3)])
-    b = AttentionMaps([torch.rand(1, 2, 4, 4)])
-    with pytest.raises(ValueError, match="differs in shape"):
-        attention_delta(a, b)
-    assert torch.equal(attention_delta(a, a).encoder[0], torch.zeros(1, 2, 3, 3))
+def test_with_weights_rejects_different_shapes(cks):
+    r = run(cks["classifier"], TEXTS["classifier"])
+    w = r.kinds["encoder"].weights
+    with pytest.raises(ValueError, match="do not fit"):
+        with_weights(r, {"encoder": w[:, :, :-1]})
+    assert np.array_equal(with_weights(r, {"encoder": w * 0}).kinds["encoder"].weights, w * 0)

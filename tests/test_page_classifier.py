@@ -117,8 +117,8 @@ def test_hide_special_tokens_drops_unknown_words_and_renormalises():
     [
         ("", "warning", "empty"),
         ("   \t ", "warning", "empty"),
-        ("😀 🎬", "warning", "None of these words"),
-        ("qwertyuiop asdfgh", "warning", "None of these words"),
+        ("😀 🎬", "warning", "None of the words"),
+        ("qwertyuiop asdfgh", "warning", "None of the words"),
         ("<script>alert(1)</script> wonderful", "warning", "not in the vocabulary"),
         ("wonderful " * 500, "info", "only the first 2,000"),
         (" ".join(["the plot is thin"] * 6), "info", f"at most {CLASSIFIER.max_len} words"),

@@ -39,10 +39,12 @@ def steps_drawn(at: AppTest) -> list[str]:
 def test_causal_steps_draw_one_tab_at_a_time(default, checkpoints):
     """The four causal-mask steps are lazy tabs: the first is drawn, the others when chosen."""
     assert steps_drawn(default) == ["1. "]
-    assert [b.proto.label for b in default.get("download_button")] == ["Download this view as HTML"]
+    assert [b.proto.label for b in default.get("download_button")] == ["Download CSV", "Download this view as HTML"]
     at = run_on(checkpoints, PAGE, gen_causal_tab="4. softmax")
     assert steps_drawn(at) == ["4. "]
-    assert [b.proto.label for b in at.get("download_button")] == ["Download CSV", "Download this view as HTML"]
+    assert at.query_params["gen_causal_tab"] in ("4. softmax", ["4. softmax"])  # the open tab is in the URL
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert labels == ["Download CSV", "Download CSV", "Download this view as HTML"]
 
 
 def test_causal_step_charts(checkpoints):
@@ -64,10 +66,10 @@ def test_causal_step_charts(checkpoints):
 
 
 def test_grid_and_step_charts(default, checkpoints):
-    assert not [t for t in titles(default) if t.startswith("attention per layer and head")]  # closed: not drawn
-    grid = chart(run_on(checkpoints, PAGE, gen_grid_open=True), "attention per layer and head")
+    assert not [t for t in titles(default) if t.startswith("attention per layer and head")]  # one view: the head
+    grid = chart(run_on(checkpoints, PAGE, gen_show="grid"), "attention per layer and head")
     assert [t["type"] for t in grid["data"]] == ["heatmap"] * CELLS
-    assert len(grid["data"][0]["x"]) == 16
+    assert len(grid["data"][0]["x"]) == GENERATOR.block_size  # the final context window, whole
     heads = chart(default, "query ")
     assert heads["data"][0]["y"] == [f"head {h}" for h in range(GENERATOR.heads)] + ["mean"]
     bar = chart(default, "mean over heads: what")
@@ -107,7 +109,11 @@ def test_each_control(kind, key, value):
     (widget.input(value) if kind == "text_area" else widget.set_value(value)).run()
     assert not at.exception
     assert at.session_state[key] == value
-    if key in ("gen_prompt", "gen_temp", "gen_topk", "gen_length", "gen_seed"):
+    if key in ("gen_prompt", "gen_length", "gen_seed"):
+        assert at.text[0].value != before
+    if key in ("gen_temp", "gen_topk"):  # the distribution changes now; the text only when asked
+        assert at.text[0].value == before
+        at.button(key="gen_write").click().run()
         assert at.text[0].value != before
     if key == "gen_layer":
         assert "Layer 2, head 0" in " ".join(c.value for c in at.caption)
@@ -133,9 +139,9 @@ def test_greedy_sampling_is_reproducible_and_steps_follow_the_length():
     [
         ("", "warning", "empty"),
         ("  \n\t ", "warning", "empty"),
-        ("😀🎭", "warning", "None of the prompt's characters"),
+        ("😀🎭", "warning", "None of the characters"),
         ("ROMEO 😀:", "warning", "😀"),
-        ("<script>alert(1)</script>", "warning", "not in the model's alphabet"),
+        ("<script>alert(1)</script>", "warning", "not in the vocabulary"),
         ("To be or not to be. " * 250, "info", f"last {GENERATOR.block_size}"),
     ],
 )
@@ -146,7 +152,7 @@ def test_bad_input_gives_a_message(prompt, kind, message):
 
 
 def test_unknown_characters_are_labelled():
-    at = run(gen_prompt="ROMEO 😀:", gen_length=20, gen_window=28, gen_grid_open=True)
+    at = run(gen_prompt="ROMEO 😀:", gen_length=20, gen_show="grid")
     assert not at.exception
     labels = chart(at, "attention per layer and head")["data"][0]["x"]
     assert any(label.endswith("&lt;unk&gt;") for label in labels)

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from model.analysis.profiles import head_profiles, model_attention
+from model.analysis.profiles import head_profiles
+from model.analysis.runs import run as run_model
 from model.training.checkpoint import load_checkpoint
 from tests import apptest
 from tests.apptest import chart, run_on, url
@@ -59,7 +60,7 @@ def test_default_run(default):
 def test_profiles_match_the_model_functions(default, checkpoints):
     """The table shows head_profiles of the model's own attention."""
     ck = load_checkpoint(checkpoints / "classifier")
-    view = model_attention(ck, "the acting is wonderful but the plot is thin").views["encoder"]
+    view = run_model(ck, "the acting is wonderful but the plot is thin").kinds["encoder"]
     expected = head_profiles(view.weights, special=view.special).metrics["self"]
     shown = table(default, "pro-table").set_index(["layer", "head"])["self"]
     assert len(shown) == HEADS
@@ -129,12 +130,12 @@ def test_translator_kinds():
         ("classifier", "", "warning", "empty"),
         ("classifier", "  \n\t ", "warning", "empty"),
         ("classifier", "wonderful " * 500, "info", "only the first 2,000"),
-        ("classifier", "😀 🎬", "warning", "None of these words"),
-        ("classifier", "qwertyuiop asdfgh", "warning", "None of these words"),
+        ("classifier", "😀 🎬", "warning", "None of the words"),
+        ("classifier", "qwertyuiop asdfgh", "warning", "None of the words"),
         ("classifier", "<script>alert(1)</script> wonderful", "warning", "not in the vocabulary"),
-        ("translator", "qqq zzz", "warning", "None of these words"),
-        ("generator", "😀😀😀", "warning", "None of these characters"),
-        ("generator", "x" * 5000, "info", "longer than the model reads"),
+        ("translator", "qqq zzz", "warning", "None of the words"),
+        ("generator", "😀😀😀", "warning", "None of the characters"),
+        ("generator", "x" * 5000, "info", "The model reads at most"),
     ],
 )
 def test_bad_input_gives_a_message(task, text, kind, message):

@@ -11,12 +11,12 @@ from model.analysis.profiles import (
     CROSS_METRICS,
     SELF_METRICS,
     head_profiles,
-    model_attention,
     nearest_heads,
     spearman,
     special_keys,
     standardise,
 )
+from model.analysis.runs import run
 from model.training.checkpoint import load_checkpoint
 from tests.tiny import make_checkpoints
 
@@ -160,18 +160,18 @@ def checkpoints(tmp_path_factory):
     return make_checkpoints(tmp_path_factory.mktemp("checkpoints"))
 
 
-def test_model_attention_on_every_task(checkpoints):
-    cls = model_attention(load_checkpoint(checkpoints / "classifier"), "the zzyzx plot is thin")
-    view = cls.views["encoder"]
+def test_run_result_on_every_task(checkpoints):
+    cls = run(load_checkpoint(checkpoints / "classifier"), "the zzyzx plot is thin")
+    view = cls.kinds["encoder"]
     assert view.weights.shape[:2] == (2, 3) and view.keys[1] == "zzyzx" and view.special[1]
-    assert cls.output in ("negative", "positive")
-    gen = model_attention(load_checkpoint(checkpoints / "generator"), "ROMEO: ☃")
-    assert gen.views["encoder"].weights.shape == (3, 2, 8, 8) and gen.unknown == ["☃"]
-    tr = model_attention(load_checkpoint(checkpoints / "translator"), "ein mann fährt fahrrad .")
-    assert set(tr.views) == {"encoder", "decoder", "cross"}
-    cross = tr.views["cross"]
+    assert cls.prediction in ("negative", "positive")
+    gen = run(load_checkpoint(checkpoints / "generator"), "ROMEO: ☃")
+    assert gen.kinds["encoder"].weights.shape == (3, 2, 8, 8) and gen.unknown == ["☃"]
+    tr = run(load_checkpoint(checkpoints / "translator"), "ein mann fährt fahrrad .")
+    assert set(tr.kinds) == {"encoder", "decoder", "cross"}
+    cross = tr.kinds["cross"]
     assert cross.cross and cross.weights.shape[-1] == len(cross.keys) == 7 and cross.special[0]
-    assert cross.weights.shape[:2] == (3, 4) and tr.views["encoder"].weights.shape[:2] == (2, 4)
+    assert cross.weights.shape[:2] == (3, 4) and tr.kinds["encoder"].weights.shape[:2] == (2, 4)
     for ck_dir, text in (("classifier", "   "), ("generator", ""), ("translator", "  ")):
         with pytest.raises(ValueError):
-            model_attention(load_checkpoint(checkpoints / ck_dir), text)
+            run(load_checkpoint(checkpoints / ck_dir), text)

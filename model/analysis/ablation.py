@@ -11,14 +11,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
+import numpy as np
 import torch
 from torch import Tensor, nn
 
-from model.analysis.inference import Classification, Translation, classify, model_device, source_ids, translate
-from model.nets.blocks import AttentionMaps
+from model.analysis.inference import model_device
+from model.analysis.results import RunResult
+from model.analysis.runs import run, with_weights
 from model.nets.translator import Translator
 from model.training.checkpoint import Checkpoint
-from model.training.tokenize import encode_chars
 
 Head = tuple[str, int, int]  # (kind, layer, head); kind is "encoder", "decoder" or "cross"
 KINDS = ("encoder", "decoder", "cross")
@@ -59,59 +60,22 @@ def model_head_mask(model: nn.Module, off: Iterable[Head]) -> Tensor | dict[str,
     return masks if isinstance(model, Translator) else masks["encoder"]
 
 
-@dataclass
-class NextChar:
-    """The generator's next-character distribution after a prompt and its attention over the prompt."""
-
-    chars: list[str]  # the context window as typed (unknown characters were read as <unk>)
-    probs: dict[str, float]  # vocabulary entry -> probability of coming next
-    attention: AttentionMaps  # encoder: causal maps, (1, heads, T, T) per layer
-    unknown: list[str]  # characters outside the vocabulary
-    truncated: bool  # the prompt was cut to its last block_size characters
-
-
-def next_char(ck: Checkpoint, prompt: str, *, head_mask: Tensor | None = None) -> NextChar:
-    """What the generator would write after ``prompt`` (its last context window); ValueError when empty."""
-    vocab, model = ck.vocabs["chars"], ck.model
-    if not prompt:
-        raise ValueError("the prompt is empty; type a few characters")
-    block = model.config.block_size
-    window = prompt[-block:]
-    ids = torch.tensor([encode_chars(vocab, window)], device=model_device(ck))
-    with torch.no_grad():
-        logits, maps = model(ids, return_attention=True, head_mask=head_mask)
-    probs = torch.softmax(logits[0, -1].float(), -1).tolist()
-    unknown = sorted({ch for ch in window if ch not in vocab})
-    return NextChar(list(window), dict(zip(vocab.itos, probs)), maps.to("cpu"), unknown, len(prompt) > block)
-
-
-Result = Classification | NextChar | Translation
-
-
-@dataclass
+@dataclass(frozen=True, eq=False)
 class Ablation:
     """One input through the model with all heads on (``before``) and with ``off`` switched off (``after``).
 
-    ``after_maps`` is the ablated model's attention on exactly the tokens of ``before`` (for the
-    translator: teacher-forced on the unablated translation), so ``before.attention - after_maps``
-    is defined even when the ablated translation has a different length.
+    ``after`` holds the ablated model's prediction, and its attention on exactly the tokens of
+    ``before`` (for the translator: teacher-forced on the unablated translation), so the two
+    subtract cell by cell even when the ablated translation has a different length.
     """
 
     off: tuple[Head, ...]
-    before: Result
-    after: Result
-    after_maps: AttentionMaps
+    before: RunResult
+    after: RunResult
 
-
-def run(ck: Checkpoint, text: str, *, head_mask: Tensor | dict[str, Tensor] | None = None) -> Result:
-    """The prediction and attention of ``ck`` on ``text``: classify, next character or translate."""
-    if ck.task == "classifier":
-        return classify(ck, text, head_mask=head_mask)
-    if ck.task == "generator":
-        return next_char(ck, text, head_mask=head_mask)
-    if ck.task == "translator":
-        return translate(ck, text, head_mask=head_mask)
-    raise ValueError(f"unknown task {ck.task!r}; expected classifier, generator or translator")
+    def delta(self) -> dict[str, np.ndarray]:
+        """``before - after`` per kind, ``(layers, heads, queries, keys)``."""
+        return {k: self.before.kinds[k].weights - self.after.kinds[k].weights for k in self.before.kinds}
 
 
 def ablate(ck: Checkpoint, text: str, off: Iterable[Head]) -> Ablation:
@@ -121,24 +85,15 @@ def ablate(ck: Checkpoint, text: str, off: Iterable[Head]) -> Ablation:
     before = run(ck, text)
     after = run(ck, text, head_mask=mask)
     if ck.task != "translator":
-        return Ablation(off, before, after, after.attention)
+        return Ablation(off, before, after)
     # The translation as written with every head on, read again with the heads off: both sides from
     # one teacher-forced pass each (greedy's kept maps agree only to rounding), so nothing off changes nothing.
-    src = torch.tensor([source_ids(ck, text)[1]], device=model_device(ck))
-    tgt = torch.tensor([[ck.vocabs["tgt"].stoi[t] for t in before.tgt_in]], device=src.device)
+    src = torch.tensor([before.inputs["src"]], device=model_device(ck))
+    tgt = torch.tensor([before.inputs["tgt"]], device=src.device)
     with torch.no_grad():
         _, plain = ck.model(src, tgt, return_attention=True)
         _, maps = ck.model(src, tgt, return_attention=True, head_mask=mask)
-    return Ablation(off, replace(before, attention=plain.to("cpu")), after, maps.to("cpu"))
-
-
-def attention_delta(before: AttentionMaps, after: AttentionMaps) -> AttentionMaps:
-    """``before - after`` for every layer of every kind; the shapes must match."""
-    delta = AttentionMaps()
-    for kind in KINDS:
-        a, b = getattr(before, kind), getattr(after, kind)
-        if len(a) != len(b) or any(x.shape != y.shape for x, y in zip(a, b)):
-            shapes = [tuple(x.shape) for x in a], [tuple(y.shape) for y in b]
-            raise ValueError(f"{kind} attention differs in shape before {shapes[0]} and after {shapes[1]}")
-        getattr(delta, kind).extend(x - y for x, y in zip(a, b))
-    return delta
+    plain, maps = plain.to("cpu"), maps.to("cpu")
+    before = with_weights(before, {k: getattr(plain, k) for k in KINDS})
+    after = replace(with_weights(before, {k: getattr(maps, k) for k in KINDS}), prediction=after.prediction)
+    return Ablation(off, before, after)

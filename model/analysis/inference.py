@@ -8,10 +8,16 @@ import torch
 from torch import Tensor
 
 from model.nets.blocks import AttentionMaps
+from model.nets.generator import sampling_probs
 from model.training.checkpoint import Checkpoint
 from model.training.tokenize import EOS, SOS, decode_chars, encode_chars, tokenize
 
 SENTIMENT_LABELS = ("negative", "positive")
+
+
+def class_labels(n: int) -> tuple[str, ...]:
+    """Names of ``n`` classes: the sentiment labels for two, else the class numbers."""
+    return SENTIMENT_LABELS if n == 2 else tuple(map(str, range(n)))
 
 
 def model_device(ck: Checkpoint) -> torch.device:
@@ -21,8 +27,9 @@ def model_device(ck: Checkpoint) -> torch.device:
 @dataclass
 class Classification:
     tokens: list[str]  # what the model saw (after cutting to max_len)
-    probs: list[float]  # per class, SENTIMENT_LABELS order
-    label: str
+    probs: list[float]  # per class, in the order of ``labels``
+    labels: tuple[str, ...]  # class names
+    label: str  # the likeliest class
     unknown: list[str]  # tokens that became <unk>
     truncated: bool  # the input was longer than the model's maximum
     attention: AttentionMaps  # encoder: per layer (1, heads, T, T)
@@ -41,9 +48,9 @@ def classify(ck: Checkpoint, text: str, *, head_mask: Tensor | None = None) -> C
     with torch.no_grad():
         logits, maps = model(ids, return_attention=True, head_mask=head_mask)
     probs = torch.softmax(logits[0].float(), -1).tolist()
-    labels = SENTIMENT_LABELS if len(probs) == 2 else tuple(map(str, range(len(probs))))
-    return Classification(tokens, probs, labels[max(range(len(probs)), key=probs.__getitem__)],
-                          vocab.unknown(tokens), truncated, maps.to("cpu"))
+    labels = class_labels(len(probs))
+    best = labels[max(range(len(probs)), key=probs.__getitem__)]
+    return Classification(tokens, probs, labels, best, vocab.unknown(tokens), truncated, maps.to("cpu"))
 
 
 @dataclass
@@ -84,14 +91,30 @@ def generate(
     return Generation(prompt, new_text, chars, maps.to("cpu"), unknown, truncated)
 
 
-def next_char_probs(ck: Checkpoint, text: str, *, head_mask: Tensor | None = None) -> dict[str, float]:
-    """Next-character distribution after ``text`` (its last context window)."""
+@dataclass
+class NextChar:
+    """The generator's next-character distribution after a prompt and its attention over the prompt."""
+
+    chars: list[str]  # the context window as typed (unknown characters were read as <unk>)
+    probs: dict[str, float]  # vocabulary entry -> probability of coming next
+    attention: AttentionMaps  # encoder: causal maps, (1, heads, T, T) per layer
+    unknown: list[str]  # characters outside the vocabulary
+    truncated: bool  # the prompt was cut to its last block_size characters
+
+
+def next_char(ck: Checkpoint, prompt: str, *, head_mask: Tensor | None = None) -> NextChar:
+    """What the generator would write after ``prompt`` (its last context window); ValueError when empty."""
     vocab, model = ck.vocabs["chars"], ck.model
-    ids = torch.tensor([encode_chars(vocab, text[-model.config.block_size:])], device=model_device(ck))
+    if not prompt:
+        raise ValueError("the prompt is empty; type a few characters")
+    block = model.config.block_size
+    window = prompt[-block:]
+    ids = torch.tensor([encode_chars(vocab, window)], device=model_device(ck))
     with torch.no_grad():
-        logits, _ = model(ids, head_mask=head_mask)
+        logits, maps = model(ids, return_attention=True, head_mask=head_mask)
     probs = torch.softmax(logits[0, -1].float(), -1).tolist()
-    return dict(zip(vocab.itos, probs))
+    unknown = sorted({ch for ch in window if ch not in vocab})
+    return NextChar(list(window), dict(zip(vocab.itos, probs)), maps.to("cpu"), unknown, len(prompt) > block)
 
 
 @dataclass
@@ -103,6 +126,7 @@ class Translation:
     attention: AttentionMaps  # encoder (1,h,S,S), decoder (1,h,T,T), cross (1,h,T,S) per layer
     unknown: list[str]  # German words outside the vocabulary
     truncated: bool
+    reference: str | None = None  # the English reference read teacher-forced, when one was given
 
 
 def source_ids(ck: Checkpoint, text: str) -> tuple[list[str], list[int], list[str], bool]:
@@ -160,7 +184,9 @@ def translate(
     tokens = [tgt_vocab.itos[i] for i in out_ids]
     words = tgt_vocab.decode(out_ids)
     tgt_in = tokens[:-1] if len(tokens) > 1 else tokens
-    return Translation(src_tokens, tgt_in, tokens[1:] or tokens, detokenize(words), maps.to("cpu"), unknown, truncated)
+    return Translation(
+        src_tokens, tgt_in, tokens[1:] or tokens, detokenize(words), maps.to("cpu"), unknown, truncated, reference
+    )
 
 
 def max_output_len(src_len: int) -> int:
@@ -190,3 +216,10 @@ def translate_batch(ck: Checkpoint, sentences: list[str], *, beam_size: int = 1,
         for row, i in enumerate(idx):
             results[i] = tgt_vocab.decode(out[row].tolist())
     return results
+
+
+def reshaped(probs: dict[str, float], temperature: float, top_k: int | None) -> dict[str, float]:
+    """``probs`` (a next-character distribution at temperature 1) as sampling would draw from it at
+    ``temperature`` among the ``top_k`` likeliest: the same arithmetic as ``Generator.generate``."""
+    logits = torch.tensor(list(probs.values()), dtype=torch.float64).log()
+    return dict(zip(probs, sampling_probs(logits, temperature, top_k).tolist()))

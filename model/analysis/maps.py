@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+import numpy as np
 import torch
 from torch import Tensor
 
+from model.analysis.results import AttentionKind
 from model.nets.attention import causal_mask
 from model.nets.generator import Generator
 
@@ -127,3 +129,27 @@ def last_query_attention(model: Generator, ids: Tensor, *, head_mask: Tensor | N
         raise ValueError("ids are empty; give at least one position")
     _, maps = model(ids[:, -model.config.block_size :], return_attention=True, head_mask=head_mask)
     return [w[:, :, -1] for w in maps.encoder]
+
+
+def without_special(kind: AttentionKind) -> AttentionKind:
+    """``kind`` with its special tokens (and words read as ``<unk>``) removed from both axes and each row
+    renormalised over the keys that remain. Self-attention drops the same positions from the queries;
+    cross-attention keeps every query."""
+    keep_keys = [not s for s in kind.special]
+    keep_queries = [True] * len(kind.queries) if kind.cross else keep_keys
+    w = drop_tokens(torch.from_numpy(kind.weights), keep_queries, keep_keys).numpy()
+    pick = lambda xs, keep: [x for x, k in zip(xs, keep) if k]  # noqa: E731
+    mask = kind.mask[np.ix_(keep_queries, keep_keys)]
+    return replace(
+        kind,
+        weights=np.ascontiguousarray(w, dtype=np.float32),
+        queries=pick(kind.queries, keep_queries),
+        keys=pick(kind.keys, keep_keys),
+        mask=mask,
+        special=[False] * sum(keep_keys),
+    )
+
+
+def rollout_of(kind: AttentionKind) -> np.ndarray:
+    """Attention rollout of a self-attention kind, ``(tokens, tokens)``."""
+    return attention_rollout([torch.from_numpy(w)[None] for w in kind.weights])[0].numpy()

@@ -30,9 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from model.analysis.inference import classify, model_device, translate
-from model.training.checkpoint import Checkpoint
-from model.training.tokenize import EOS, PAD, SOS, UNK, encode_chars
+from model.training.tokenize import EOS, PAD, SOS, UNK
 
 SPECIAL_TOKENS = (SOS, EOS, PAD, UNK)
 SELF_METRICS = ("entropy", "previous", "self", "first", "special")
@@ -209,59 +207,3 @@ def nearest_heads(profiles: HeadProfiles, layer: int, head: int, k: int = 5) -> 
     dist = np.sqrt(((z - z[me]) ** 2).sum(axis=1))
     order = sorted((i for i in range(L * H) if i != me), key=lambda i: (round(float(dist[i]), 12), i))
     return [{"layer": i // H, "head": i % H, "distance": float(dist[i])} for i in order[:k]]
-
-
-@dataclass(frozen=True, eq=False)
-class AttentionView:
-    """One attention kind of one input, ready to profile or draw."""
-
-    weights: np.ndarray  # (layers, heads, queries, keys)
-    queries: list[str]
-    keys: list[str]
-    special: list[bool]  # per key
-    cross: bool
-
-
-@dataclass(frozen=True, eq=False)
-class ModelAttention:
-    views: dict[str, AttentionView]  # "encoder"; the translator adds "decoder" and "cross"
-    unknown: list[str]  # input tokens outside the vocabulary
-    truncated: bool  # the input was cut to the model's length
-    output: str  # the predicted label, the translation, or "" for the generator
-
-
-def _stack(layers: Sequence[torch.Tensor]) -> np.ndarray:
-    return torch.stack([w[0] for w in layers]).float().numpy()
-
-
-def model_attention(ck: Checkpoint, text: str) -> ModelAttention:
-    """Run ``ck`` on ``text`` once and collect every attention kind; ``ValueError`` when empty.
-
-    Classifier: the sentence. Generator: the text itself (its last context window), no sampling.
-    Translator: greedy translation, then the teacher-forced pass over it (rows = output words).
-    """
-    if ck.task == "classifier":
-        r = classify(ck, text)
-        view = AttentionView(_stack(r.attention.encoder), r.tokens, r.tokens, special_keys(r.tokens, r.unknown), False)
-        return ModelAttention({"encoder": view}, r.unknown, r.truncated, r.label)
-    if ck.task == "generator":
-        if not text:
-            raise ValueError("the text is empty; type a few characters")
-        vocab, block = ck.vocabs["chars"], ck.model.config.block_size
-        chars = list(text[-block:])
-        ids = torch.tensor([encode_chars(vocab, "".join(chars))], device=model_device(ck))
-        with torch.no_grad():
-            _, maps = ck.model(ids, return_attention=True)
-        unknown = sorted({c for c in chars if c not in vocab})
-        view = AttentionView(_stack(maps.to("cpu").encoder), chars, chars, special_keys(chars, unknown), False)
-        return ModelAttention({"encoder": view}, unknown, len(text) > block, "")
-    if ck.task == "translator":
-        t = translate(ck, text)
-        maps, src_special = t.attention, special_keys(t.src_tokens, t.unknown)
-        views = {
-            "encoder": AttentionView(_stack(maps.encoder), t.src_tokens, t.src_tokens, src_special, False),
-            "decoder": AttentionView(_stack(maps.decoder), t.tgt_out, t.tgt_in, special_keys(t.tgt_in), False),
-            "cross": AttentionView(_stack(maps.cross), t.tgt_out, t.src_tokens, src_special, True),
-        }
-        return ModelAttention(views, t.unknown, t.truncated, t.text)
-    raise ValueError(f"unknown task {ck.task!r}")

@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor, nn
 
 from model.nets.attention import causal_mask
@@ -86,12 +87,20 @@ class Generator(nn.Module):
             self.train(was_training)
 
 
+def sampling_probs(logits: Tensor, temperature: float, top_k: int | None) -> Tensor:
+    """The distribution ``sample_next`` draws from: ``softmax(logits / temperature)`` over the ``top_k``
+    likeliest ids (all when None or 0); temperature 0 puts all the weight on the likeliest id."""
+    if temperature <= 0:
+        return F.one_hot(logits.argmax(-1), logits.size(-1)).to(logits.dtype)
+    logits = logits / temperature
+    if top_k is not None and 0 < top_k < logits.size(-1):
+        kth = torch.topk(logits, top_k).values[..., -1:]
+        logits = logits.masked_fill(logits < kth, float("-inf"))
+    return torch.softmax(logits, dim=-1)
+
+
 def sample_next(logits: Tensor, temperature: float, top_k: int | None, gen: torch.Generator) -> Tensor:
     """One id per row of ``logits`` ``(B, vocab)``: greedy at temperature 0, else top-k sampling."""
     if temperature <= 0:
         return logits.argmax(-1, keepdim=True)
-    logits = logits / temperature
-    if top_k is not None and 0 < top_k < logits.size(-1):
-        kth = torch.topk(logits, top_k).values[:, -1:]
-        logits = logits.masked_fill(logits < kth, float("-inf"))
-    return torch.multinomial(torch.softmax(logits, dim=-1), 1, generator=gen)
+    return torch.multinomial(sampling_probs(logits, temperature, top_k), 1, generator=gen)

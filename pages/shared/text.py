@@ -40,3 +40,8 @@ def listing(items: Sequence[str], *, limit: int = 20, width: int = 30) -> str:
     shown = [markdown_escape(t if len(t) <= width else t[: width - 1] + "…") for t in items[:limit]]
     more = f" and {len(items) - limit} more" if len(items) > limit else ""
     return ", ".join(shown) + more
+
+
+def points(delta: float) -> str:
+    """A change of probability in percentage points, e.g. "+1.5 pp" (never "-0.0")."""
+    return "±0.0 pp" if abs(delta) < 0.0005 else f"{100 * delta:+.1f} pp"

@@ -1,0 +1,191 @@
+"""One input through one of our three models, as the typed :class:`RunResult` every page reads.
+
+``classify``, ``generate``, ``next_char`` and ``translate`` (model.analysis.inference) keep the
+model's own tensors; the functions here turn their results into one shape: every attention kind
+as a ``(layers, heads, queries, keys)`` array with both axes' tokens, names and masks, the
+prediction, what the model could not read, and the token ids (for explaining a weight).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from model.analysis.inference import (
+    Classification,
+    Generation,
+    NextChar,
+    Translation,
+    classify,
+    generate,
+    next_char,
+    translate,
+)
+from model.analysis.profiles import special_keys
+from model.analysis.results import RunResult, attention_kind, causal
+from model.training.checkpoint import Checkpoint
+from model.training.tokenize import UNK, encode_chars
+
+TASKS = ("classifier", "generator", "translator")
+
+
+def input_limit(ck: Checkpoint) -> int:
+    """How many words (characters for the generator) the model reads."""
+    c = ck.model.config
+    return {"classifier": lambda: c.max_len, "generator": lambda: c.block_size, "translator": lambda: c.max_len - 2}[
+        ck.task
+    ]()
+
+
+def classifier_result(ck: Checkpoint, r: Classification) -> RunResult:
+    ids = ck.vocabs["words"].encode(r.tokens)
+    pad = ck.model.config.pad_id
+    visible = np.array([i != pad for i in ids])
+    kind = attention_kind(
+        "encoder",
+        r.attention.encoder,
+        r.tokens,
+        r.tokens,
+        mask=np.broadcast_to(visible, (len(ids), len(ids))),
+        special=special_keys(r.tokens, r.unknown),
+    )
+    unknown = set(r.unknown)
+    return RunResult(
+        task="classifier",
+        kinds={"encoder": kind},
+        prediction=r.label,
+        probs=dict(zip(r.labels, r.probs)),
+        unknown=r.unknown,
+        truncated=r.truncated,
+        limit=input_limit(ck),
+        unit="words",
+        read=len(r.tokens),
+        unknown_read=sum(t in unknown for t in r.tokens),
+        inputs={"ids": ids},
+    )
+
+
+def _generator_result(ck: Checkpoint, chars: Sequence[str], prompt: str, maps, unknown, truncated, prediction, probs, notes):
+    """``chars`` is the window the maps cover; ``prompt`` what the model was given to read."""
+    vocab = ck.vocabs["chars"]
+    shown = [UNK if c not in vocab else c for c in chars]
+    kind = attention_kind(
+        "encoder",
+        maps.encoder,
+        shown,
+        shown,
+        mask=causal(len(chars)),
+        special=special_keys(shown, unknown),
+        axes=("query character", "key character"),
+        title="Causal self-attention",
+    )
+    return RunResult(
+        task="generator",
+        kinds={"encoder": kind},
+        prediction=prediction,
+        probs=probs,
+        unknown=list(unknown),
+        truncated=truncated,
+        limit=input_limit(ck),
+        unit="characters",
+        read=len(prompt),
+        unknown_read=sum(c not in vocab for c in prompt),
+        notes=notes,
+        inputs={"ids": encode_chars(vocab, "".join(chars))},
+    )
+
+
+def generation_result(ck: Checkpoint, g: Generation) -> RunResult:
+    """A sampled continuation; the maps are those of the final context window."""
+    notes = {"prompt": g.prompt, "new_text": g.new_text}
+    return _generator_result(ck, g.chars, g.prompt, g.attention, g.unknown, g.truncated, g.new_text, {}, notes)
+
+
+def next_char_result(ck: Checkpoint, n: NextChar) -> RunResult:
+    """The next-character distribution after a prompt (no sampling)."""
+    best = max(n.probs, key=n.probs.get)
+    return _generator_result(ck, n.chars, "".join(n.chars), n.attention, n.unknown, n.truncated, best, n.probs, {})
+
+
+def translator_result(ck: Checkpoint, t: Translation) -> RunResult:
+    src_vocab, tgt_vocab = ck.vocabs["src"], ck.vocabs["tgt"]
+    pad = ck.model.config.pad_id
+    src_ids = src_vocab.encode(t.src_tokens[1:-1], add_sos_eos=True)
+    tgt_ids = [tgt_vocab.stoi.get(w, tgt_vocab.stoi[UNK]) for w in t.tgt_in]
+    src_visible = np.array([i != pad for i in src_ids])
+    S, T = len(t.src_tokens), len(t.tgt_out)
+    src_special = special_keys(t.src_tokens, t.unknown)
+    maps = t.attention
+    kinds = {
+        "encoder": attention_kind(
+            "encoder",
+            maps.encoder,
+            t.src_tokens,
+            t.src_tokens,
+            mask=np.broadcast_to(src_visible, (S, S)),
+            special=src_special,
+            axes=("query = German", "key = German"),
+            title="Encoder self-attention",
+        ),
+        "decoder": attention_kind(
+            "decoder", maps.decoder, t.tgt_out, t.tgt_in, mask=causal(T), special=special_keys(t.tgt_in)
+        ),
+        "cross": attention_kind(
+            "cross", maps.cross, t.tgt_out, t.src_tokens, mask=np.broadcast_to(src_visible, (T, S)), special=src_special
+        ),
+    }
+    words = t.src_tokens[1:-1]
+    unknown = set(t.unknown)
+    return RunResult(
+        task="translator",
+        kinds=kinds,
+        prediction=t.text,
+        unknown=t.unknown,
+        truncated=t.truncated,
+        limit=input_limit(ck),
+        unit="words",
+        read=len(words),
+        unknown_read=sum(w in unknown for w in words),
+        notes={"reference": t.reference} if t.reference is not None else {},
+        inputs={"src": src_ids, "tgt": tgt_ids},
+    )
+
+
+def run(ck: Checkpoint, text: str, *, head_mask: Tensor | dict[str, Tensor] | None = None) -> RunResult:
+    """The prediction and attention of ``ck`` on ``text``: the classifier's label, the generator's next
+    character (no sampling) or the translator's greedy translation. ``ValueError`` on empty input."""
+    if ck.task == "classifier":
+        return classifier_result(ck, classify(ck, text, head_mask=head_mask))
+    if ck.task == "generator":
+        return next_char_result(ck, next_char(ck, text, head_mask=head_mask))
+    if ck.task == "translator":
+        return translator_result(ck, translate(ck, text, head_mask=head_mask))
+    raise ValueError(f"unknown task {ck.task!r}; expected one of {', '.join(TASKS)}")
+
+
+def generation_run(ck: Checkpoint, prompt: str, **sampling) -> RunResult:
+    """``prompt`` continued by sampling (``length``, ``temperature``, ``top_k``, ``seed``)."""
+    return generation_result(ck, generate(ck, prompt, **sampling))
+
+
+def translation_run(ck: Checkpoint, text: str, *, beam_size: int = 1, reference: str | None = None) -> RunResult:
+    """A translation by greedy or beam search, or the teacher-forced view of ``reference``."""
+    return translator_result(ck, translate(ck, text, beam_size=beam_size, reference=reference))
+
+
+def with_weights(result: RunResult, weights: dict[str, np.ndarray | Sequence[Tensor]]) -> RunResult:
+    """``result`` with each kind's weights replaced (the same tokens, masks and names)."""
+    from dataclasses import replace
+
+    kinds = {}
+    for name, kind in result.kinds.items():
+        w = weights.get(name, kind.weights)
+        if not isinstance(w, np.ndarray):
+            w = torch.stack([x[0] for x in w]).float().numpy()
+        if w.shape != kind.weights.shape:
+            raise ValueError(f"{name} weights of shape {w.shape} do not fit {kind.weights.shape}")
+        kinds[name] = replace(kind, weights=np.ascontiguousarray(w, dtype=np.float32))
+    return replace(result, kinds=kinds)
