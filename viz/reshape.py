@@ -14,8 +14,18 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.common import FONT_SIZE, HEAD_COLORS, base_layout, house_layout, make_figure, to_numpy, unique_labels
-from viz.matrix import KEY_AXIS, QUERY_AXIS, matrix_heatmap, plot_labels, shape_title, top_axis_layout
+from viz.common import (
+    FONT_SIZE,
+    HEAD_COLORS,
+    base_layout,
+    house_layout,
+    make_figure,
+    plot_labels,
+    to_numpy,
+    top_axis_layout,
+    unique_labels,
+)
+from viz.matrix import KEY_AXIS, QUERY_AXIS, matrix_heatmap, shape_title
 
 NO_HEAD_COLOR = "#D9D9D9"
 
@@ -95,8 +105,8 @@ def head_heatmap(
     heatmap = dict(
         type="heatmap",
         z=z,
-        x=plot_labels(cols),
-        y=plot_labels(rows),
+        x=plot_labels(cols, numbered=False, limit=None),
+        y=plot_labels(rows, numbered=False, limit=None),
         zmin=-0.5,
         zmax=n - 0.5,
         colorscale=scale,
