@@ -1,5 +1,5 @@
 """AppTest of the training-history page on tiny checkpoints with fake history files: default run,
-every control, URL state, a checkpoint without history, broken history, no checkpoint."""
+every control, URL state, a checkpoint without history, broken history (no checkpoint: tests/test_faults.py)."""
 
 import json
 import shutil
@@ -148,12 +148,3 @@ def test_inconsistent_history_gives_error_and_keeps_curves(checkpoints, tmp_path
     assert "could not be read" in at.error[0].value and "no map for epoch 7" in at.error[0].value
     curves = chart(at, "loss and validation per epoch")  # the metrics do not need the attention files
     assert len(curves["data"]) == 2 and not curves["layout"].get("shapes")
-
-
-def test_missing_checkpoint(tmp_path, monkeypatch):
-    monkeypatch.setenv("ATTENTION_CHECKPOINTS", str(tmp_path))
-    at = run()
-    assert not at.exception
-    assert "could not be loaded" in at.error[0].value
-    assert "python -m model train classifier" in at.info[0].value
-    assert not at.get("plotly_chart")

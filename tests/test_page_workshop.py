@@ -1,5 +1,5 @@
 """Workshop mode: the predict-then-reveal page (questions from ?q=N, scoring, next question, bad
-guesses), the question and scoring functions, keyboard stepping on the hand-worked page (?step=N)
+guesses; the question and scoring functions themselves: tests/test_workshop.py), keyboard stepping on the hand-worked page (?step=N)
 and the projector theme in the shared sidebar (?projector=1)."""
 
 from pathlib import Path
@@ -7,15 +7,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from model.lessons.workshop import (
-    hand_question,
-    head_question,
-    kind_of,
-    parse_shape,
-    score_attention_guess,
-    score_shape_guess,
-    shape_question,
-)
+from model.lessons.workshop import score_shape_guess, shape_question
 from pages.common import PROJECTOR_CSS, STEP_KEYS_JS
 from tests.apptest import charts, run, url
 
@@ -31,86 +23,6 @@ def score(at: AppTest) -> str:
 
 def messages(at: AppTest) -> str:
     return " ".join(m.value for kind in ("success", "info", "warning") for m in getattr(at, kind))
-
-
-# ---- questions and scoring (pure) ----------------------------------------------------------------
-
-
-def test_question_zero_is_the_notebook_example():
-    q = hand_question(0)
-    assert q.tokens == ["Life", "is", "short", "eat", "dessert", "first."]
-    assert q.tokens[q.query] == "is" and q.tokens[q.answer] == "dessert"
-    assert [round(float(w), 4) for w in q.row] == WEIGHTS_OF_IS
-
-
-def test_questions_are_reproducible_and_cycle_through_the_kinds():
-    assert [kind_of(n) for n in range(6)] == ["attend", "shape", "head"] * 2
-    a, b = shape_question(4), shape_question(4)
-    assert (a.shape, a.step, a.b, a.t, a.k) == (b.shape, b.step, b.b, b.t, b.k)
-    assert hand_question(3).row.tolist() == hand_question(3).row.tolist()
-    shapes = {shape_question(n).step for n in range(1, 300, 3)}
-    assert len(shapes) >= 6  # many different steps get asked
-
-
-@pytest.mark.parametrize("n", [1, 4, 7, 10, 13])
-def test_shape_answers_follow_the_reshape_rules(n):
-    q = shape_question(n)
-    s, bh = q.head_dim, q.b * q.heads
-    rule = {
-        "project to queries, keys, values": (q.b, q.t, q.heads * s),
-        "view": (q.b, q.t, q.heads, s),
-        "transpose": (q.b, q.heads, q.t, s),
-        "fold heads into batch": (bh, q.t, s),
-        "scale q and k": (bh, q.t, s),
-        "bmm: scores": (bh, q.t, q.t),
-        "scale": (bh, q.t, q.t),
-        "softmax": (bh, q.t, q.t),
-        "bmm with values": (bh, q.t, s),
-        "unfold": (q.b, q.heads, q.t, s),
-        "transpose back": (q.b, q.t, q.heads, s),
-        "concatenate heads": (q.b, q.t, q.heads * s),
-        "unify heads": (q.b, q.t, q.k),
-    }
-    assert q.shape == rule[q.step]
-
-
-def test_head_question_picks_a_row_of_the_given_attention():
-    import numpy as np
-
-    a = np.random.default_rng(0).dirichlet(np.ones(4), size=(2, 3, 4))
-    q = head_question(2, a, ["w", "x", "y", "z"])
-    layer, head = (int(part.split()[-1]) for part in q.detail.split(" · "))
-    assert q.row.tolist() == a[layer, head, q.query].tolist()
-    with pytest.raises(ValueError):
-        head_question(2, a, ["w"])
-
-
-@pytest.mark.parametrize(
-    "text, shape",
-    [("(2, 4, 8)", (2, 4, 8)), ("2 4 8", (2, 4, 8)), ("2x4x8", (2, 4, 8)), ("torch.Size([2, 4, 8])", (2, 4, 8)), ("[6]", (6,))],
-)  # fmt: skip
-def test_parse_shape(text, shape):
-    assert parse_shape(text) == shape
-
-
-@pytest.mark.parametrize(
-    "text", ["", "   ", "(2, four)", "😀", "<script>alert(1)</script>", "1," * 2500, "2.5, 3", "-1, 2"]
-)
-def test_parse_shape_rejects_without_echoing(text):
-    with pytest.raises(ValueError) as e:
-        parse_shape(text)
-    assert "<script>" not in str(e.value) and "😀" not in str(e.value)
-
-
-def test_scores():
-    assert score_attention_guess(WEIGHTS_OF_IS, 4) == 1
-    assert score_attention_guess(WEIGHTS_OF_IS, 0) == pytest.approx(0.2912 / 0.4917)
-    assert score_attention_guess([0.5, 0.5], 1) == 1  # a tie with the strongest is full marks
-    with pytest.raises(ValueError):
-        score_attention_guess(WEIGHTS_OF_IS, 6)
-    assert score_shape_guess((2, 4, 8), (2, 4, 8)) == 1
-    assert score_shape_guess((2, 8, 4), (2, 4, 8)) == pytest.approx(0.5 / 3)
-    assert score_shape_guess((2, 4), (2, 4, 8)) == 0
 
 
 # ---- the workshop page ---------------------------------------------------------------------------
