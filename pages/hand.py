@@ -1,4 +1,5 @@
-"""Self-attention by hand: the seed 002 walk-through on any sentence, one step at a time."""
+"""Self-attention by hand: the worked example of Sebastian Raschka's "Understanding and coding the
+self-attention mechanism" on any sentence, one step at a time."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""AppTest of the "Self-attention by hand" page: defaults show the seed's numbers, every control
+"""AppTest of the "Self-attention by hand" page: defaults show the worked example's numbers, every control
 works, bad input gives a message instead of an exception, the URL seeds the state."""
 
 import pytest

@@ -13,7 +13,7 @@ from tests.apptest import charts, run, url
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE, HAND, APP = (str(ROOT / p) for p in ("pages/workshop.py", "pages/hand.py", "app.py"))
-WEIGHTS_OF_IS = [0.2912, 0.0106, 0.0982, 0.0625, 0.4917, 0.0458]  # seed 002's weights for the query "is"
+WEIGHTS_OF_IS = [0.2912, 0.0106, 0.0982, 0.0625, 0.4917, 0.0458]  # the hand example's weights for the query "is"
 pytestmark = pytest.mark.usefixtures("app_env")
 
 
@@ -170,7 +170,7 @@ def test_step_in_the_url_opens_that_step():
     assert at.radio(key="hand_view").value == "step"
     assert subheaders(at) == ["5. Unnormalised scores ω = q·k"]
     assert not at.expander
-    assert any("8.5808" in c.proto.spec for c in at.get("plotly_chart"))  # the seed's scores
+    assert any("8.5808" in c.proto.spec for c in at.get("plotly_chart"))  # the worked example's scores
 
 
 def test_previous_and_next_step_buttons_move_and_update_the_url():
