@@ -124,6 +124,9 @@ def mean_heads_heatmap(
     )
 
 
+GRID_WIDTH = 1200  # the width a full-width grid gets on a wide page, to size its rows from
+
+
 def head_grid(
     weights,
     query_tokens: Sequence[str],
@@ -133,11 +136,13 @@ def head_grid(
     query_name: str = "query",
     key_name: str = "key",
 ) -> go.Figure:
-    """A grid of heatmaps, one per layer (rows of the grid) and head (columns), sharing one colour scale.
+    """A grid of heatmaps, layers as rows and heads as columns, sharing one colour scale.
 
-    ``weights`` is ``(layers, heads, queries, keys)``. Tick labels appear on the outer plots only.
-    The spec is written out in one piece rather than through make_subplots and per-axis updates,
-    which took ten times longer for a 3 × 8 grid and sat on every page rerun.
+    ``weights`` is ``(layers, heads, queries, keys)``. Each column is titled once ("head h") and
+    each row on its left axis ("layer l · query (row)"), so titles never crowd small plots; tick
+    labels appear on the outer plots only, and the rows are as tall as the cells are wide on a
+    full-width page. The spec is written out in one piece rather than through make_subplots and
+    per-axis updates, which took ten times longer for a 3 × 8 grid and sat on every page rerun.
     """
     w = check_stack(weights, ndim=4, name="attention (layers, heads, queries, keys)")
     L, H, Tq, Tk = w.shape
@@ -167,25 +172,24 @@ def head_grid(
             )  # fmt: skip
             layout[f"yaxis{suffix}"] = dict(
                 domain=y_spans[l], anchor=f"x{suffix}", type="category", tickfont=tick, showticklabels=left, automargin=False,
-                autorange="reversed", title=dict(text=q_title if left else None),
+                autorange="reversed", title=dict(text=f"layer {l} · {q_title}" if left else None),
             )  # fmt: skip
-            annotations.append(dict(
-                text=f"layer {l} · head {h}", x=sum(x_spans[h]) / 2, y=y_spans[l][1], xref="paper", yref="paper",
-                xanchor="center", yanchor="bottom", showarrow=False, font=dict(size=FONT_SIZE),
-            ))  # fmt: skip
+    for h in range(H):  # one title per column, above the first row
+        annotations.append(dict(
+            text=f"head {h}", x=sum(x_spans[h]) / 2, y=y_spans[0][1], xref="paper", yref="paper",
+            xanchor="center", yanchor="bottom", showarrow=False, font=dict(size=FONT_SIZE),
+        ))  # fmt: skip
     zmax = float(w.max()) if w.size and w.max() > 0 else 1.0
-    row_px = int(min(max(200, 120 + 10 * Tq), 420))
+    left_px = text_px(rows, tick["size"]) + 2.5 * FONT_SIZE + 10
+    plot_px = (GRID_WIDTH - left_px - 100) / H * (1 - min(0.04, 0.3 / H))  # one plot's width
+    row_px = int(min(max(150, plot_px * Tq / max(Tk, 1) + 30), 420))  # square cells, within reason
     full_title = f"{escape(title)} · rows: {q_title}, columns: {k_title}"
     x_labels = text_px(cols, tick["size"]) * 0.87 if Tk > 6 else 1.6 * tick["size"]
     layout.update(
-        house_layout(title=full_title, height=120 + L * row_px),
+        house_layout(title=full_title, height=int(title_px(full_title) + 1.6 * FONT_SIZE + x_labels + 2.5 * FONT_SIZE + L * row_px)),
         annotations=annotations,
         coloraxis=dict(colorscale=COLORSCALE, cmin=0.0, cmax=zmax, colorbar=dict(title=dict(text="weight"))),
-        margin=margins(
-            l=text_px(rows, tick["size"]) + 2.5 * FONT_SIZE + 10,
-            t=title_px(full_title) + 1.6 * FONT_SIZE,
-            b=x_labels + 2.5 * FONT_SIZE,
-        ),
+        margin=margins(l=left_px, t=title_px(full_title) + 1.6 * FONT_SIZE, b=x_labels + 2.5 * FONT_SIZE),
     )
     return make_figure(traces, layout)
 
