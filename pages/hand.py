@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from model.lessons.walkthrough import MultiHeadWalkthrough, Walkthrough, multi_head_walkthrough, plain_self_attention
-from pages.common import bounded, clean_text, init_state, one_of, show_figure, stepper, sync_url
+from pages.common import bounded, clean_text, init_state, one_of, plural, show_figure, stepper, sync_url
 from viz.common import unique_labels
 from viz.matrix import KEY_AXIS, QUERY_AXIS, matrix_frame, matrix_heatmap, shape_title, vector_bar
 
@@ -85,11 +85,11 @@ def tokens_section(w: Walkthrough, labels: list[str]) -> None:
         "those indices (ids), which picks rows of the embedding table."
     )
     left, right = st.columns(2)
-    left.caption(f"vocabulary  ({len(w.vocab)} words)")
+    left.caption(f"vocabulary  ({plural(len(w.vocab), 'word')})")
     left.dataframe(
         pd.DataFrame({"word": list(w.vocab), "index": list(w.vocab.values())}), key="hand-vocab", hide_index=True
     )
-    right.caption(f"ids  ({len(w.tokens)} tokens)")
+    right.caption(f"ids  ({plural(len(w.tokens), 'token')})")
     right.dataframe(pd.DataFrame({"token": labels, "id": w.ids.tolist()}), key="hand-ids", hide_index=True)
 
 

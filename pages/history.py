@@ -10,7 +10,16 @@ import streamlit as st
 
 from model.training.checkpoint import default_dir
 from model.training.history import HistoryError, MissingHistory, ProbeHistory, load_history, training_curves
-from pages.common import bounded, init_state, keep_valid, markdown_escape, require_checkpoint, show_figure, sync_url
+from pages.common import (
+    bounded,
+    init_state,
+    keep_valid,
+    markdown_escape,
+    plural,
+    require_checkpoint,
+    show_figure,
+    sync_url,
+)
 from viz.attention import attention_heatmap, head_grid, visible_chars, weights_frame
 from viz.history import metric_name
 from viz.history import training_curves as curves_figure
@@ -137,7 +146,7 @@ def attention_section(history: ProbeHistory, task: str) -> tuple[int, go.Figure 
     st.radio("Show", list(VIEWS), format_func=VIEWS.get, key="hist_view", horizontal=True)
     grid = None
     if st.session_state["hist_view"] == "grid":
-        title = f"epoch {epoch}: {L} layers × {H} heads"
+        title = f"epoch {epoch}: {plural(L, 'layer')} × {plural(H, 'head')}"
         grid = head_grid(att, queries, keys, title=title, **axes)
     else:
         init_state("hist_layer", 0, bounded(0, L - 1))

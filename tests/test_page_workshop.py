@@ -31,10 +31,12 @@ def messages(at: AppTest) -> str:
 def test_default_run_is_question_zero():
     at = run(PAGE)
     assert not at.exception and not at.warning and not at.error
-    assert "Question 0" in at.subheader[0].value
+    assert at.subheader[0].value.startswith("Warm-up question (number 0)")  # not "Question 0"
     assert at.radio(key="ws_guess_0").options == ["0:Life", "1:is", "2:short", "3:eat", "4:dessert", "5:first."]
     assert at.radio(key="ws_guess_0").value is None
-    assert score(at) == "0.00 / 0"
+    assert score(at) == "—"  # not "0.00 / 0" before any answer
+    sentence = " ".join(m.value for m in at.markdown if "the sentence is" in m.value)
+    assert "first\\.**" in sentence and ".**." not in sentence and "first\\.**\\." not in sentence  # no "first.."
     hint = charts(at)  # only the hint (query and key vectors), nothing that shows the weights
     assert [c["layout"]["title"]["text"] for c in hint] == ["query and keys  (7 × 24)"]
     assert hint[0]["data"][0]["y"][:2] == ["query of 1:is", "key of 0:Life"]
@@ -67,7 +69,7 @@ def test_reveal_without_a_guess_asks_for_one():
     at.button(key="ws_reveal").click().run()
     assert not at.exception
     assert "Pick a word first" in at.warning[0].value
-    assert score(at) == "0.00 / 0"
+    assert score(at) == "—"
 
 
 def test_next_question_keeps_the_score_and_updates_the_url():
@@ -80,7 +82,7 @@ def test_next_question_keeps_the_score_and_updates_the_url():
     assert "what shape" in at.subheader[0].value
     assert score(at) == "1.00 / 1"
     at.button(key="ws_reset").click().run()
-    assert score(at) == "0.00 / 0"
+    assert score(at) == "—"
 
 
 def test_url_question_is_honoured_and_shape_is_scored():
@@ -116,14 +118,14 @@ def test_bad_shape_guesses_give_a_warning_and_no_score(text):
     assert not at.exception
     assert at.warning and "not a shape yet" in at.warning[0].value
     assert "<script>" not in at.warning[0].value and "😀" not in at.warning[0].value
-    assert score(at) == "0.00 / 0"
+    assert score(at) == "—"
 
 
 @pytest.mark.parametrize("raw", ["abc", "-1", "999999", "1.5"])
 def test_bad_question_numbers_fall_back_to_zero(raw):
     at = run(PAGE, query={"q": raw})
     assert not at.exception
-    assert at.number_input(key="ws_q").value == 0 and "Question 0" in at.subheader[0].value
+    assert at.number_input(key="ws_q").value == 0 and "Warm-up question" in at.subheader[0].value
 
 
 def test_classifier_head_question():

@@ -104,7 +104,7 @@ def test_causal_step_figures_show_masked_cells_blank():
     assert spec(figs["mask"])["data"][0]["text"][0] == ["0", "−∞", "−∞", "−∞"]
     for fig in figs.values():
         assert axis_titles(fig, "yaxis") == ["query (row)"] and axis_titles(fig, "xaxis") == ["key (column)"]
-    assert spec(figs["softmax"])["data"][0]["y"][2] == "2:\n"  # labels are made visible by the caller
+    assert spec(figs["softmax"])["data"][0]["y"][2] == "2:⏎"  # a newline is shown, not drawn as a line break
 
 
 def test_causal_step_figures_only_builds_the_named_steps():

@@ -22,12 +22,15 @@ from viz.common import (
     check_matrix,
     check_stack,
     escape,
+    full_label_hover,
     grid_domains,
     heatmap,
     house_layout,
+    hover_labels,
     hover_template,
     make_figure,
     margins,
+    number_text,
     plot_labels,
     text_px,
     title_px,
@@ -99,6 +102,7 @@ def attention_heatmap(
     return _weights(
         m, rows, cols, title=escape(title), query_name=query_name, key_name=key_name, shapes=shapes, value=value,
         colorscale=colorscale, zmid=zmid, zmin=zmin, zmax=zmax,
+        full_rows=hover_labels(query_tokens), full_cols=hover_labels(key_tokens),
     )  # fmt: skip
 
 
@@ -151,6 +155,7 @@ def head_grid(
     key_tokens = query_tokens if key_tokens is None else key_tokens
     check_matrix(w[0, 0], query_tokens, key_tokens, name="attention")
     rows, cols = plot_labels(query_tokens), plot_labels(key_tokens)
+    full_rows, full_cols = hover_labels(query_tokens), hover_labels(key_tokens)
     q_title, k_title = axis_titles(query_name, key_name)
     x_spans = grid_domains(H, min(0.04, 0.3 / H))
     y_spans = grid_domains(L, min(0.08, 0.4 / L))[::-1]  # layer 0 at the top
@@ -160,10 +165,11 @@ def head_grid(
         for h in range(H):
             i = l * H + h + 1
             suffix = "" if i == 1 else str(i)
+            hover = hover_template(query_name, key_name, extra=f"layer {l} · head {h}<br>")
+            customdata, hover = full_label_hover(rows, cols, full_rows, full_cols, hover)
             traces.append(dict(
                 type="heatmap", z=z_values(w[l, h]), x=cols, y=rows, xaxis=f"x{suffix}", yaxis=f"y{suffix}",
-                coloraxis="coloraxis", xgap=_gap(w[l, h]), ygap=_gap(w[l, h]),
-                hovertemplate=hover_template(query_name, key_name, extra=f"layer {l} · head {h}<br>"),
+                coloraxis="coloraxis", xgap=_gap(w[l, h]), ygap=_gap(w[l, h]), hovertemplate=hover, customdata=customdata,
             ))  # fmt: skip
             bottom, left = l == L - 1, h == 0
             layout[f"xaxis{suffix}"] = dict(
@@ -220,7 +226,7 @@ def causal_step_figures(
 
     def masked_figure() -> go.Figure:
         blank = np.where(np.isfinite(mk), mk, np.nan)
-        text = np.where(np.isfinite(mk), np.vectorize(lambda v: f"{v:.2f}")(blank), "") if small else None
+        text = np.where(np.isfinite(mk), np.vectorize(lambda v: number_text(v, 2))(blank), "") if small else None
         return _weights(
             mk, labels, labels, title="3. masked scores: the future (−∞) is blank", value="score",
             colorscale=DIVERGING, zmid=0.0, zmin=-bound, zmax=bound, text=text, **kw,
@@ -268,7 +274,7 @@ def query_bar(
         type="bar",
         x=labels,
         y=[round(float(x), 4) for x in v],
-        text=[f"{x:.2f}" for x in v] if len(v) <= 40 else None,
+        text=[number_text(x, 2) for x in v] if len(v) <= 40 else None,
         textposition="outside",
         textfont=dict(size=12),
         marker=dict(color=color),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import math
+import unicodedata
 from collections.abc import Sequence
 
 import numpy as np
@@ -15,7 +16,10 @@ FONT_SIZE = 14  # readable from the back of a room on a projector
 TITLE_SIZE = 16
 COLORSCALE = "Blues"
 DIVERGING = "RdBu_r"  # signed values: blue below zero, red above, white at zero
-MAX_LABEL = 24  # longer labels are cut on the axes (the index prefix keeps them unique)
+MAX_LABEL = 24  # longer labels are cut on the axes (the index prefix keeps them unique); hover shows them whole
+HOVER_LINE = 60  # a long label is broken into lines of this many characters on hover
+NAMED_CHARS = {"\n": "⏎", "\t": "⇥", "\r": "↵"}
+INVISIBLE = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}  # control, format (e.g. U+202E), unassigned, separators
 HEAD_COLORS = (  # one colour per head (colour-blind safe, Okabe-Ito then extras)
     "#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#999999",
     "#7F3C8D", "#11A579", "#3969AC", "#F2B701", "#E73F74", "#80BA5A", "#E68310", "#008695",
@@ -55,13 +59,55 @@ def escape(text: str) -> str:
     return html.escape(str(text), quote=False)
 
 
+def printable(text: str) -> str:
+    """``text`` with control and invisible characters shown: newline, tab and carriage return as
+    ``⏎ ⇥ ↵``, the others (U+202E turning text right to left, zero-width spaces, odd spaces) as
+    their code point, ``⟨U+202E⟩``. A label or message then shows what the input really holds."""
+
+    def show(ch: str) -> str:
+        if ch in NAMED_CHARS:
+            return NAMED_CHARS[ch]
+        category = unicodedata.category(ch)
+        if category in INVISIBLE or (category == "Zs" and ch != " "):
+            return f"⟨U+{ord(ch):04X}⟩"
+        return ch
+
+    return "".join(map(show, str(text)))
+
+
+def number_text(value: float, decimals: int) -> str:
+    """``value`` with ``decimals`` places, and never ``-0.00``: a tiny negative shows as ``0.00``."""
+    text = f"{value:.{decimals}f}"
+    return text[1:] if text.startswith("-") and not float(text) else text
+
+
 def plot_labels(labels: Sequence[str], *, numbered: bool = True, limit: int | None = MAX_LABEL) -> list[str]:
-    """Axis labels for plotly: ``"i:token"`` when ``numbered`` (so repeated tokens never merge),
-    cut to ``limit`` characters with an ellipsis, and escaped."""
+    """The one label helper: ``"i:token"`` when ``numbered`` (so repeated tokens never merge),
+    invisible characters shown (:func:`printable`), cut to ``limit`` characters with an ellipsis
+    (``limit=None``: whole, for hover text), and escaped for plotly."""
     raw = unique_labels(labels) if numbered else [str(label) for label in labels]
+    raw = [printable(t) for t in raw]
     if limit is not None:
         raw = [t if len(t) <= limit else t[: limit - 1] + "…" for t in raw]
     return [escape(label) for label in raw]
+
+
+def hover_labels(labels: Sequence[str], *, numbered: bool = True) -> list[str]:
+    """Whole labels for hover text (see :func:`plot_labels`), long ones broken into lines."""
+    whole = [printable(t) for t in (unique_labels(labels) if numbered else map(str, labels))]
+    return ["<br>".join(escape(t[i : i + HOVER_LINE]) for i in range(0, max(len(t), 1), HOVER_LINE)) for t in whole]
+
+
+def full_label_hover(
+    rows: list[str], cols: list[str], full_rows: list[str] | None, full_cols: list[str] | None, template: str
+) -> tuple[list | None, str]:
+    """Where an axis label was cut, hover shows it whole: per-cell ``customdata`` of the whole row and
+    column labels and ``template`` reading them instead of ``%{y}``/``%{x}``. Nothing when no label was cut."""
+    full_rows, full_cols = full_rows or rows, full_cols or cols
+    if full_rows == rows and full_cols == cols:
+        return None, template
+    data = [[[r, c] for c in full_cols] for r in full_rows]
+    return data, template.replace("%{y}", "%{customdata[0]}").replace("%{x}", "%{customdata[1]}")
 
 
 def check_matrix(weights, rows: Sequence[str] | None = None, cols: Sequence[str] | None = None, *, name: str = "weights") -> np.ndarray:
@@ -156,7 +202,7 @@ def for_projector(fig: go.Figure, scale: float = 1.4) -> go.Figure:
 def z_values(m: np.ndarray) -> list:
     """Plain lists for a figure spec, rounded to 4 decimals; -inf (masked) becomes None, a blank cell."""
     rows = np.asarray(m, dtype=float).tolist()  # Python floats: ten times faster to round than numpy scalars
-    return [[round(v, 4) if math.isfinite(v) else None for v in row] for row in rows]
+    return [[round(v, 4) + 0.0 if math.isfinite(v) else None for v in row] for row in rows]  # + 0.0: no -0.0
 
 
 def cell_text(values: np.ndarray, decimals: int | None) -> np.ndarray | None:
@@ -165,7 +211,7 @@ def cell_text(values: np.ndarray, decimals: int | None) -> np.ndarray | None:
         return None
     if not values.size:
         return values.astype(str)
-    return np.vectorize(lambda v: "" if np.isnan(v) else f"{v:.{decimals}f}")(values)
+    return np.vectorize(lambda v: "" if np.isnan(v) else number_text(v, decimals))(values)
 
 
 def axis_titles(query_name: str, key_name: str) -> tuple[str, str]:
@@ -229,13 +275,16 @@ def heatmap(
     tickangle: int | None = None,
     height: int | None = None,
     shapes: list[dict] | None = None,
+    full_rows: list[str] | None = None,
+    full_cols: list[str] | None = None,
 ) -> go.Figure:
     """The one heatmap every single-matrix figure is: rows top to bottom, columns along the top,
     both axes titled, values printed in the cells with ``decimals`` places (or ``text``), the
     margins set from the (already escaped, see :func:`plot_labels`) labels.
 
     Without ``zmid``/``zmin``/``zmax`` the colour runs from 0 to the largest finite value.
-    ``tickangle`` defaults to -60 when the column labels would overlap level.
+    ``tickangle`` defaults to -60 when the column labels would overlap level. ``full_rows`` and
+    ``full_cols`` (:func:`hover_labels`) are shown on hover where a label was cut.
     """
     finite = m[np.isfinite(m)]
     if zmid is None and zmin is None:
@@ -243,6 +292,8 @@ def heatmap(
     if zmid is None and zmax is None:
         zmax = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
     text = cell_text(m, decimals) if text is None else text
+    hover = hover or f"{row_title}: %{{y}}<br>{col_title}: %{{x}}<br>{value}: %{{z:.4f}}<extra></extra>"
+    customdata, hover = full_label_hover(rows, cols, full_rows, full_cols, hover)
     trace = dict(
         type="heatmap",
         z=z_values(m),
@@ -255,7 +306,8 @@ def heatmap(
         text=text,
         texttemplate="%{text}" if text is not None else None,
         textfont=dict(size=max(12, FONT_SIZE - 2)),
-        hovertemplate=hover or f"{row_title}: %{{y}}<br>{col_title}: %{{x}}<br>{value}: %{{z:.4f}}<extra></extra>",
+        hovertemplate=hover,
+        customdata=customdata,
         hoverongaps=False,
         colorbar=dict(thickness=14, title=dict(text=value) if colorbar_title else None),
         xgap=gap,

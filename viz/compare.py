@@ -25,6 +25,7 @@ from viz.common import (
     house_layout,
     hover_template,
     make_figure,
+    number_text,
     plot_labels,
     z_values,
 )
@@ -159,7 +160,7 @@ def change_grid(
     """A ``(layers, heads)`` summary of attention change; heads in ``off`` (layer, head) are marked "off"."""
     m = check_stack(change, ndim=2, name="change per head (layers, heads)")
     L, H = m.shape
-    text = [["off" if (l, h) in off else f"{m[l, h]:.2f}" for h in range(H)] for l in range(L)]
+    text = [["off" if (l, h) in off else number_text(m[l, h], 2) for h in range(H)] for l in range(L)]
     trace = dict(
         type="heatmap", z=z_values(m), x=[f"head {h}" for h in range(H)], y=[f"layer {l}" for l in range(L)],
         colorscale="Oranges", zmin=0.0, zmax=max(float(m.max()) if m.size else 0.0, 1e-6), text=text,

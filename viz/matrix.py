@@ -20,7 +20,9 @@ from viz.common import (
     heatmap,
     heatmap_height,
     house_layout,
+    hover_labels,
     make_figure,
+    number_text,
     plot_labels,
     to_numpy,
 )
@@ -70,8 +72,10 @@ def matrix_heatmap(
     """
     m = check_matrix(values, rows, cols, name=name)
     n_rows, n_cols = m.shape
-    rows = plot_labels(rows, numbered=False, limit=None) if rows is not None else index_labels(n_rows)
-    cols = plot_labels(cols, numbered=False, limit=None) if cols is not None else index_labels(n_cols)
+    full_rows = hover_labels(rows, numbered=False) if rows is not None else None
+    full_cols = hover_labels(cols, numbered=False) if cols is not None else None
+    rows = plot_labels(rows, numbered=False) if rows is not None else index_labels(n_rows)
+    cols = plot_labels(cols, numbered=False) if cols is not None else index_labels(n_cols)
     for axis, labels in (("row", rows), ("column", cols)):
         if len(set(labels)) != len(labels):
             raise ValueError(f"{name}: {axis} labels must be unique; number repeated tokens, e.g. with unique_labels")
@@ -84,6 +88,7 @@ def matrix_heatmap(
         zmid=0 if signed else None, zmin=None if signed else min(0.0, float(m.min()) if m.size else 0.0),
         zmax=None if signed else (float(np.abs(m).max()) if m.size else 1.0), decimals=decimals,
         tickangle=0 if n_cols <= 12 else -45, height=heatmap_height(n_rows, base=130, row_px=26, min_px=260, max_px=1100),
+        full_rows=full_rows, full_cols=full_cols,
     )  # fmt: skip
 
 
@@ -105,12 +110,12 @@ def vector_bar(
         raise ValueError(f"{name} must be 1-D; got shape {v.shape}. Pick one row first.")
     if labels is not None and len(labels) != v.shape[0]:
         raise ValueError(f"{name} has {v.shape[0]} values but {len(labels)} labels were given")
-    labels = plot_labels(labels, numbered=False, limit=None) if labels is not None else index_labels(v.shape[0])
+    labels = plot_labels(labels, numbered=False) if labels is not None else index_labels(v.shape[0])
     bar = dict(
         type="bar",
         x=labels,
         y=v,
-        text=[f"{x:.{decimals}f}" for x in v] if len(v) <= max_text else None,
+        text=[number_text(x, decimals) for x in v] if len(v) <= max_text else None,
         textposition="outside",
         textfont=dict(size=max(12, FONT_SIZE - 2)),
         marker=dict(color=color or "#0072B2"),

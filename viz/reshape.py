@@ -20,6 +20,7 @@ from viz.common import (
     base_layout,
     house_layout,
     make_figure,
+    number_text,
     plot_labels,
     to_numpy,
     top_axis_layout,
@@ -100,13 +101,13 @@ def head_heatmap(
     scale = [[pos, c] for i, c in enumerate(colors) for pos in (i / n, (i + 1) / n)]
     names = (["no single head"] if has_none else []) + [f"head {i}" for i in range(heads)]
     decimals = text_decimals(*v.shape)
-    text = np.vectorize(lambda x: f"{x:.{decimals}f}")(v) if decimals is not None else None
+    text = np.vectorize(lambda x: number_text(x, decimals))(v) if decimals is not None else None
     custom = np.dstack([v, np.asarray(names, dtype=object)[z]])
     heatmap = dict(
         type="heatmap",
         z=z,
-        x=plot_labels(cols, numbered=False, limit=None),
-        y=plot_labels(rows, numbered=False, limit=None),
+        x=plot_labels(cols, numbered=False),
+        y=plot_labels(rows, numbered=False),
         zmin=-0.5,
         zmax=n - 0.5,
         colorscale=scale,
