@@ -104,7 +104,8 @@ def test_hand_and_generator_inputs(tiny_root) -> None:
 
 
 def test_page_urls() -> None:
-    assert page_url("http://h:1", "hand") == "http://h:1/"  # the default page lives at the root
+    assert page_url("http://h:1", "start") == "http://h:1/"  # the default page lives at the root
+    assert page_url("http://h:1", "hand") == "http://h:1/hand"
     assert page_url("http://h:1", "classifier") == "http://h:1/classifier"
 
 
