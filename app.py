@@ -7,7 +7,8 @@ from pages.shared.sidebar import sidebar
 st.set_page_config(page_title="Attention Explorer", page_icon="🔍", layout="wide")
 
 PAGES = [
-    st.Page("pages/hand.py", title="Self-attention by hand", url_path="hand", default=True),
+    st.Page("pages/start.py", title="Start here", url_path="start", icon=":material/home:", default=True),
+    st.Page("pages/hand.py", title="Self-attention by hand", url_path="hand"),
     st.Page("pages/reshape.py", title="Multi-head reshape", url_path="reshape"),
     st.Page("pages/classifier.py", title="Sentiment classifier", url_path="classifier"),
     st.Page("pages/generator.py", title="Shakespeare generator", url_path="generator"),

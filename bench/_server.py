@@ -38,7 +38,6 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 CHECKPOINTS_ENV = "ATTENTION_CHECKPOINTS"  # the app's checkpoint root (model/checkpoint.py reads it)
-THREADS_ENV = "ATTENTION_TORCH_THREADS"  # torch threads for the app, when the app supports it
 STARTUP_SECONDS = 120  # the first start imports torch and streamlit on a busy 2-core machine
 T = TypeVar("T")
 
@@ -223,16 +222,6 @@ def launch_chromium(playwright: Any) -> Any:
     return playwright.chromium.launch(**chromium_options())
 
 
-@contextmanager
-def tiny_checkpoints() -> Iterator[Path]:
-    """The random-weight checkpoints of ``tests/tiny.py`` in a temporary root: for smoke runs of the
-    browser benchmarks before trained models exist. Their timings say nothing about the real models."""
-    from tests.tiny import make_checkpoints
-
-    with tempfile.TemporaryDirectory(prefix="bench-tiny-") as d:
-        yield make_checkpoints(d)
-
-
 # ------------------------------------------------------------------------------------------ options
 
 
@@ -240,7 +229,8 @@ def add_app_options(
     ap: argparse.ArgumentParser, *, timeout_s: float = 240, timeout_help: str = "per measurement"
 ) -> None:
     """The options of every browser benchmark: how long a result must hold, the timeout, and the
-    checkpoints the app reads (see :func:`run_on_checkpoints`)."""
+    checkpoints the app reads (see :func:`run_on_checkpoints`). A smoke test passes the tiny
+    random-weight checkpoints it built as ``--checkpoints``."""
     ap.add_argument("--settle-ms", type=float, default=300, help="how long 'rendered' must hold (not counted)")
     ap.add_argument("--timeout-s", type=float, default=timeout_s, help=timeout_help)
     ap.add_argument(
@@ -248,17 +238,8 @@ def add_app_options(
         default=None,
         help="checkpoint root for the app (default: $ATTENTION_CHECKPOINTS or ./checkpoints)",
     )
-    ap.add_argument(
-        "--tiny-checkpoints", action="store_true", help="smoke test: random-weight tiny models from tests/tiny.py"
-    )
 
 
 def run_on_checkpoints(run: Callable[[argparse.Namespace], T], args: argparse.Namespace) -> tuple[T, str]:
-    """``run(args)`` on the checkpoints the options of :func:`add_app_options` ask for (with
-    ``--tiny-checkpoints``, the tiny ones in a temporary root that lives as long as the run), and
-    what those checkpoints are, for the report."""
-    if args.tiny_checkpoints:
-        with tiny_checkpoints() as root:
-            args.checkpoints = str(root)
-            return run(args), "tiny random-weight checkpoints (tests/tiny.py): smoke test only, not representative"
+    """``run(args)`` and which checkpoints the app read, for the report."""
     return run(args), str(args.checkpoints or "default (./checkpoints or $ATTENTION_CHECKPOINTS)")

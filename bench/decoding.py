@@ -15,20 +15,14 @@ rows instead. Both are timed too, with the largest difference between their maps
 
 ``--compile`` then wraps the cached decoding step in ``torch.compile(dynamic=True)`` and reports the
 first call's time (the compilation) and greedy decoding with the compiled step.
-
-``--int8`` times greedy decoding with attention on a copy with int8 linear layers (PyTorch's dynamic
-quantization; q/k/v stay float), against the float model on the same sentences: how many decode the
-same tokens and, for those, the largest difference in any attention weight.
 """
 
 from __future__ import annotations
 
 import argparse
-import copy
 import random
 import statistics
 import time
-import warnings
 
 import torch
 
@@ -37,8 +31,6 @@ from model.analysis.inference import max_output_len
 from model.nets.blocks import AttentionMaps
 from model.nets.translator import Translator
 from model.training.checkpoint import default_dir, load_checkpoint
-
-QKV = ("to_q", "to_k", "to_v")
 
 
 @torch.no_grad()
@@ -98,36 +90,6 @@ def compiled_greedy(model: Translator, sources: list, repeats: int) -> dict:
     }
 
 
-def int8_greedy(model: Translator, sources: list, repeats: int) -> dict:
-    """Greedy decoding with attention on a copy whose linear layers hold int8 weights (PyTorch's
-    dynamic quantization), against the float model: time, tokens, and how far the attention moves.
-
-    The query, key and value projections stay float: ``MultiHeadAttention`` stacks their weights into
-    one product, which a quantized layer does not expose. The output layer is untied for the copy."""
-    q = copy.deepcopy(model)
-    q.out.weight = torch.nn.Parameter(q.out.weight.detach().clone())
-    names = {n for n, m in q.named_modules() if isinstance(m, torch.nn.Linear) and n.split(".")[-1] not in QKV}
-    with warnings.catch_warnings():  # PyTorch marks its quantized tensors deprecated (2.10+)
-        warnings.simplefilter("ignore")
-        q = torch.ao.quantization.quantize_dynamic(q, names, dtype=torch.qint8)
-        float_ms, int8_ms, same, moved = [], [], 0, []
-        for src, max_len, _ in sources:
-            ms, (ids, maps) = best_ms(lambda s=src, n=max_len: model.greedy_with_attention(s, max_len=n), repeats)
-            float_ms.append(ms)
-            ms, (q_ids, q_maps) = best_ms(lambda s=src, n=max_len: q.greedy_with_attention(s, max_len=n), repeats)
-            int8_ms.append(ms)
-            if torch.equal(q_ids, ids):
-                same += 1
-                moved.append(max_difference(maps, q_maps))
-    return {
-        "int8_layers": len(names),
-        "ms_float_with_attention_median": round(statistics.median(float_ms), 1),
-        "ms_int8_with_attention_median": round(statistics.median(int8_ms), 1),
-        "int8_identical_outputs": f"{same}/{len(sources)}",
-        "int8_attention_max_abs_difference": float(f"{max(moved):.2g}") if moved else None,
-    }
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sentences", type=int, default=20)
@@ -136,7 +98,6 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--checkpoint", default=None, help="default: the shipped translator")
     ap.add_argument("--compile", action="store_true", help="also time greedy with a torch.compile'd decoding step")
-    ap.add_argument("--int8", action="store_true", help="also time greedy with attention on int8 linear layers")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     ck = load_checkpoint(args.checkpoint or default_dir("translator"), task="translator", device="cpu")
@@ -167,7 +128,6 @@ def main() -> None:
             f"with attention {t_two:.1f} ms (greedy + teacher-forced pass), {t_kept:.1f} ms (kept)"
         )
     compiled = compiled_greedy(model, sources, args.repeats) if args.compile else {}
-    int8 = int8_greedy(model, sources, args.repeats) if args.int8 else {}
     emit({
         "benchmark": "decoding",
         "sentences": args.sentences,
@@ -183,7 +143,6 @@ def main() -> None:
         "attention_speedup_median": round(statistics.median(p / k for p, k in zip(two_pass, kept)), 2),
         "attention_max_abs_difference": float(f"{max(differences):.2g}"),
         **compiled,
-        **int8,
     })  # fmt: skip
 
 

@@ -67,8 +67,9 @@ class PageSpec:
 
 # Widget and chart keys as used in pages/*.py; edit here when the pages change them.
 PAGES: dict[str, PageSpec] = {
-    # hand is app.py's default page: Streamlit serves it at "/" and answers "/hand" with "Page not found"
-    "hand": PageSpec("hand_sentence", "hand-weights", path=""),
+    # start is app.py's default page: Streamlit serves it at "/" (and answers "/start" with "Page not found")
+    "start": PageSpec(None, "start-picture", path=""),
+    "hand": PageSpec("hand_sentence", "hand-weights"),
     "reshape": PageSpec(None, None),
     "classifier": PageSpec("cls_text", "cls-head", task="classifier"),  # its default view: one head
     "classifier-grid": PageSpec("cls_text", "cls-grid", task="classifier", path="classifier?cls_show=grid"),

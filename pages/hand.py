@@ -1,4 +1,5 @@
-"""Self-attention by hand: the seed 002 walk-through on any sentence, one step at a time."""
+"""Self-attention by hand: the worked example of Sebastian Raschka's "Understanding and coding the
+self-attention mechanism" on any sentence, one step at a time."""
 
 from __future__ import annotations
 
@@ -11,9 +12,9 @@ from model.lessons.walkthrough import MultiHeadWalkthrough, Walkthrough, multi_h
 from pages.shared.display import show_figure
 from pages.shared.state import bounded, init_state, one_of, sync_url
 from pages.shared.stepper import stepper
-from pages.shared.text import clean_text
+from pages.shared.text import clean_text, plural
 from viz.common import unique_labels
-from viz.matrix import KEY_AXIS, QUERY_AXIS, attention_heatmap, matrix_frame, matrix_heatmap, shape_title, vector_bar
+from viz.matrix import KEY_AXIS, QUERY_AXIS, matrix_frame, matrix_heatmap, shape_title, vector_bar
 
 DEFAULT_SENTENCE = "Life is short, eat dessert first."
 DEFAULT_QUERY = "1:is"
@@ -24,6 +25,12 @@ MAX_WIDTH, MAX_HEADS = 64, 8
 URL_KEYS = ("hand_sentence", "hand_tokenizer", "hand_seed", *SIZES, "hand_heads", "hand_plain_scale", "hand_view")
 VIEWS = {"all": "all steps", "step": "one step at a time (← → keys)"}
 STEP_URL = "step"  # ?step=N shows step N of the one-step view
+
+
+def token_matrix(values, tokens: list[str], *, name: str):
+    """A (queries, keys) matrix over the sentence's tokens, values printed in the cells."""
+    labels = unique_labels(tokens)
+    return matrix_heatmap(values, labels, labels, name=name, row_title=QUERY_AXIS, col_title=KEY_AXIS)
 
 
 def controls() -> None:
@@ -81,11 +88,11 @@ def tokens_section(w: Walkthrough, labels: list[str]) -> None:
         "those indices (ids), which picks rows of the embedding table."
     )
     left, right = st.columns(2)
-    left.caption(f"vocabulary  ({len(w.vocab)} words)")
+    left.caption(f"vocabulary  ({plural(len(w.vocab), 'word')})")
     left.dataframe(
         pd.DataFrame({"word": list(w.vocab), "index": list(w.vocab.values())}), key="hand-vocab", hide_index=True
     )
-    right.caption(f"ids  ({len(w.tokens)} tokens)")
+    right.caption(f"ids  ({plural(len(w.tokens), 'token')})")
     right.dataframe(pd.DataFrame({"token": labels, "id": w.ids.tolist()}), key="hand-ids", hide_index=True)
 
 
@@ -125,7 +132,7 @@ def qkv_step(w: Walkthrough, labels: list[str]) -> None:
 def scores_step(w: Walkthrough, labels: list[str]) -> None:
     """5. Unnormalised scores q·k."""
     st.markdown("Score (i, j) is the dot product of token i's query with token j's key: how well they match.")
-    fig = attention_heatmap(w.scores, w.tokens, name="scores ω")
+    fig = token_matrix(w.scores, w.tokens, name="scores ω")
     matrix_step(
         "hand-scores", w.scores, labels, labels, name="scores ω", row_title=QUERY_AXIS, col_title=KEY_AXIS, fig=fig
     )
@@ -135,7 +142,7 @@ def softmax_step(w: Walkthrough, labels: list[str]) -> None:
     """6. Softmax of the scaled scores."""
     d_q = w.queries.shape[1]
     st.markdown(f"Divide each score by √d_k = {d_q**0.5:.4f}, then softmax each row: positive weights summing to 1.")
-    fig = attention_heatmap(w.weights, w.tokens, name="attention weights")
+    fig = token_matrix(w.weights, w.tokens, name="attention weights")
     matrix_step(
         "hand-weights",
         w.weights,
@@ -214,7 +221,7 @@ def heads_section(mh: MultiHeadWalkthrough, labels: list[str]) -> None:
         st.info("Set Heads above 1 to compare several heads.")
     for i, tab in enumerate(st.tabs([f"head {i}" for i in range(h)])):
         with tab:
-            fig = attention_heatmap(mh.weights[i], mh.tokens, name=f"head {i}: attention weights")
+            fig = token_matrix(mh.weights[i], mh.tokens, name=f"head {i}: attention weights")
             show_figure(fig, f"hand-head-{i}", csv=matrix_frame(mh.weights[i], labels, labels), csv_name=f"head{i}.csv")
     d_v = mh.context.shape[-1]
     cols = [f"h{j // d_v}·{j % d_v}" for j in range(mh.concat.shape[1])]
@@ -242,14 +249,14 @@ def plain_section(w: Walkthrough, labels: list[str]) -> None:
     tabs = st.tabs(["raw x·xᵀ", "weights", "output y"])
     with tabs[0]:
         show_figure(
-            attention_heatmap(plain.raw, w.tokens, name="raw x·xᵀ"),
+            token_matrix(plain.raw, w.tokens, name="raw x·xᵀ"),
             "hand-plain-raw",
             csv=matrix_frame(plain.raw, labels, labels),
             csv_name="plain_raw.csv",
         )
     with tabs[1]:
         show_figure(
-            attention_heatmap(plain.weights, w.tokens, name="weights"),
+            token_matrix(plain.weights, w.tokens, name="weights"),
             "hand-plain-weights",
             csv=matrix_frame(plain.weights, labels, labels),
             csv_name="plain_weights.csv",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 
+import plotly.graph_objects as go
 import streamlit as st
 
 from model.training.checkpoint import default_dir
@@ -12,8 +13,9 @@ from model.training.history import HistoryError, MissingHistory, ProbeHistory, l
 from pages.shared.display import show_figure
 from pages.shared.models import require_checkpoint
 from pages.shared.state import bounded, init_state, keep_valid, sync_url
-from pages.shared.text import markdown_escape
+from pages.shared.text import markdown_escape, plural
 from viz.attention import attention_heatmap, head_grid, visible_chars, weights_frame
+from viz.history import metric_name
 from viz.history import training_curves as curves_figure
 
 TASKS = {
@@ -29,6 +31,7 @@ KIND_NAMES = {
 VIEWS = {"head": "one head", "grid": "every layer and head"}
 RIGHT_AXIS = ("accuracy", "bleu")  # validation scores (higher is better) share the right axis
 URL_KEYS = ("hist_task", "hist_probe", "hist_kind", "hist_epoch", "hist_view", "hist_layer", "hist_head")
+TASK_WIDGETS = ("hist_probe", "hist_kind", "hist_epoch", "hist_layer", "hist_head")  # their options depend on the model
 
 
 def stamp(directory: str) -> tuple[float, ...]:
@@ -71,8 +74,8 @@ def curves_section(training: dict, epochs: list[int] | None, epoch: int | None, 
             f"`python -m model train {task}` writes them."
         )
         return
-    series = {k: v for k, v in curves.items() if k != "epoch"}
-    right = [name for name in series if any(word in name for word in RIGHT_AXIS)]
+    series = {metric_name(k): v for k, v in curves.items() if k != "epoch"}
+    right = [metric_name(k) for k in curves if any(word in k for word in RIGHT_AXIS)]
     seen = [*curves["epoch"], *(epochs or [])]
     fig = curves_figure(
         curves["epoch"], series, right=right, current_epoch=epoch, epoch_range=(min(seen), max(seen)),
@@ -87,8 +90,23 @@ def curves_section(training: dict, epochs: list[int] | None, epoch: int | None, 
         )
 
 
-def attention_section(history: ProbeHistory, task: str) -> int:
-    """Probe, kind, epoch and head controls and the attention figure; returns the epoch shown."""
+def follow_task(task: str) -> None:
+    """After a change of model, send every model-dependent widget its value again.
+
+    A keyed selectbox keeps its identity when its options change, and the browser keeps showing the
+    text it last showed (the old model's probe) unless the server sends a value; setting the state
+    before the widgets are drawn sends it."""
+    if st.session_state.get("_hist_shown_task") == task:
+        return
+    for key in TASK_WIDGETS:
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]
+    st.session_state["_hist_shown_task"] = task
+
+
+def attention_section(history: ProbeHistory, task: str) -> tuple[int, go.Figure | None]:
+    """Probe, kind, epoch and head controls and the attention figure; returns the epoch shown and,
+    in the grid view, the grid, which the caller draws at the page's full width."""
     probes = list(history.probes)
     init_state("hist_probe", probes[0])
     keep_valid("hist_probe", probes, probes[0])
@@ -120,9 +138,10 @@ def attention_section(history: ProbeHistory, task: str) -> int:
     )
     init_state("hist_view", "head", lambda raw: raw if raw in VIEWS else "head")
     st.radio("Show", list(VIEWS), format_func=VIEWS.get, key="hist_view", horizontal=True)
+    grid = None
     if st.session_state["hist_view"] == "grid":
-        title = f"epoch {epoch}: {L} layers × {H} heads"
-        show_figure(head_grid(att, queries, keys, title=title, **axes), "hist-grid")
+        title = f"epoch {epoch}: {plural(L, 'layer')} × {plural(H, 'head')}"
+        grid = head_grid(att, queries, keys, title=title, **axes)
     else:
         init_state("hist_layer", 0, bounded(0, L - 1))
         init_state("hist_head", 0, bounded(0, H - 1))
@@ -142,7 +161,7 @@ def attention_section(history: ProbeHistory, task: str) -> int:
         st.caption(
             "The probe's English output is not saved (it changes as training goes), so its positions read `out`."
         )
-    return epoch
+    return epoch, grid
 
 
 def main() -> None:
@@ -154,11 +173,12 @@ def main() -> None:
     init_state("hist_task", "classifier", lambda raw: raw if raw in TASKS else "classifier")
     st.selectbox("Model", list(TASKS), format_func=TASKS.get, key="hist_task")
     task = st.session_state["hist_task"]
+    follow_task(task)
     ck = require_checkpoint(task)
     directory = str(default_dir(task))
     history = read_history(directory, stamp(directory))
     left, right = st.columns([3, 2])
-    epoch, epochs = None, None
+    epoch, epochs, grid = None, None, None
     with left:
         if isinstance(history, MissingHistory):
             st.info(
@@ -169,9 +189,11 @@ def main() -> None:
             st.error(f"The training history could not be read: {markdown_escape(str(history))}")
         else:
             epochs = history.epochs
-            epoch = attention_section(history, task)
+            epoch, grid = attention_section(history, task)
     with right:
         curves_section(ck.training, epochs, epoch, task)
+    if grid is not None:  # every layer and head needs the page's whole width
+        show_figure(grid, "hist-grid")
     sync_url(*URL_KEYS)
 
 

@@ -10,7 +10,7 @@ import streamlit as st
 from model.lessons.walkthrough import Step, input_tensor, notebook_tokens, reshape_steps
 from pages.shared.display import show_figure
 from pages.shared.state import bounded, init_state, one_of, sync_url
-from pages.shared.text import clean_text
+from pages.shared.text import MAX_INPUT_CHARS, clean_text, plural
 from viz.reshape import parameter_bar, split_axes, step_figure, text_decimals
 
 MAX_B, MAX_T, MAX_K, MAX_H = 2, 8, 32, 8
@@ -40,7 +40,14 @@ def controls() -> None:
     init_state("reshape_text", "")
     cols = st.columns(5)
     cols[0].number_input("batch b", 1, MAX_B, step=1, key="reshape_b")
-    cols[1].number_input("tokens t", 2, MAX_T, step=1, key="reshape_t")
+    from_sentence = sentence_length(st.session_state["reshape_text"])
+    if from_sentence:  # t follows the sentence: show its t, not the random input's
+        cols[1].number_input(
+            "tokens t", value=from_sentence, disabled=True, key=f"reshape_t_sentence_{from_sentence}",
+            help="t is the sentence's number of words; clear the sentence to choose t.",
+        )  # fmt: skip
+    else:
+        cols[1].number_input("tokens t", 2, MAX_T, step=1, key="reshape_t")
     cols[2].number_input("width k", 1, MAX_K, step=1, key="reshape_k")
     cols[3].number_input("heads h", 1, MAX_H, step=1, key="reshape_h")
     cols[4].number_input("seed", 0, 2**31 - 1, step=1, key="reshape_seed", help="Seeds the input and the weights.")
@@ -54,6 +61,11 @@ def controls() -> None:
         help=f"Its first {MAX_T} words (seeded random embeddings) replace the random input; t follows the sentence.",
     )
     sync_url(*URL_KEYS)
+
+
+def sentence_length(raw: str) -> int:
+    """How many tokens of the optional sentence the page uses (0: none, random input)."""
+    return min(len(notebook_tokens((raw or "").strip()[:MAX_INPUT_CHARS])), MAX_T)
 
 
 def sentence_tokens(raw: str) -> list[str] | None:
@@ -121,7 +133,7 @@ def checks(result, k: int, h: int) -> None:
     show_figure(parameter_bar(result.params), "reshape-params", csv=table, csv_name="parameters.csv")
     st.caption(
         f"Narrow: W_q, W_k, W_v and the unifying layer are each k × k = {k}×{k}. Wide: W_q, W_k, W_v are each "
-        f"(h·k) × k and the unifying layer k × (h·k), so {h} heads cost {h}× as much. No biases here."
+        f"(h·k) × k and the unifying layer k × (h·k), so {plural(h, 'head')} cost {h}× as much. No biases here."
     )
 
 

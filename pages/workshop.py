@@ -26,7 +26,7 @@ from pages.shared.display import show_figure
 from pages.shared.models import get_checkpoint
 from pages.shared.runs import run_model
 from pages.shared.state import bounded, set_url, url_value
-from pages.shared.text import markdown_escape
+from pages.shared.text import markdown_escape, plural, sentence_end
 from viz.attention import attention_heatmap, query_bar
 from viz.common import unique_labels
 from viz.matrix import matrix_heatmap
@@ -61,7 +61,10 @@ def reset_score() -> None:
 def scoreboard(s) -> None:
     scores = s["ws_scores"]
     left, middle, right = st.columns([2, 2, 3], vertical_alignment="center")
-    left.metric("Score", f"{sum(scores.values()):.2f} / {len(scores)}")
+    if scores:
+        left.metric("Score", f"{sum(scores.values()):.2f} / {len(scores)}")
+    else:  # "0.00 / 0" would read as a failed round
+        left.metric("Score", "—", help="Reveal an answer to start scoring.")
     middle.number_input(
         "Question number", 0, MAX_QUESTION, step=1, key="ws_q",
         help="Every number is a fixed question: put ?q=N in a link and everyone gets the same one.",
@@ -73,14 +76,19 @@ def scoreboard(s) -> None:
     set_url({QUESTION_URL: str(s["ws_q"])})
 
 
+def question_name(number: int) -> str:
+    """``"Question 3"``; question 0, where every round starts, is the warm-up."""
+    return f"Question {number}" if number else "Warm-up question (number 0)"
+
+
 def attend_round(q: AttendQuestion, s) -> None:
     labels = unique_labels(q.tokens)
     query = labels[q.query]
     where = "the hand-worked example" if q.source == "hand" else f"the sentiment classifier, {q.detail}"
-    st.subheader(f"Question {q.number}: which word will the query attend to most?")
+    st.subheader(f"{question_name(q.number)}: which word will the query attend to most?")
     st.markdown(
-        f"In {where}, the sentence is **{markdown_escape(q.sentence)}**. Query token: "
-        f"**{markdown_escape(query)}**. Which key token gets the largest attention weight?"
+        f"In {where}, the sentence is **{markdown_escape(q.sentence)}**{sentence_end(q.sentence)} Query token: "
+        f"**{markdown_escape(query)}**{sentence_end(query)} Which key token gets the largest attention weight?"
     )
     if q.source == "hand":
         st.caption(f"One head with {q.detail}, d = 16, d_q = d_k = 24, as on the first page.")
@@ -129,11 +137,11 @@ def attend_round(q: AttendQuestion, s) -> None:
 
 
 def shape_round(q: ShapeQuestion, s) -> None:
-    st.subheader(f"Question {q.number}: what shape does this reshape step give?")
+    st.subheader(f"{question_name(q.number)}: what shape does this reshape step give?")
     kind = f"wide heads: s = k = {q.k}" if q.wide else f"narrow heads: s = k / h = {q.head_dim}"
     st.markdown(
         f"Batched multi-head self-attention on an input x of shape (b, t, k) = ({q.b}, {q.t}, {q.k}) with "
-        f"h = {q.heads} heads ({kind}).\n\n"
+        f"h = {plural(q.heads, 'head')} ({kind}).\n\n"
         f"The step before, **{q.before}**, gave shape `{q.before_shape}`. The next step is **{q.step}**: {q.note}\n\n"
         + (
             "What shape comes out? (Queries, keys and values go through this step side by side; give the queries'.)"

@@ -73,3 +73,11 @@ def test_one_figure_and_no_notes():
 def test_bad_input(figs, message):
     with pytest.raises(ValueError, match=message):
         figures_to_html(figs, "title")
+
+
+def test_exported_axes_make_room_for_their_titles(page):
+    """The app's margins come from estimated label widths; the file is drawn in the browser's own
+    fonts, so its axes measure their labels (otherwise the y-axis title was cut off)."""
+    heatmap = re.search(r'Plotly\.newPlot\(\s*"figure-1",\s*(\[.*?\]),\s*(\{.*?\}),\s*\{"displaylogo"', page, re.S)
+    layout = json.loads(heatmap.group(2))
+    assert layout["yaxis"]["automargin"] is True and layout["xaxis"]["automargin"] is True

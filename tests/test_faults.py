@@ -1,6 +1,7 @@
 """Faults in one checkpoint stay on its pages: a missing, truncated or other-config checkpoint gives
 the page that needs it one clear error (naming the file and what is wrong, and how to retrain),
-while the pages of the other two models keep drawing their charts."""
+while the pages of the other two models keep drawing their charts. Every page that opens a model
+says so when its checkpoint is missing (one parametrised test, not a copy per page file)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,14 @@ pytestmark = pytest.mark.usefixtures("app_env")
 TASKS = ("classifier", "generator", "translator")
 
 
+# page -> (model, session state that picks it) for every page that opens a model
+MODEL_PAGES = [
+    *[(task, task, {}) for task in TASKS],
+    *[("ablation", task, {"abl_model": task}) for task in TASKS],
+    *[("pairs", task, {"pair_model": task}) for task in TASKS],
+    ("profiles", "classifier", {}),
+    ("history", "classifier", {}),
+]
 EXPECTED = {"missing": "python -m model train", "truncated": "truncated", "other-config": "wrong shape"}
 
 
@@ -67,3 +76,25 @@ def test_the_other_model_pages_keep_working(broken, checkpoints, tmp_path, monke
         assert not ok.exception, name
         assert not ok.error, f"{name}: {[e.value for e in ok.error]}"
         assert ok.get("plotly_chart"), f"{name} drew no chart"
+
+
+@pytest.mark.parametrize("page, task, state", MODEL_PAGES, ids=[f"{p}-{t}" for p, t, _ in MODEL_PAGES])
+def test_a_missing_checkpoint_gives_every_page_a_clear_message(page, task, state, tmp_path, monkeypatch):
+    monkeypatch.setenv(CHECKPOINTS_ENV, str(tmp_path))  # an empty root: no checkpoint at all
+    at = apptest.run(apptest.page(page), **state)
+    assert not at.exception
+    assert f"The {task} model could not be loaded" in at.error[0].value
+    assert f"python -m model train {task}" in at.info[0].value
+    assert not at.get("plotly_chart")
+    for key, value in state.items():
+        assert at.radio(key=key).value == value  # the model choice stays, to pick another
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_a_truncated_checkpoint_says_so(task, checkpoints, tmp_path, monkeypatch):
+    shutil.copytree(checkpoints / task, tmp_path / task)
+    corrupt(tmp_path / task)
+    monkeypatch.setenv(CHECKPOINTS_ENV, str(tmp_path))
+    at = apptest.run(apptest.page(task))
+    assert not at.exception
+    assert "could not be loaded" in at.error[0].value and "truncated" in at.error[0].value

@@ -1,6 +1,6 @@
 """AppTest of the head-ablation page on tiny random checkpoints: default run, every control, the three
-models, bad input, URL state, chart specs (a diverging before − after heatmap centred at 0) and a
-missing checkpoint."""
+models, bad input, URL state, chart specs (a diverging before − after heatmap centred at 0). A
+missing checkpoint: tests/test_faults.py."""
 
 from functools import partial
 
@@ -208,14 +208,3 @@ def test_markup_is_never_rendered_as_html():
         assert all("<" not in str(label) for label in labels), spec["layout"]["title"]["text"]
     assert chart(at, "before − after")["data"][0]["x"][0].startswith("0:&lt;")
     assert all("<script>" not in w.value for w in at.warning)
-
-
-@pytest.mark.parametrize("task", ["classifier", "generator", "translator"])
-def test_missing_checkpoint(tmp_path, monkeypatch, task):
-    monkeypatch.setenv("ATTENTION_CHECKPOINTS", str(tmp_path))
-    at = run(abl_model=task)
-    assert not at.exception
-    assert f"The {task} model could not be loaded" in at.error[0].value
-    assert f"python -m model train {task}" in at.info[0].value
-    assert not at.get("plotly_chart")
-    assert at.radio(key="abl_model").value == task  # the model choice stays, to pick another

@@ -1,8 +1,7 @@
 """AppTest of the sentiment classifier page on a tiny random checkpoint: default run, every control,
-bad input, URL state, chart specs, and a missing or corrupt checkpoint."""
+bad input, URL state and chart specs (a missing or corrupt checkpoint: tests/test_faults.py)."""
 
 import json
-import shutil
 from functools import partial
 
 import pytest
@@ -10,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests import apptest
 from tests.apptest import axis_titles, chart, charts, run_on, titles
-from tests.tiny import CLASSIFIER, corrupt
+from tests.tiny import CLASSIFIER
 
 PAGE = apptest.page("classifier")
 run = partial(apptest.run, PAGE)
@@ -136,24 +135,6 @@ def test_markup_is_never_rendered_as_html():
     labels = chart(at, "layer 0 · head 0")["data"][0]["x"]
     assert labels[0].startswith("0:&lt;") and all("<" not in label for label in labels)
     assert all("<script>" not in w.value for w in at.warning)
-
-
-def test_missing_checkpoint(tmp_path, monkeypatch):
-    monkeypatch.setenv("ATTENTION_CHECKPOINTS", str(tmp_path))
-    at = run()
-    assert not at.exception
-    assert "could not be loaded" in at.error[0].value
-    assert "python -m model train classifier" in at.info[0].value
-    assert not at.get("plotly_chart")
-
-
-def test_corrupt_checkpoint(checkpoints, tmp_path, monkeypatch):
-    shutil.copytree(checkpoints / "classifier", tmp_path / "classifier")
-    corrupt(tmp_path / "classifier")
-    monkeypatch.setenv("ATTENTION_CHECKPOINTS", str(tmp_path))
-    at = run()
-    assert not at.exception
-    assert "could not be loaded" in at.error[0].value and "truncated" in at.error[0].value
 
 
 def test_projector_mode_draws_larger_chart_fonts(default):

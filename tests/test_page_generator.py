@@ -1,8 +1,7 @@
 """AppTest of the Shakespeare generator page on a tiny random checkpoint: default run, every control,
-bad input, URL state, chart specs (causal steps, layer × head grid, decoding step), missing and
-corrupt checkpoints."""
+bad input, URL state, chart specs (causal steps, layer × head grid, decoding step). Missing and
+corrupt checkpoints: tests/test_faults.py."""
 
-import shutil
 from functools import partial
 
 import pytest
@@ -10,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests import apptest
 from tests.apptest import chart, run_on, titles
-from tests.tiny import GENERATOR, corrupt
+from tests.tiny import GENERATOR
 
 PAGE = apptest.page("generator")
 run = partial(apptest.run, PAGE)
@@ -156,21 +155,3 @@ def test_unknown_characters_are_labelled():
     assert not at.exception
     labels = chart(at, "attention per layer and head")["data"][0]["x"]
     assert any(label.endswith("&lt;unk&gt;") for label in labels)
-
-
-def test_missing_checkpoint(tmp_path, monkeypatch):
-    monkeypatch.setenv("ATTENTION_CHECKPOINTS", str(tmp_path))
-    at = run()
-    assert not at.exception
-    assert "could not be loaded" in at.error[0].value
-    assert "python -m model train generator" in at.info[0].value
-    assert not at.text and not at.get("plotly_chart")
-
-
-def test_corrupt_checkpoint(checkpoints, tmp_path, monkeypatch):
-    shutil.copytree(checkpoints / "generator", tmp_path / "generator")
-    corrupt(tmp_path / "generator")
-    monkeypatch.setenv("ATTENTION_CHECKPOINTS", str(tmp_path))
-    at = run()
-    assert not at.exception
-    assert "could not be loaded" in at.error[0].value and "truncated" in at.error[0].value

@@ -1,4 +1,4 @@
-"""AppTest of the "Self-attention by hand" page: defaults show the seed's numbers, every control
+"""AppTest of the "Self-attention by hand" page: defaults show the worked example's numbers, every control
 works, bad input gives a message instead of an exception, the URL seeds the state."""
 
 import pytest
@@ -158,3 +158,18 @@ def test_matrix_tables_are_drawn_only_in_their_tab(default):
     [x] = embeddings(at)
     assert list(x.index) == ["0:Life", "1:is", "2:short", "3:eat", "4:dessert", "5:first."]
     assert not [t for t in titles(at) if t.startswith("embeddings x")]
+
+
+def test_a_2000_character_word_is_cut_on_the_axes():
+    at = run({"hand_sentence": "a " + "x" * 1990 + " b"})
+    assert not at.exception
+    scores = chart(at, "scores ω")
+    assert all(len(label) <= 24 for label in scores["data"][0]["y"])
+    assert scores["layout"]["margin"]["l"] < 400  # the heatmap is not squeezed by its labels
+
+
+def test_one_word_sentence_says_word_and_token():
+    at = run({"hand_sentence": "hello"})
+    assert not at.exception
+    captions = " ".join(c.value for c in at.caption)
+    assert "(1 word)" in captions and "(1 token)" in captions and "1 words" not in captions

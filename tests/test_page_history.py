@@ -1,5 +1,5 @@
 """AppTest of the training-history page on tiny checkpoints with fake history files: default run,
-every control, URL state, a checkpoint without history, broken history, no checkpoint."""
+every control, URL state, a checkpoint without history, broken history (no checkpoint: tests/test_faults.py)."""
 
 import json
 import shutil
@@ -49,7 +49,7 @@ def test_default_run(default, checkpoints):
     np.testing.assert_allclose(head["data"][0]["z"], expected, atol=1e-4)
     curves = chart(default, "loss and validation per epoch")
     names = [t["name"] for t in curves["data"]]
-    assert names == ["dev_accuracy (right axis)", "train_loss"]
+    assert names == ["dev accuracy (right axis)", "training loss"]
     assert curves["data"][0]["yaxis"] == "y2" and curves["data"][0]["y"] == [0.6, 0.7, 0.8]
     assert curves["layout"]["xaxis"]["title"]["text"] == "epoch"
     assert marked_epoch(default) == LAST
@@ -99,7 +99,7 @@ def test_translator_kinds_and_varying_output_length():
     assert at.selectbox(key="hist_layer").value == 0  # the encoder has fewer layers: back to layer 0
     assert chart(at, "epoch 3 · layer 0 · head 3")
     names = [t["name"] for t in chart(at, "loss and validation")["data"]]
-    assert "val_bleu (right axis)" in names and "train_loss" in names
+    assert "validation BLEU (right axis)" in names and "training loss" in names
 
 
 def test_bad_url_values_fall_back():
@@ -150,10 +150,36 @@ def test_inconsistent_history_gives_error_and_keeps_curves(checkpoints, tmp_path
     assert len(curves["data"]) == 2 and not curves["layout"].get("shapes")
 
 
-def test_missing_checkpoint(tmp_path, monkeypatch):
-    monkeypatch.setenv("ATTENTION_CHECKPOINTS", str(tmp_path))
-    at = run()
+@pytest.mark.parametrize("first, then", [("translator", "classifier"), ("generator", "translator")])
+def test_the_probe_box_follows_the_chosen_model(first, then):
+    """The browser keeps a keyed selectbox's shown text between runs unless the server sends a value:
+    switching the model must send the new model's probe text, not leave the old one on screen."""
+    at = run({"hist_task": first})
+    at.selectbox(key="hist_task").set_value(then).run()
     assert not at.exception
-    assert "could not be loaded" in at.error[0].value
-    assert "python -m model train classifier" in at.info[0].value
-    assert not at.get("plotly_chart")
+    probe = at.selectbox(key="hist_probe")
+    shown = probe.options[probe.index]
+    assert probe.proto.set_value and probe.proto.raw_value == shown  # the browser is told what to show
+    assert shown.startswith("p0: ") and {"translator": "ein mann", "classifier": "a good film"}.get(then, "") in shown
+
+
+def test_every_layer_and_head_is_a_readable_grid():
+    at = run({"hist_task": "generator", "hist_view": "grid"})
+    assert not at.exception
+    grid = chart(at, f"epoch {LAST}: ")
+    column_heads = [a["text"] for a in grid["layout"]["annotations"]]
+    assert column_heads == [f"head {h}" for h in range(GENERATOR.heads)]  # one title per column, not per plot
+    rows = [v["title"]["text"] for k, v in grid["layout"].items() if k.startswith("yaxis") and v.get("title", {}).get("text")]
+    assert rows == [f"layer {l} · query (row)" for l in range(GENERATOR.layers)]
+    in_columns = {json.loads(c.proto.spec)["layout"]["title"]["text"] for col in at.columns for c in col.get("plotly_chart")}
+    assert grid["layout"]["title"]["text"] not in in_columns  # the grid has the page's full width
+    assert grid["layout"]["height"] >= GENERATOR.layers * 150
+
+
+def test_curves_have_human_names_and_thinned_epoch_ticks():
+    at = run({"hist_task": "translator"})
+    curves = chart(at, "loss and validation")
+    names = [t["name"] for t in curves["data"]]
+    assert "validation BLEU (right axis)" in names and "training loss" in names
+    assert not any("_" in n for n in names)
+    assert "_" not in curves["layout"]["yaxis"]["title"]["text"]

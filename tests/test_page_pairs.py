@@ -1,6 +1,6 @@
 """AppTest of the minimal-pairs page on tiny random checkpoints: default run (lengths differ: an
 explanation and the head means), an aligned pair (a B − A heatmap that equals the two sides
-subtracted), every control, the three models, bad input, URL state and a missing checkpoint."""
+subtracted), every control, the three models, bad input and URL state (a missing checkpoint: tests/test_faults.py)."""
 
 from functools import partial
 
@@ -155,13 +155,3 @@ def test_markup_is_never_rendered_as_html():
     for spec in charts(at):
         assert all("<" not in str(x) for t in spec["data"] for x in (t.get("x") or [])), spec["layout"]["title"]
     assert all("<script>" not in m.value and "<b>" not in m.value for m in [*at.warning, *at.info])
-
-
-@pytest.mark.parametrize("task", ["classifier", "generator", "translator"])
-def test_missing_checkpoint(tmp_path, monkeypatch, task):
-    monkeypatch.setenv("ATTENTION_CHECKPOINTS", str(tmp_path))
-    at = run(pair_model=task)
-    assert not at.exception
-    assert f"The {task} model could not be loaded" in at.error[0].value
-    assert f"python -m model train {task}" in at.info[0].value
-    assert not at.get("plotly_chart")

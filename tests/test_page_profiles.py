@@ -1,5 +1,5 @@
 """AppTest of the head-profiles page on tiny random checkpoints: default run, every control, URL
-state, bad input, escaping, and a missing checkpoint."""
+state, bad input and escaping (a missing checkpoint: tests/test_faults.py)."""
 
 from functools import partial
 
@@ -150,12 +150,3 @@ def test_markup_is_never_rendered_as_html():
     labels = chart(at, "layer 0 · head 0: its attention")["data"][0]["x"]
     assert all("<" not in label for label in labels)
     assert all("<script>" not in w.value for w in at.warning)
-
-
-def test_missing_checkpoint(tmp_path, monkeypatch):
-    monkeypatch.setenv("ATTENTION_CHECKPOINTS", str(tmp_path))
-    at = run()
-    assert not at.exception
-    assert "could not be loaded" in at.error[0].value
-    assert "python -m model train classifier" in at.info[0].value
-    assert not at.get("plotly_chart")

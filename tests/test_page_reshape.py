@@ -151,3 +151,21 @@ def test_loop_code_is_drawn_only_when_opened(default):
     assert not at.exception
     [code] = at.code
     assert code.language == "python" and "for" in code.value
+
+
+def test_the_tokens_box_shows_the_sentences_t():
+    at = run({"reshape_text": "Life is short, eat dessert first."})
+    assert not at.exception
+    [box] = [n for n in at.number_input if n.label == "tokens t"]
+    assert box.value == 6 and box.disabled
+    assert any(c.value == "t = 6 from the sentence." for c in at.caption)
+    at.text_input(key="reshape_text").input("").run()
+    [box] = [n for n in at.number_input if n.label == "tokens t"]
+    assert box.value == 4 and not box.disabled  # the random input's t again
+
+
+def test_one_head_is_one_head():
+    at = run({"reshape_h": "1"})
+    assert not at.exception
+    text = " ".join(c.value for c in at.caption)
+    assert "so 1 head cost" in text and "1 heads" not in text

@@ -1,9 +1,8 @@
 """AppTest of the translator page on a tiny random checkpoint: default run, every control, bad
-input, URL state, chart specs of the three attention kinds, teacher forcing, missing and corrupt
-checkpoints."""
+input, URL state, chart specs of the three attention kinds, teacher forcing. Missing and corrupt
+checkpoints: tests/test_faults.py."""
 
 import json
-import shutil
 from functools import partial
 
 import pytest
@@ -11,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests import apptest
 from tests.apptest import chart, charts, run_on, titles
-from tests.tiny import TRANSLATOR, corrupt
+from tests.tiny import TRANSLATOR
 
 PAGE = apptest.page("translator")
 run = partial(apptest.run, PAGE)
@@ -171,21 +170,3 @@ def test_empty_reference_warns():
     assert not at.exception
     assert any("reference translation is empty" in w.value for w in at.warning)
     assert grids(at)  # the model's own translation is still shown
-
-
-def test_missing_checkpoint(tmp_path, monkeypatch):
-    monkeypatch.setenv("ATTENTION_CHECKPOINTS", str(tmp_path))
-    at = run()
-    assert not at.exception
-    assert "could not be loaded" in at.error[0].value
-    assert "python -m model train translator" in at.info[0].value
-    assert not at.get("plotly_chart")
-
-
-def test_corrupt_checkpoint(checkpoints, tmp_path, monkeypatch):
-    shutil.copytree(checkpoints / "translator", tmp_path / "translator")
-    corrupt(tmp_path / "translator")
-    monkeypatch.setenv("ATTENTION_CHECKPOINTS", str(tmp_path))
-    at = run()
-    assert not at.exception
-    assert "could not be loaded" in at.error[0].value and "truncated" in at.error[0].value

@@ -1,5 +1,5 @@
 """Workshop mode: the predict-then-reveal page (questions from ?q=N, scoring, next question, bad
-guesses), the question and scoring functions, keyboard stepping on the hand-worked page (?step=N)
+guesses; the question and scoring functions themselves: tests/test_workshop.py), keyboard stepping on the hand-worked page (?step=N)
 and the projector theme in the shared sidebar (?projector=1)."""
 
 from pathlib import Path
@@ -7,22 +7,14 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from model.lessons.workshop import (
-    hand_question,
-    head_question,
-    kind_of,
-    parse_shape,
-    score_attention_guess,
-    score_shape_guess,
-    shape_question,
-)
+from model.lessons.workshop import score_shape_guess, shape_question
 from pages.shared.projector import PROJECTOR_CSS
 from pages.shared.stepper import STEP_KEYS_JS
 from tests.apptest import charts, run, url
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE, HAND, APP = (str(ROOT / p) for p in ("pages/workshop.py", "pages/hand.py", "app.py"))
-WEIGHTS_OF_IS = [0.2912, 0.0106, 0.0982, 0.0625, 0.4917, 0.0458]  # seed 002's weights for the query "is"
+WEIGHTS_OF_IS = [0.2912, 0.0106, 0.0982, 0.0625, 0.4917, 0.0458]  # the hand example's weights for the query "is"
 pytestmark = pytest.mark.usefixtures("app_env")
 
 
@@ -34,96 +26,18 @@ def messages(at: AppTest) -> str:
     return " ".join(m.value for kind in ("success", "info", "warning") for m in getattr(at, kind))
 
 
-# ---- questions and scoring (pure) ----------------------------------------------------------------
-
-
-def test_question_zero_is_the_notebook_example():
-    q = hand_question(0)
-    assert q.tokens == ["Life", "is", "short", "eat", "dessert", "first."]
-    assert q.tokens[q.query] == "is" and q.tokens[q.answer] == "dessert"
-    assert [round(float(w), 4) for w in q.row] == WEIGHTS_OF_IS
-
-
-def test_questions_are_reproducible_and_cycle_through_the_kinds():
-    assert [kind_of(n) for n in range(6)] == ["attend", "shape", "head"] * 2
-    a, b = shape_question(4), shape_question(4)
-    assert (a.shape, a.step, a.b, a.t, a.k) == (b.shape, b.step, b.b, b.t, b.k)
-    assert hand_question(3).row.tolist() == hand_question(3).row.tolist()
-    shapes = {shape_question(n).step for n in range(1, 300, 3)}
-    assert len(shapes) >= 6  # many different steps get asked
-
-
-@pytest.mark.parametrize("n", [1, 4, 7, 10, 13])
-def test_shape_answers_follow_the_reshape_rules(n):
-    q = shape_question(n)
-    s, bh = q.head_dim, q.b * q.heads
-    rule = {
-        "project to queries, keys, values": (q.b, q.t, q.heads * s),
-        "view": (q.b, q.t, q.heads, s),
-        "transpose": (q.b, q.heads, q.t, s),
-        "fold heads into batch": (bh, q.t, s),
-        "scale q and k": (bh, q.t, s),
-        "bmm: scores": (bh, q.t, q.t),
-        "scale": (bh, q.t, q.t),
-        "softmax": (bh, q.t, q.t),
-        "bmm with values": (bh, q.t, s),
-        "unfold": (q.b, q.heads, q.t, s),
-        "transpose back": (q.b, q.t, q.heads, s),
-        "concatenate heads": (q.b, q.t, q.heads * s),
-        "unify heads": (q.b, q.t, q.k),
-    }
-    assert q.shape == rule[q.step]
-
-
-def test_head_question_picks_a_row_of_the_given_attention():
-    import numpy as np
-
-    a = np.random.default_rng(0).dirichlet(np.ones(4), size=(2, 3, 4))
-    q = head_question(2, a, ["w", "x", "y", "z"])
-    layer, head = (int(part.split()[-1]) for part in q.detail.split(" · "))
-    assert q.row.tolist() == a[layer, head, q.query].tolist()
-    with pytest.raises(ValueError):
-        head_question(2, a, ["w"])
-
-
-@pytest.mark.parametrize(
-    "text, shape",
-    [("(2, 4, 8)", (2, 4, 8)), ("2 4 8", (2, 4, 8)), ("2x4x8", (2, 4, 8)), ("torch.Size([2, 4, 8])", (2, 4, 8)), ("[6]", (6,))],
-)  # fmt: skip
-def test_parse_shape(text, shape):
-    assert parse_shape(text) == shape
-
-
-@pytest.mark.parametrize(
-    "text", ["", "   ", "(2, four)", "😀", "<script>alert(1)</script>", "1," * 2500, "2.5, 3", "-1, 2"]
-)
-def test_parse_shape_rejects_without_echoing(text):
-    with pytest.raises(ValueError) as e:
-        parse_shape(text)
-    assert "<script>" not in str(e.value) and "😀" not in str(e.value)
-
-
-def test_scores():
-    assert score_attention_guess(WEIGHTS_OF_IS, 4) == 1
-    assert score_attention_guess(WEIGHTS_OF_IS, 0) == pytest.approx(0.2912 / 0.4917)
-    assert score_attention_guess([0.5, 0.5], 1) == 1  # a tie with the strongest is full marks
-    with pytest.raises(ValueError):
-        score_attention_guess(WEIGHTS_OF_IS, 6)
-    assert score_shape_guess((2, 4, 8), (2, 4, 8)) == 1
-    assert score_shape_guess((2, 8, 4), (2, 4, 8)) == pytest.approx(0.5 / 3)
-    assert score_shape_guess((2, 4), (2, 4, 8)) == 0
-
-
 # ---- the workshop page ---------------------------------------------------------------------------
 
 
 def test_default_run_is_question_zero():
     at = run(PAGE)
     assert not at.exception and not at.warning and not at.error
-    assert "Question 0" in at.subheader[0].value
+    assert at.subheader[0].value.startswith("Warm-up question (number 0)")  # not "Question 0"
     assert at.radio(key="ws_guess_0").options == ["0:Life", "1:is", "2:short", "3:eat", "4:dessert", "5:first."]
     assert at.radio(key="ws_guess_0").value is None
-    assert score(at) == "0.00 / 0"
+    assert score(at) == "—"  # not "0.00 / 0" before any answer
+    sentence = " ".join(m.value for m in at.markdown if "the sentence is" in m.value)
+    assert "first\\.**" in sentence and ".**." not in sentence and "first\\.**\\." not in sentence  # no "first.."
     hint = charts(at)  # only the hint (query and key vectors), nothing that shows the weights
     assert [c["layout"]["title"]["text"] for c in hint] == ["query and keys  (7 × 24)"]
     assert hint[0]["data"][0]["y"][:2] == ["query of 1:is", "key of 0:Life"]
@@ -156,7 +70,7 @@ def test_reveal_without_a_guess_asks_for_one():
     at.button(key="ws_reveal").click().run()
     assert not at.exception
     assert "Pick a word first" in at.warning[0].value
-    assert score(at) == "0.00 / 0"
+    assert score(at) == "—"
 
 
 def test_next_question_keeps_the_score_and_updates_the_url():
@@ -169,7 +83,7 @@ def test_next_question_keeps_the_score_and_updates_the_url():
     assert "what shape" in at.subheader[0].value
     assert score(at) == "1.00 / 1"
     at.button(key="ws_reset").click().run()
-    assert score(at) == "0.00 / 0"
+    assert score(at) == "—"
 
 
 def test_url_question_is_honoured_and_shape_is_scored():
@@ -205,14 +119,14 @@ def test_bad_shape_guesses_give_a_warning_and_no_score(text):
     assert not at.exception
     assert at.warning and "not a shape yet" in at.warning[0].value
     assert "<script>" not in at.warning[0].value and "😀" not in at.warning[0].value
-    assert score(at) == "0.00 / 0"
+    assert score(at) == "—"
 
 
 @pytest.mark.parametrize("raw", ["abc", "-1", "999999", "1.5"])
 def test_bad_question_numbers_fall_back_to_zero(raw):
     at = run(PAGE, query={"q": raw})
     assert not at.exception
-    assert at.number_input(key="ws_q").value == 0 and "Question 0" in at.subheader[0].value
+    assert at.number_input(key="ws_q").value == 0 and "Warm-up question" in at.subheader[0].value
 
 
 def test_classifier_head_question():
@@ -259,7 +173,7 @@ def test_step_in_the_url_opens_that_step():
     assert at.radio(key="hand_view").value == "step"
     assert subheaders(at) == ["5. Unnormalised scores ω = q·k"]
     assert not at.expander
-    assert any("8.5808" in c.proto.spec for c in at.get("plotly_chart"))  # the seed's scores
+    assert any("8.5808" in c.proto.spec for c in at.get("plotly_chart"))  # the worked example's scores
 
 
 def test_previous_and_next_step_buttons_move_and_update_the_url():

@@ -70,7 +70,9 @@ def test_grid_has_one_heatmap_per_layer_and_head(layers, heads):
     assert any("key" in t for t in axis_titles(fig, "xaxis"))
     assert "query" in s["layout"]["title"]["text"] and "key" in s["layout"]["title"]["text"]
     titles = [a["text"] for a in s["layout"]["annotations"]]
-    assert titles[0] == "layer 0 · head 0" and titles[-1] == f"layer {layers - 1} · head {heads - 1}"
+    assert titles == [f"head {h}" for h in range(heads)]  # one title per column (heads)
+    rows = [v["title"]["text"] for k, v in s["layout"].items() if k.startswith("yaxis") and v.get("title", {}).get("text")]
+    assert rows == [f"layer {l} · query (row)" for l in range(layers)]  # one per row (layers)
     assert all(a["font"]["size"] >= 12 for a in s["layout"]["annotations"])
     assert "layer 0 · head 0" in s["data"][0]["hovertemplate"]
 
@@ -102,7 +104,7 @@ def test_causal_step_figures_show_masked_cells_blank():
     assert spec(figs["mask"])["data"][0]["text"][0] == ["0", "−∞", "−∞", "−∞"]
     for fig in figs.values():
         assert axis_titles(fig, "yaxis") == ["query (row)"] and axis_titles(fig, "xaxis") == ["key (column)"]
-    assert spec(figs["softmax"])["data"][0]["y"][2] == "2:\n"  # labels are made visible by the caller
+    assert spec(figs["softmax"])["data"][0]["y"][2] == "2:⏎"  # a newline is shown, not drawn as a line break
 
 
 def test_causal_step_figures_only_builds_the_named_steps():

@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 import pytest
 from plotly.subplots import make_subplots
 
-from viz.attention import plot_labels
+from viz.common import plot_labels
 from viz.compare import change_grid, difference_heatmap, distribution_bars, pair_heatmaps
 
 

@@ -9,21 +9,25 @@ import pytest
 import torch
 
 from model.lessons.walkthrough import input_tensor, reshape_steps, walkthrough
-from viz.common import HEAD_COLORS
+from viz.common import HEAD_COLORS, plot_labels, unique_labels
 from viz.matrix import (
     KEY_AXIS,
     QUERY_AXIS,
-    attention_heatmap,
     auto_decimals,
     matrix_frame,
     matrix_heatmap,
-    plot_labels,
     shape_title,
     vector_bar,
 )
 from viz.reshape import head_heatmap, parameter_bar, split_axes, step_figure
 
 torch.set_num_threads(1)
+
+
+def token_matrix(values, tokens, name: str = "weights") -> go.Figure:
+    """A (queries, keys) matrix over tokens, as the hand page draws it."""
+    labels = unique_labels(tokens)
+    return matrix_heatmap(values, labels, labels, name=name, row_title=QUERY_AXIS, col_title=KEY_AXIS)
 
 
 def spec(fig: go.Figure) -> dict:
@@ -41,7 +45,7 @@ def array(value) -> np.ndarray:
 
 def test_attention_heatmap_spec_with_repeated_tokens():
     w = walkthrough("the cat saw the dog")
-    fig = attention_heatmap(w.weights, w.tokens, name="weights")
+    fig = token_matrix(w.weights, w.tokens, name="weights")
     s = spec(fig)
     assert [t["type"] for t in s["data"]] == ["heatmap"]
     trace = s["data"][0]
@@ -56,7 +60,7 @@ def test_attention_heatmap_spec_with_repeated_tokens():
 
 def test_seed_numbers_appear_as_cell_text():
     w = walkthrough()
-    trace = spec(attention_heatmap(w.scores, w.tokens, name="scores"))["data"][0]
+    trace = spec(token_matrix(w.scores, w.tokens, name="scores"))["data"][0]
     assert trace["text"][1] == ["8.5808", "-7.6597", "3.2558", "1.0395", "11.1466", "-0.4800"]
     assert trace["colorscale"] and trace["zmid"] == 0  # signed values: diverging scale centred on 0
 
@@ -90,11 +94,11 @@ def test_matrix_heatmap_rejects_wrong_shapes(values, rows, cols, message):
 
 def test_markup_in_tokens_is_shown_not_interpreted():
     tokens = ["<script>alert(1)</script>", "<b>x</b>", "a&b"]
-    fig = attention_heatmap(np.eye(3), tokens)
+    fig = token_matrix(np.eye(3), tokens)
     y = spec(fig)["data"][0]["y"]
-    assert y == ["0:&lt;script&gt;alert(1)&lt;/script&gt;", "1:&lt;b&gt;x&lt;/b&gt;", "2:a&amp;b"]
+    assert y == ["0:&lt;script&gt;alert(1)&lt;/scr…", "1:&lt;b&gt;x&lt;/b&gt;", "2:a&amp;b"]  # cut at 24 characters
     assert all("<" not in label for label in y)
-    assert plot_labels(["é 😀"]) == ["é 😀"]
+    assert plot_labels(["é 😀"], numbered=False) == ["é 😀"] and plot_labels(["é 😀"]) == ["0:é 😀"]
 
 
 def test_vector_bar_and_frame():

@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from viz.history import training_curves
+from viz.history import metric_name, training_curves
 from viz.profiles import metric_grid, profile_lines
 
 
@@ -53,8 +53,20 @@ def test_training_curves_axes_gaps_and_the_current_epoch() -> None:
     assert (line.x0, line.x1, line.yref) == (3, 3, "y domain") and label.text == "epoch 3"
     assert fig.layout.title.text == "&lt;b&gt;run&lt;/b&gt;"
     many = training_curves(list(range(40)), {"loss": list(np.linspace(2, 1, 40))})
-    assert many.layout.xaxis.dtick is None and not many.layout.shapes and "yaxis2" not in json.dumps(
+    assert many.layout.xaxis.dtick == 4 and not many.layout.shapes and "yaxis2" not in json.dumps(
         many.to_plotly_json()["layout"], default=str
     )
     with pytest.raises(ValueError, match="3 values for 4 epochs"):
         training_curves(epochs, {"loss": [1.0, 2.0, 3.0]})
+
+
+def test_epoch_ticks_are_thinned_and_metrics_named_for_people():
+    epochs = list(range(1, 25))
+    fig = training_curves(epochs, {"train_loss": [1.0 / e for e in epochs]})
+    dtick = fig.layout.xaxis.dtick
+    assert dtick >= 2 and len(epochs) / dtick <= 12  # 24 epochs: at most 12 numbers on the axis
+    assert training_curves([1, 2, 3], {"loss": [1.0, 0.5, 0.2]}).layout.xaxis.dtick == 1
+    assert metric_name("train_loss") == "training loss"
+    assert metric_name("val_bpc") == "validation bits per character"
+    assert metric_name("dev_accuracy") == "dev accuracy" and metric_name("val_bleu") == "validation BLEU"
+    assert metric_name("tokens_per_s") == "tokens per s"

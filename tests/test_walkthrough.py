@@ -1,4 +1,5 @@
-"""The hand-worked example reproduces seed 002, and the reshape steps equal independent references."""
+"""The hand-worked example reproduces Raschka's worked example ("Understanding and coding the
+self-attention mechanism"), and the reshape steps equal independent references."""
 
 import math
 

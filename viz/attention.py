@@ -8,8 +8,6 @@ labels, and shows query, key and weight on hover. Labels are escaped, because pl
 
 from __future__ import annotations
 
-import html
-import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -18,21 +16,30 @@ import plotly.graph_objects as go
 
 from viz.common import (
     COLORSCALE,
+    DIVERGING,
     FONT_SIZE,
-    TITLE_SIZE,
+    axis_titles,
     check_matrix,
     check_stack,
+    escape,
+    full_label_hover,
+    grid_domains,
+    heatmap,
     house_layout,
+    hover_labels,
+    hover_template,
     make_figure,
     margins,
+    number_text,
+    plot_labels,
     text_px,
+    title_px,
     to_numpy,
     unique_labels,
+    z_values,
 )
 
-DIVERGING = "RdBu_r"  # raw scores are signed: blue below zero, red above
 MAX_TEXT_CELLS = 144  # values are printed in the cells up to 12 × 12; beyond, on hover only
-MAX_LABEL = 24  # longer tokens are cut on the axes (the index prefix keeps labels unique)
 VISIBLE_CHARS = {"\n": "⏎", " ": "␣", "\t": "⇥", "\r": "↵"}
 
 
@@ -41,111 +48,26 @@ def visible_chars(chars: Sequence[str]) -> list[str]:
     return ["".join(VISIBLE_CHARS.get(ch, ch) for ch in c) for c in chars]
 
 
-def plot_labels(tokens: Sequence[str]) -> list[str]:
-    """Unique ``"i:token"`` labels, shortened and escaped for plotly (which shows entities as plain text)."""
-    short = [t if len(t) <= MAX_LABEL else t[: MAX_LABEL - 1] + "…" for t in map(str, tokens)]
-    return [_escape(label) for label in unique_labels(short)]
-
-
-def _escape(text: str) -> str:
-    """Caller text (titles, query labels) as plotly shows it literally."""
-    return html.escape(text, quote=False)
-
-
-def _z(m: np.ndarray) -> list:
-    """Plain lists for the figure spec, rounded to 4 decimals; -inf (masked) becomes None, a blank cell."""
-    rows = np.asarray(m, dtype=float).tolist()  # Python floats: ten times faster to round than numpy scalars
-    return [[round(v, 4) if math.isfinite(v) else None for v in row] for row in rows]
-
-
-def _axis_names(query_name: str, key_name: str) -> tuple[str, str]:
-    return f"{query_name} (row)", f"{key_name} (column)"
-
-
-def _hover(query_name: str, key_name: str, value: str = "weight", extra: str = "") -> str:
-    return f"{extra}{query_name}: %{{y}}<br>{key_name}: %{{x}}<br>{value}: %{{z:.4f}}<extra></extra>"
-
-
-def _height(n_rows: int) -> int:
-    return int(min(max(380, 160 + 28 * n_rows), 1000))
-
-
 def _gap(m: np.ndarray) -> int:
     """A 1-pixel gap between the cells of small matrices; none on larger ones, where it doubles the
     browser's drawing time (plotly draws gapped cells one by one)."""
     return 1 if m.size <= MAX_TEXT_CELLS else 0
 
 
-def _cell_text(m: np.ndarray) -> np.ndarray | None:
-    if m.size > MAX_TEXT_CELLS:
-        return None
-    return np.vectorize(lambda v: "" if np.isnan(v) else f"{v:.2f}")(m)
+def _decimals(m: np.ndarray) -> int | None:
+    """Two decimals in the cells of small matrices, hover only beyond."""
+    return 2 if m.size <= MAX_TEXT_CELLS else None
 
 
-def _matrix(weights, query_tokens: Sequence[str], key_tokens: Sequence[str] | None, name: str):
-    key_tokens = query_tokens if key_tokens is None else key_tokens
-    m = check_matrix(weights, query_tokens, key_tokens, name=name)
-    return m, plot_labels(query_tokens), plot_labels(key_tokens)
-
-
-def _single(
-    m: np.ndarray,
-    rows: list[str],
-    cols: list[str],
-    *,
-    title: str,
-    query_name: str,
-    key_name: str,
-    value: str = "weight",
-    colorscale: str = COLORSCALE,
-    zmid: float | None = None,
-    zmin: float | None = None,
-    zmax: float | None = None,
-    text: np.ndarray | None = None,
-    hover: str | None = None,
-    shapes: list[dict] | None = None,
+def _weights(
+    m: np.ndarray, rows: list[str], cols: list[str], *, title: str, query_name: str, key_name: str, **kw
 ) -> go.Figure:
-    """The one heatmap layout every single-matrix figure shares; row 0 at the top."""
-    finite = m[np.isfinite(m)]
-    if zmid is None and zmin is None:
-        zmin = 0.0
-    if zmid is None and zmax is None:
-        zmax = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
-    text = _cell_text(m) if text is None else text
-    trace = dict(
-        type="heatmap",
-        z=_z(m),
-        x=cols,
-        y=rows,
-        colorscale=colorscale,
-        zmid=zmid,
-        zmin=zmin,
-        zmax=zmax,
-        text=text,
-        texttemplate="%{text}" if text is not None else None,
-        textfont=dict(size=max(12, FONT_SIZE - 2)),
-        hovertemplate=hover or _hover(query_name, key_name, value),
-        hoverongaps=False,
-        colorbar=dict(thickness=14, title=dict(text=value)),
-        xgap=_gap(m),
-        ygap=_gap(m),
+    """A (queries, keys) heatmap in this module's style: query/key axis names, 2 decimals in small matrices."""
+    q_title, k_title = axis_titles(query_name, key_name)
+    kw.setdefault("hover", hover_template(query_name, key_name, kw.get("value", "weight")))
+    return heatmap(
+        m, rows, cols, title=title, row_title=q_title, col_title=k_title, decimals=_decimals(m), gap=_gap(m), **kw
     )
-    q_title, k_title = _axis_names(query_name, key_name)
-    angled = len(cols) > 10 or text_px(cols, FONT_SIZE) * len(cols) > 700  # would overlap when level
-    x_labels = text_px(cols, FONT_SIZE) * 0.87 + FONT_SIZE if angled else 1.6 * FONT_SIZE
-    layout = house_layout(title=title, height=_height(len(rows)))
-    layout.update(
-        xaxis=dict(title=dict(text=k_title), type="category", side="top", tickangle=-60 if angled else 0, automargin=False),
-        yaxis=dict(title=dict(text=q_title), type="category", autorange="reversed", automargin=False),
-        margin=margins(l=text_px(rows, FONT_SIZE) + 2.5 * FONT_SIZE + 10, t=_title_px(title) + x_labels + 2.5 * FONT_SIZE),
-        shapes=shapes,
-    )
-    return make_figure([trace], layout)
-
-
-def _title_px(title: str | None) -> float:
-    """Room for a figure title of up to two lines (long titles wrap in narrow columns)."""
-    return 2.4 * TITLE_SIZE + 16 if title else 10
 
 
 def attention_heatmap(
@@ -157,18 +79,31 @@ def attention_heatmap(
     query_name: str = "query",
     key_name: str = "key",
     highlight_row: int | None = None,
+    value: str = "weight",
+    colorscale: str = COLORSCALE,
+    zmid: float | None = None,
+    zmin: float | None = None,
+    zmax: float | None = None,
 ) -> go.Figure:
-    """One head's ``(queries, keys)`` weights; ``key_tokens`` default to the query tokens.
+    """One ``(queries, keys)`` matrix over tokens, by default one head's weights; ``key_tokens``
+    default to the query tokens.
 
     ``query_name``/``key_name`` name the axes (e.g. ``"query = English"``); ``highlight_row``
-    draws a frame around one query's row.
+    draws a frame around one query's row; ``value`` names what the cells hold, and
+    ``colorscale``/``zmid``/``zmin``/``zmax`` colour signed values (e.g. a difference).
     """
-    m, rows, cols = _matrix(weights, query_tokens, key_tokens, "attention weights")
+    key_tokens = query_tokens if key_tokens is None else key_tokens
+    m = check_matrix(weights, query_tokens, key_tokens, name="attention weights" if value == "weight" else value)
+    rows, cols = plot_labels(query_tokens), plot_labels(key_tokens)
     shapes = None
     if highlight_row is not None and 0 <= highlight_row < len(rows):
         frame = dict(type="rect", xref="x", yref="y", x0=-0.5, x1=len(cols) - 0.5, line=dict(color="#D55E00", width=3))
         shapes = [frame | dict(y0=highlight_row - 0.5, y1=highlight_row + 0.5)]
-    return _single(m, rows, cols, title=_escape(title), query_name=query_name, key_name=key_name, shapes=shapes)
+    return _weights(
+        m, rows, cols, title=escape(title), query_name=query_name, key_name=key_name, shapes=shapes, value=value,
+        colorscale=colorscale, zmid=zmid, zmin=zmin, zmax=zmax,
+        full_rows=hover_labels(query_tokens), full_cols=hover_labels(key_tokens),
+    )  # fmt: skip
 
 
 def mean_heads_heatmap(
@@ -193,10 +128,7 @@ def mean_heads_heatmap(
     )
 
 
-def _grid_domains(n: int, spacing: float) -> list[tuple[float, float]]:
-    """``n`` equal spans of [0, 1] with ``spacing`` between them, as plotly's make_subplots lays them out."""
-    size = (1 - spacing * (n - 1)) / n
-    return [(round(i * (size + spacing), 6), min(1.0, round(i * (size + spacing) + size, 6))) for i in range(n)]
+GRID_WIDTH = 1200  # the width a full-width grid gets on a wide page, to size its rows from
 
 
 def head_grid(
@@ -208,11 +140,13 @@ def head_grid(
     query_name: str = "query",
     key_name: str = "key",
 ) -> go.Figure:
-    """A grid of heatmaps, one per layer (rows of the grid) and head (columns), sharing one colour scale.
+    """A grid of heatmaps, layers as rows and heads as columns, sharing one colour scale.
 
-    ``weights`` is ``(layers, heads, queries, keys)``. Tick labels appear on the outer plots only.
-    The spec is written out in one piece rather than through make_subplots and per-axis updates,
-    which took ten times longer for a 3 × 8 grid and sat on every page rerun.
+    ``weights`` is ``(layers, heads, queries, keys)``. Each column is titled once ("head h") and
+    each row on its left axis ("layer l · query (row)"), so titles never crowd small plots; tick
+    labels appear on the outer plots only, and the rows are as tall as the cells are wide on a
+    full-width page. The spec is written out in one piece rather than through make_subplots and
+    per-axis updates, which took ten times longer for a 3 × 8 grid and sat on every page rerun.
     """
     w = check_stack(weights, ndim=4, name="attention (layers, heads, queries, keys)")
     L, H, Tq, Tk = w.shape
@@ -221,19 +155,21 @@ def head_grid(
     key_tokens = query_tokens if key_tokens is None else key_tokens
     check_matrix(w[0, 0], query_tokens, key_tokens, name="attention")
     rows, cols = plot_labels(query_tokens), plot_labels(key_tokens)
-    q_title, k_title = _axis_names(query_name, key_name)
-    x_spans = _grid_domains(H, min(0.04, 0.3 / H))
-    y_spans = _grid_domains(L, min(0.08, 0.4 / L))[::-1]  # layer 0 at the top
+    full_rows, full_cols = hover_labels(query_tokens), hover_labels(key_tokens)
+    q_title, k_title = axis_titles(query_name, key_name)
+    x_spans = grid_domains(H, min(0.04, 0.3 / H))
+    y_spans = grid_domains(L, min(0.08, 0.4 / L))[::-1]  # layer 0 at the top
     tick = dict(size=12)
     traces, layout, annotations = [], {}, []
     for l in range(L):
         for h in range(H):
             i = l * H + h + 1
             suffix = "" if i == 1 else str(i)
+            hover = hover_template(query_name, key_name, extra=f"layer {l} · head {h}<br>")
+            customdata, hover = full_label_hover(rows, cols, full_rows, full_cols, hover)
             traces.append(dict(
-                type="heatmap", z=_z(w[l, h]), x=cols, y=rows, xaxis=f"x{suffix}", yaxis=f"y{suffix}",
-                coloraxis="coloraxis", xgap=_gap(w[l, h]), ygap=_gap(w[l, h]),
-                hovertemplate=_hover(query_name, key_name, extra=f"layer {l} · head {h}<br>"),
+                type="heatmap", z=z_values(w[l, h]), x=cols, y=rows, xaxis=f"x{suffix}", yaxis=f"y{suffix}",
+                coloraxis="coloraxis", xgap=_gap(w[l, h]), ygap=_gap(w[l, h]), hovertemplate=hover, customdata=customdata,
             ))  # fmt: skip
             bottom, left = l == L - 1, h == 0
             layout[f"xaxis{suffix}"] = dict(
@@ -242,25 +178,24 @@ def head_grid(
             )  # fmt: skip
             layout[f"yaxis{suffix}"] = dict(
                 domain=y_spans[l], anchor=f"x{suffix}", type="category", tickfont=tick, showticklabels=left, automargin=False,
-                autorange="reversed", title=dict(text=q_title if left else None),
+                autorange="reversed", title=dict(text=f"layer {l} · {q_title}" if left else None),
             )  # fmt: skip
-            annotations.append(dict(
-                text=f"layer {l} · head {h}", x=sum(x_spans[h]) / 2, y=y_spans[l][1], xref="paper", yref="paper",
-                xanchor="center", yanchor="bottom", showarrow=False, font=dict(size=FONT_SIZE),
-            ))  # fmt: skip
+    for h in range(H):  # one title per column, above the first row
+        annotations.append(dict(
+            text=f"head {h}", x=sum(x_spans[h]) / 2, y=y_spans[0][1], xref="paper", yref="paper",
+            xanchor="center", yanchor="bottom", showarrow=False, font=dict(size=FONT_SIZE),
+        ))  # fmt: skip
     zmax = float(w.max()) if w.size and w.max() > 0 else 1.0
-    row_px = int(min(max(200, 120 + 10 * Tq), 420))
-    full_title = f"{_escape(title)} · rows: {q_title}, columns: {k_title}"
+    left_px = text_px(rows, tick["size"]) + 2.5 * FONT_SIZE + 10
+    plot_px = (GRID_WIDTH - left_px - 100) / H * (1 - min(0.04, 0.3 / H))  # one plot's width
+    row_px = int(min(max(150, plot_px * Tq / max(Tk, 1) + 30), 420))  # square cells, within reason
+    full_title = f"{escape(title)} · rows: {q_title}, columns: {k_title}"
     x_labels = text_px(cols, tick["size"]) * 0.87 if Tk > 6 else 1.6 * tick["size"]
     layout.update(
-        house_layout(title=full_title, height=120 + L * row_px),
+        house_layout(title=full_title, height=int(title_px(full_title) + 1.6 * FONT_SIZE + x_labels + 2.5 * FONT_SIZE + L * row_px)),
         annotations=annotations,
         coloraxis=dict(colorscale=COLORSCALE, cmin=0.0, cmax=zmax, colorbar=dict(title=dict(text="weight"))),
-        margin=margins(
-            l=text_px(rows, tick["size"]) + 2.5 * FONT_SIZE + 10,
-            t=_title_px(full_title) + 1.6 * FONT_SIZE,
-            b=x_labels + 2.5 * FONT_SIZE,
-        ),
+        margin=margins(l=left_px, t=title_px(full_title) + 1.6 * FONT_SIZE, b=x_labels + 2.5 * FONT_SIZE),
     )
     return make_figure(traces, layout)
 
@@ -291,26 +226,26 @@ def causal_step_figures(
 
     def masked_figure() -> go.Figure:
         blank = np.where(np.isfinite(mk), mk, np.nan)
-        text = np.where(np.isfinite(mk), np.vectorize(lambda v: f"{v:.2f}")(blank), "") if small else None
-        return _single(
+        text = np.where(np.isfinite(mk), np.vectorize(lambda v: number_text(v, 2))(blank), "") if small else None
+        return _weights(
             mk, labels, labels, title="3. masked scores: the future (−∞) is blank", value="score",
             colorscale=DIVERGING, zmid=0.0, zmin=-bound, zmax=bound, text=text, **kw,
         )
 
     build = {
-        "scores": lambda: _single(
+        "scores": lambda: _weights(
             s, labels, labels, title="1. scores q·k / √s (nothing hidden yet)", value="score",
             colorscale=DIVERGING, zmid=0.0, zmin=-bound, zmax=bound, **kw,
         ),
-        "mask": lambda: _single(
+        "mask": lambda: _weights(
             allowed.astype(float), labels, labels,
             title="2. causal mask: add 0 where the key is this character or earlier, −∞ for the future",
             value="may attend", colorscale=[[0, "#FFFFFF"], [1, "#999999"]], zmin=0.0, zmax=1.0,
-            text=np.where(allowed, "0", "−∞") if small else None, hover=_hover("query", "key", "may attend (1 = yes)"),
+            text=np.where(allowed, "0", "−∞") if small else None, hover=hover_template("query", "key", "may attend (1 = yes)"),
             **kw,
         ),
         "masked": masked_figure,
-        "softmax": lambda: _single(
+        "softmax": lambda: _weights(
             w, labels, labels, title="4. softmax of each row: weights ≥ 0, summing to 1, zero for the future",
             **kw,
         ),
@@ -334,19 +269,19 @@ def query_bar(
     if len(key_tokens) != v.shape[0]:
         raise ValueError(f"the query has {v.shape[0]} weights but {len(key_tokens)} key tokens were given")
     labels = plot_labels(key_tokens)
-    query = _escape(query_label)
+    query = escape(query_label)
     bar = dict(
         type="bar",
         x=labels,
         y=[round(float(x), 4) for x in v],
-        text=[f"{x:.2f}" for x in v] if len(v) <= 40 else None,
+        text=[number_text(x, 2) for x in v] if len(v) <= 40 else None,
         textposition="outside",
         textfont=dict(size=12),
         marker=dict(color=color),
         hovertemplate=f"query: {query}<br>{key_name}: %{{x}}<br>weight: %{{y:.4f}}<extra></extra>",
         cliponaxis=False,
     )
-    layout = house_layout(title=_escape(title) if title else f"what query {query} attended to", height=400)
+    layout = house_layout(title=escape(title) if title else f"what query {query} attended to", height=400)
     layout.update(
         xaxis=dict(title=dict(text=f"{key_name} (x axis)"), type="category", tickangle=0 if len(v) <= 10 else -60),
         yaxis=dict(title=dict(text=f"weight from query {query}"), rangemode="tozero"),
@@ -363,12 +298,12 @@ def heads_heatmap(
         raise ValueError(f"the weights have {w.shape[1]} keys but {len(key_tokens)} key tokens were given")
     m = np.vstack([w, w.mean(axis=0, keepdims=True)])
     rows = [f"head {h}" for h in range(w.shape[0])] + ["mean"]
-    query = _escape(query_label)
-    fig = _single(
+    query = escape(query_label)
+    fig = _weights(
         m,
         rows,
         plot_labels(key_tokens),
-        title=_escape(title) if title else f"query {query}: one row per head",
+        title=escape(title) if title else f"query {query}: one row per head",
         query_name=f"head (query {query})",
         key_name=key_name,
     )

@@ -7,20 +7,30 @@ unique ``"i:token"`` strings and every caller text is escaped, because plotly re
 
 from __future__ import annotations
 
-import html
 from collections.abc import Collection, Mapping, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.attention import DIVERGING, _axis_names, _grid_domains, _hover, _single, _z, plot_labels
-from viz.common import COLORSCALE, FONT_SIZE, check_matrix, check_stack, house_layout, make_figure
+from viz.attention import attention_heatmap
+from viz.common import (
+    COLORSCALE,
+    DIVERGING,
+    FONT_SIZE,
+    axis_titles,
+    check_matrix,
+    check_stack,
+    escape,
+    grid_domains,
+    house_layout,
+    hover_template,
+    make_figure,
+    number_text,
+    plot_labels,
+    z_values,
+)
 
 PAIR_COLORS = ("#0072B2", "#E69F00")  # A / before, B / after (Okabe-Ito, colour-blind safe)
-
-
-def _escape(text: str) -> str:
-    return html.escape(text, quote=False)
 
 
 def difference_heatmap(
@@ -42,19 +52,10 @@ def difference_heatmap(
     m = check_matrix(diff, query_tokens, key_tokens, name="difference")
     finite = np.abs(m[np.isfinite(m)])
     bound = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
-    return _single(
-        m,
-        plot_labels(query_tokens),
-        plot_labels(key_tokens),
-        title=_escape(title),
-        query_name=query_name,
-        key_name=key_name,
-        value=value,
-        colorscale=DIVERGING,
-        zmid=0.0,
-        zmin=-bound,
-        zmax=bound,
-    )
+    return attention_heatmap(
+        m, query_tokens, key_tokens, title=title, query_name=query_name, key_name=key_name, value=value,
+        colorscale=DIVERGING, zmid=0.0, zmin=-bound, zmax=bound,
+    )  # fmt: skip
 
 
 def pair_heatmaps(
@@ -75,15 +76,15 @@ def pair_heatmaps(
     """
     ma = check_matrix(a, *a_tokens, name=f"{names[0]} weights")
     mb = check_matrix(b, *b_tokens, name=f"{names[1]} weights")
-    q_title, k_title = _axis_names(query_name, key_name)
+    q_title, k_title = axis_titles(query_name, key_name)
     wide = max(ma.shape[1], mb.shape[1]) > 8
-    spans = _grid_domains(2, 0.12)  # what make_subplots(1, 2, horizontal_spacing=0.12) lays out
+    spans = grid_domains(2, 0.12)  # what make_subplots(1, 2, horizontal_spacing=0.12) lays out
     traces, layout, annotations = [], {}, []
     for i, (m, (rows, cols), name) in enumerate(zip((ma, mb), (a_tokens, b_tokens), names)):
         suffix = "" if i == 0 else "2"
         traces.append(dict(
-            type="heatmap", z=_z(m), x=plot_labels(cols), y=plot_labels(rows), xaxis=f"x{suffix}", yaxis=f"y{suffix}",
-            coloraxis="coloraxis", hovertemplate=_hover(query_name, key_name, extra=f"{_escape(name)}<br>"), xgap=1, ygap=1,
+            type="heatmap", z=z_values(m), x=plot_labels(cols), y=plot_labels(rows), xaxis=f"x{suffix}", yaxis=f"y{suffix}",
+            coloraxis="coloraxis", hovertemplate=hover_template(query_name, key_name, extra=f"{escape(name)}<br>"), xgap=1, ygap=1,
         ))  # fmt: skip
         layout[f"xaxis{suffix}"] = dict(
             domain=spans[i], anchor=f"y{suffix}", type="category", title=dict(text=k_title), tickangle=-60 if wide else 0
@@ -93,14 +94,14 @@ def pair_heatmaps(
             title=dict(text=q_title if i == 0 else None),
         )  # fmt: skip
         annotations.append(dict(
-            text=_escape(name), x=sum(spans[i]) / 2, y=1.0, xref="paper", yref="paper", xanchor="center",
+            text=escape(name), x=sum(spans[i]) / 2, y=1.0, xref="paper", yref="paper", xanchor="center",
             yanchor="bottom", showarrow=False, font=dict(size=FONT_SIZE),
         ))  # fmt: skip
     both = np.concatenate([ma[np.isfinite(ma)], mb[np.isfinite(mb)]])
     zmax = float(both.max()) if both.size and both.max() > 0 else 1.0
     n = max(ma.shape[0], mb.shape[0])
     layout.update(
-        house_layout(title=_escape(title), height=int(min(max(400, 180 + 28 * n), 1000))),
+        house_layout(title=escape(title), height=int(min(max(400, 180 + 28 * n), 1000))),
         annotations=annotations,
         coloraxis=dict(colorscale=COLORSCALE, cmin=0.0, cmax=zmax, colorbar=dict(title=dict(text="weight"))),
     )
@@ -126,10 +127,10 @@ def distribution_bars(
         raise ValueError("both distributions are empty; give at least one outcome")
     if top:  # the likeliest first; without ``top`` the outcomes keep their given order (e.g. classes)
         keys = sorted(keys, key=lambda k: -max(a.get(k, 0.0), b.get(k, 0.0)))[:top]
-    labels = [_escape(str(k)) for k in keys]
+    labels = [escape(str(k)) for k in keys]
     pa, pb = [float(a.get(k, 0.0)) for k in keys], [float(b.get(k, 0.0)) for k in keys]
     delta = [y - x for x, y in zip(pa, pb)]
-    n0, n1 = (_escape(n) for n in names)
+    n0, n1 = (escape(n) for n in names)
     traces = [
         dict(
             type="bar", name=name, x=labels, y=[round(p, 4) for p in probs], marker=dict(color=color),
@@ -139,11 +140,11 @@ def distribution_bars(
         )  # fmt: skip
         for name, probs, color in ((n0, pa, PAIR_COLORS[0]), (n1, pb, PAIR_COLORS[1]))
     ]
-    layout = house_layout(title=_escape(title), height=420)
+    layout = house_layout(title=escape(title), height=420)
     layout.update(
         barmode="group",
         legend=dict(orientation="h", yanchor="bottom", y=1.0, x=1.0, xanchor="right"),
-        xaxis=dict(title=dict(text=_escape(x_title)), type="category"),
+        xaxis=dict(title=dict(text=escape(x_title)), type="category"),
         yaxis=dict(title=dict(text="probability"), rangemode="tozero", range=[0, max(max(pa), max(pb), 0.05) * 1.2]),
     )
     return make_figure(traces, layout)
@@ -159,15 +160,15 @@ def change_grid(
     """A ``(layers, heads)`` summary of attention change; heads in ``off`` (layer, head) are marked "off"."""
     m = check_stack(change, ndim=2, name="change per head (layers, heads)")
     L, H = m.shape
-    text = [["off" if (l, h) in off else f"{m[l, h]:.2f}" for h in range(H)] for l in range(L)]
+    text = [["off" if (l, h) in off else number_text(m[l, h], 2) for h in range(H)] for l in range(L)]
     trace = dict(
-        type="heatmap", z=_z(m), x=[f"head {h}" for h in range(H)], y=[f"layer {l}" for l in range(L)],
+        type="heatmap", z=z_values(m), x=[f"head {h}" for h in range(H)], y=[f"layer {l}" for l in range(L)],
         colorscale="Oranges", zmin=0.0, zmax=max(float(m.max()) if m.size else 0.0, 1e-6), text=text,
         texttemplate="%{text}", textfont=dict(size=max(12, FONT_SIZE - 2)),
         hovertemplate=f"%{{y}} · %{{x}}<br>{value}: %{{z:.4f}}<extra></extra>",
-        colorbar=dict(thickness=14, title=dict(text=_escape(value))), xgap=2, ygap=2,
+        colorbar=dict(thickness=14, title=dict(text=escape(value))), xgap=2, ygap=2,
     )  # fmt: skip
-    layout = house_layout(title=_escape(title), height=int(min(max(260, 120 + 48 * L), 700)))
+    layout = house_layout(title=escape(title), height=int(min(max(260, 120 + 48 * L), 700)))
     layout.update(
         xaxis=dict(title=dict(text="head (column)"), type="category", side="top"),
         yaxis=dict(title=dict(text="layer (row)"), type="category", autorange="reversed"),

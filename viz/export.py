@@ -23,6 +23,17 @@ footer { margin-top: 3rem; color: #666; font-size: 0.9rem; }
 """
 
 
+def _fit_margins(fig: go.Figure) -> go.Figure:
+    """A copy whose axes make room for their labels and titles. The app sets margins from estimated
+    label widths (measuring costs a redraw on every rerun there); the exported page draws in the
+    browser's own fonts, often wider, which cut the y-axis title off. A file is drawn once, so it
+    can afford plotly's measuring."""
+    out = go.Figure(fig)
+    out.update_xaxes(automargin=True)
+    out.update_yaxes(automargin=True)
+    return out
+
+
 def figures_to_html(figs: Sequence[go.Figure], title: str, notes: str = "") -> str:
     """One self-contained HTML document with ``figs`` in order under ``title`` and ``notes``.
 
@@ -34,7 +45,7 @@ def figures_to_html(figs: Sequence[go.Figure], title: str, notes: str = "") -> s
     for i, fig in enumerate(figs):
         if not isinstance(fig, go.Figure):
             raise ValueError(f"item {i} is a {type(fig).__name__}, not a plotly Figure")
-        div = fig.to_html(
+        div = _fit_margins(fig).to_html(
             full_html=False,
             include_plotlyjs=i == 0,  # the ~4.8 MB bundle once, inline; later figures reuse it
             include_mathjax=False,

@@ -11,6 +11,22 @@ import plotly.graph_objects as go
 from viz.common import HEAD_COLORS, house_layout, make_figure
 
 LOSS_COLOR, METRIC_COLORS = "#0072B2", HEAD_COLORS
+MAX_TICKS = 12  # more epoch numbers than this collide on a narrow axis
+SPLITS = {"train": "training", "val": "validation", "dev": "dev", "test": "test"}
+MEASURES = {"loss": "loss", "bpc": "bits per character", "accuracy": "accuracy", "bleu": "BLEU", "sacrebleu": "sacreBLEU"}
+
+
+def metric_name(raw: str) -> str:
+    """A metric's name for people: ``"val_bpc"`` -> ``"validation bits per character"``."""
+    split, _, measure = raw.partition("_")
+    if split in SPLITS and measure:
+        return f"{SPLITS[split]} {MEASURES.get(measure, measure.replace('_', ' '))}"
+    return MEASURES.get(raw, raw.replace("_", " "))
+
+
+def epoch_dtick(n_epochs: int) -> int:
+    """A tick step that keeps at most :data:`MAX_TICKS` epoch numbers on the axis."""
+    return max(1, math.ceil(n_epochs / MAX_TICKS))
 
 
 def training_curves(
@@ -47,7 +63,7 @@ def training_curves(
     layout = house_layout(title=html.escape(title, quote=False), height=460)
     layout["margin"]["b"] = 90
     layout.update(
-        xaxis=dict(title=dict(text="epoch"), dtick=1 if len(epochs) <= 30 else None),
+        xaxis=dict(title=dict(text="epoch"), dtick=epoch_dtick(len(epochs))),
         yaxis=dict(title=dict(text=", ".join(left) or "value")),
         legend=dict(orientation="h", yanchor="top", y=-0.2, x=0),
     )
@@ -56,6 +72,7 @@ def training_curves(
     if epoch_range is not None:
         lo, hi = epoch_range
         layout["xaxis"]["range"] = [lo - 0.5, hi + 0.5]
+        layout["xaxis"]["dtick"] = epoch_dtick(max(len(epochs), int(hi - lo) + 1))
     if current_epoch is not None:  # what fig.add_vline(..., annotation_position="top") writes, without its cost
         line = dict(xref="x", yref="y domain", x0=current_epoch, x1=current_epoch, y0=0, y1=1)
         layout["shapes"] = [dict(type="line", line=dict(color="#D55E00", width=3, dash="dash"), **line)]

@@ -6,8 +6,6 @@ while they fit, and names both axes (query rows, key columns where that applies)
 
 from __future__ import annotations
 
-import html
-import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -16,33 +14,21 @@ import plotly.graph_objects as go
 
 from viz.common import (
     COLORSCALE,
+    DIVERGING,
     FONT_SIZE,
-    TITLE_SIZE,
     check_matrix,
+    heatmap,
+    heatmap_height,
     house_layout,
+    hover_labels,
     make_figure,
-    margins,
-    text_px,
+    number_text,
+    plot_labels,
     to_numpy,
-    unique_labels,
 )
 
 QUERY_AXIS, KEY_AXIS = "query (row)", "key (column)"
-DIVERGING = "RdBu_r"  # for signed values: blue below zero, red above, white at zero
 MAX_TEXT_ROWS, MAX_TEXT_COLS = 45, 32  # beyond these, values only appear on hover
-
-
-def plot_labels(labels: Sequence[str]) -> list[str]:
-    """Labels safe for plotly, which reads ``<b>``, ``<a href>`` and friends in text as markup.
-
-    ``&``, ``<`` and ``>`` become entities, which plotly shows as the plain characters.
-    """
-    return [html.escape(str(label), quote=False) for label in labels]
-
-
-def token_labels(tokens: Sequence[str]) -> list[str]:
-    """Unique ``"i:token"`` labels, escaped for plotly."""
-    return plot_labels(unique_labels(tokens))
 
 
 def index_labels(n: int, prefix: str = "") -> list[str]:
@@ -64,31 +50,6 @@ def auto_decimals(n_rows: int, n_cols: int) -> int | None:
     return 2 if n_cols <= 20 else 1
 
 
-def cell_text(values: np.ndarray, decimals: int | None) -> np.ndarray | None:
-    if decimals is None:
-        return None
-    return np.vectorize(lambda v: f"{v:.{decimals}f}")(values) if values.size else values.astype(str)
-
-
-def _height(n_rows: int) -> int:
-    return int(min(max(260, 130 + 26 * n_rows), 1100))
-
-
-def top_axis_layout(layout: dict, rows: Sequence[str], cols: Sequence[str]) -> dict:
-    """``layout`` (with its title, x axis and y axis) given room above the plot for the title and,
-    under it, the column ticks and axis title; margins are set from the labels (see
-    :func:`viz.common.margins`). Returns ``layout``."""
-    title = layout.get("title")
-    layout["title"] = (title or {}) | dict(y=1, yref="container", yanchor="top", pad=dict(t=12))
-    angle = abs(layout.get("xaxis", {}).get("tickangle") or 0)
-    x_labels = text_px(cols, FONT_SIZE) * math.sin(math.radians(angle)) + FONT_SIZE if angle else 1.6 * FONT_SIZE
-    title_px = 2.4 * TITLE_SIZE + 16 if title and title.get("text") else 10
-    for axis in ("xaxis", "yaxis"):
-        layout[axis] = layout.get(axis, {}) | dict(automargin=False)
-    layout["margin"] = margins(l=text_px(rows, FONT_SIZE) + 2.5 * FONT_SIZE + 10, t=title_px + x_labels + 2.5 * FONT_SIZE)
-    return layout
-
-
 def matrix_heatmap(
     values,
     rows: Sequence[str] | None = None,
@@ -106,54 +67,29 @@ def matrix_heatmap(
     of the tensor it was flattened from) in the title.
 
     ``rows``/``cols`` are axis labels (default: indices); they are escaped for plotly and must be
-    unique (use :func:`token_labels` for tokens). ``signed`` picks a diverging colour scale centred
+    unique (number tokens with :func:`viz.common.unique_labels`). ``signed`` picks a diverging colour scale centred
     on zero (default: when the matrix has negative values). Row 0 is at the top, as when printed.
     """
     m = check_matrix(values, rows, cols, name=name)
     n_rows, n_cols = m.shape
-    rows = plot_labels(rows) if rows is not None else index_labels(n_rows)
-    cols = plot_labels(cols) if cols is not None else index_labels(n_cols)
+    full_rows = hover_labels(rows, numbered=False) if rows is not None else None
+    full_cols = hover_labels(cols, numbered=False) if cols is not None else None
+    rows = plot_labels(rows, numbered=False) if rows is not None else index_labels(n_rows)
+    cols = plot_labels(cols, numbered=False) if cols is not None else index_labels(n_cols)
     for axis, labels in (("row", rows), ("column", cols)):
         if len(set(labels)) != len(labels):
             raise ValueError(f"{name}: {axis} labels must be unique; number repeated tokens, e.g. with unique_labels")
     if decimals == "auto":
         decimals = auto_decimals(n_rows, n_cols)
     signed = bool((m < 0).any()) if signed is None else signed
-    zmax = float(np.abs(m).max()) if m.size else 1.0
-    text = cell_text(m, decimals)
-    trace = dict(
-        type="heatmap",
-        z=m,
-        x=cols,
-        y=rows,
-        colorscale=colorscale or (DIVERGING if signed else COLORSCALE),
-        zmid=0 if signed else None,
-        zmin=None if signed else min(0.0, float(m.min()) if m.size else 0.0),
-        zmax=zmax if not signed else None,
-        text=text,
-        texttemplate="%{text}" if text is not None else None,
-        textfont=dict(size=max(12, FONT_SIZE - 2)),
-        hovertemplate=f"{row_title}: %{{y}}<br>{col_title}: %{{x}}<br>value: %{{z:.4f}}<extra></extra>",
-        colorbar=dict(thickness=14),
-        xgap=1,
-        ygap=1,
-    )
-    layout = house_layout(title=shape_title(name, shape or m.shape), height=_height(n_rows))
-    layout.update(
-        xaxis=dict(title=dict(text=col_title), type="category", side="top", tickangle=0 if n_cols <= 12 else -45),
-        yaxis=dict(title=dict(text=row_title), type="category", autorange="reversed"),
-    )
-    return make_figure([trace], top_axis_layout(layout, rows, cols))
-
-
-def attention_heatmap(
-    values, tokens: Sequence[str], *, name: str = "weights", decimals: int | None | str = "auto"
-) -> go.Figure:
-    """A (queries × keys) matrix over one token list: rows are queries, columns are keys."""
-    labels = unique_labels(tokens)
-    return matrix_heatmap(
-        values, labels, labels, name=name, row_title=QUERY_AXIS, col_title=KEY_AXIS, decimals=decimals
-    )
+    return heatmap(
+        m, rows, cols, title=shape_title(name, shape or m.shape), row_title=row_title, col_title=col_title,
+        value="value", colorscale=colorscale or (DIVERGING if signed else COLORSCALE), colorbar_title=False,
+        zmid=0 if signed else None, zmin=None if signed else min(0.0, float(m.min()) if m.size else 0.0),
+        zmax=None if signed else (float(np.abs(m).max()) if m.size else 1.0), decimals=decimals,
+        tickangle=0 if n_cols <= 12 else -45, height=heatmap_height(n_rows, base=130, row_px=26, min_px=260, max_px=1100),
+        full_rows=full_rows, full_cols=full_cols,
+    )  # fmt: skip
 
 
 def vector_bar(
@@ -174,12 +110,12 @@ def vector_bar(
         raise ValueError(f"{name} must be 1-D; got shape {v.shape}. Pick one row first.")
     if labels is not None and len(labels) != v.shape[0]:
         raise ValueError(f"{name} has {v.shape[0]} values but {len(labels)} labels were given")
-    labels = plot_labels(labels) if labels is not None else index_labels(v.shape[0])
+    labels = plot_labels(labels, numbered=False) if labels is not None else index_labels(v.shape[0])
     bar = dict(
         type="bar",
         x=labels,
         y=v,
-        text=[f"{x:.{decimals}f}" for x in v] if len(v) <= max_text else None,
+        text=[number_text(x, decimals) for x in v] if len(v) <= max_text else None,
         textposition="outside",
         textfont=dict(size=max(12, FONT_SIZE - 2)),
         marker=dict(color=color or "#0072B2"),

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.common import COLORSCALE, FONT_SIZE, HEAD_COLORS, check_stack, house_layout, make_figure
+from viz.common import COLORSCALE, FONT_SIZE, HEAD_COLORS, check_stack, house_layout, make_figure, number_text
 
 LAYER_AXIS, HEAD_AXIS = "layer (row)", "head (column)"
 
@@ -40,7 +40,7 @@ def metric_grid(
     if not L or not H:
         raise ValueError(f"{metric} has {L} layers and {H} heads; the grid needs at least one of each")
     z = [[round(float(x), 4) if np.isfinite(x) else None for x in row] for row in v]
-    text = [["" if x is None else f"{x:.2f}" for x in row] for row in z]
+    text = [["" if x is None else number_text(x, 2) for x in row] for row in z]
     name = html.escape(metric, quote=False)
     trace = dict(
         type="heatmap", z=z, x=[f"head {h}" for h in range(H)], y=[f"layer {l}" for l in range(L)], text=text,

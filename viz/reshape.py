@@ -14,8 +14,19 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.common import FONT_SIZE, HEAD_COLORS, base_layout, house_layout, make_figure, to_numpy, unique_labels
-from viz.matrix import KEY_AXIS, QUERY_AXIS, matrix_heatmap, plot_labels, shape_title, top_axis_layout
+from viz.common import (
+    FONT_SIZE,
+    HEAD_COLORS,
+    base_layout,
+    house_layout,
+    make_figure,
+    number_text,
+    plot_labels,
+    to_numpy,
+    top_axis_layout,
+    unique_labels,
+)
+from viz.matrix import KEY_AXIS, QUERY_AXIS, matrix_heatmap, shape_title
 
 NO_HEAD_COLOR = "#D9D9D9"
 
@@ -90,13 +101,13 @@ def head_heatmap(
     scale = [[pos, c] for i, c in enumerate(colors) for pos in (i / n, (i + 1) / n)]
     names = (["no single head"] if has_none else []) + [f"head {i}" for i in range(heads)]
     decimals = text_decimals(*v.shape)
-    text = np.vectorize(lambda x: f"{x:.{decimals}f}")(v) if decimals is not None else None
+    text = np.vectorize(lambda x: number_text(x, decimals))(v) if decimals is not None else None
     custom = np.dstack([v, np.asarray(names, dtype=object)[z]])
     heatmap = dict(
         type="heatmap",
         z=z,
-        x=plot_labels(cols),
-        y=plot_labels(rows),
+        x=plot_labels(cols, numbered=False),
+        y=plot_labels(rows, numbered=False),
         zmin=-0.5,
         zmax=n - 0.5,
         colorscale=scale,

@@ -1,8 +1,9 @@
-"""The hand-worked example of seed 002 on any sentence, the weight-free attention of seed 001, and
+"""The worked example of Sebastian Raschka's blog post "Understanding and coding the self-attention
+mechanism" on any sentence, the weight-free attention of Peter Bloem's "Transformers from scratch", and
 every step of the batched multi-head reshape, recorded for display.
 
 All randomness comes from a local ``torch.Generator``: the global RNG, which the app shares between
-sessions, is never touched, yet the numbers equal the seed notebook's ``torch.manual_seed`` ones.
+sessions, is never touched, yet the numbers equal the ``torch.manual_seed`` ones the post prints.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ MAX_SIZE = 512  # upper bound for every width; the walk-through is for looking a
 
 
 def notebook_tokens(sentence: str) -> list[str]:
-    """Tokens as seed 002 makes them: commas dropped, split on whitespace, case kept."""
+    """Tokens as Raschka's worked example makes them: commas dropped, split on whitespace, case kept."""
     return sentence.replace(",", "").split()
 
 
@@ -66,13 +67,13 @@ def embed_tokens(tokens: list[str], d: int, generator: torch.Generator) -> tuple
 
 
 def _draw_projections(g: torch.Generator, d: int, d_q: int, d_k: int, d_v: int) -> tuple[Tensor, Tensor, Tensor]:
-    # uniform [0, 1) like torch.rand, in the seed's order: queries, keys, values
+    # uniform [0, 1) like torch.rand, in the worked example's order: queries, keys, values
     return torch.rand(d_q, d, generator=g), torch.rand(d_k, d, generator=g), torch.rand(d_v, d, generator=g)
 
 
 @dataclass(frozen=True, eq=False)
 class Walkthrough:
-    """Every intermediate of one attention head on one sentence (seed 002's names and shapes).
+    """Every intermediate of one attention head on one sentence (the worked example's names and shapes).
 
     ``scores`` are unnormalised ``q_i · k_j``; ``weights`` are ``softmax(scores / sqrt(d_k))`` per
     row (query ``i`` attends to key ``j``); ``context`` row ``i`` is ``weights[i] @ values``.
@@ -117,7 +118,7 @@ class MultiHeadWalkthrough:
 
 
 def _attend_by_hand(base: dict, x: Tensor, w_q: Tensor, w_k: Tensor, w_v: Tensor, dropped: int) -> Walkthrough:
-    queries, keys, values = x @ w_q.T, x @ w_k.T, x @ w_v.T  # seed 002: W·x for every token
+    queries, keys, values = x @ w_q.T, x @ w_k.T, x @ w_v.T  # the worked example: W·x for every token
     scores = queries @ keys.T
     weights = torch.softmax(scores / keys.shape[-1] ** 0.5, dim=-1)
     return Walkthrough(
@@ -160,7 +161,7 @@ def multi_head_walkthrough(
     tokens, dropped = _tokens(sentence, tokenizer, max_tokens)
     g = torch.Generator().manual_seed(seed)
     vocab, ids, x = embed_tokens(tokens, d, g)
-    g.manual_seed(seed)  # seed 002 seeds again before drawing the projections
+    g.manual_seed(seed)  # the worked example seeds again before drawing the projections
     base = dict(tokens=tokens, vocab=vocab, ids=ids)
     per_head = [_attend_by_hand(base, x, *_draw_projections(g, d, d_q, d_k, d_v), dropped) for _ in range(heads)]
 
@@ -208,10 +209,10 @@ class PlainAttention:
 
 
 def plain_self_attention(x: Tensor, *, scale: bool = False) -> PlainAttention:
-    """Self-attention with no parameters (seed 001): every vector is query, key and value.
+    """Self-attention with no parameters (Bloem's "Transformers from scratch"): every vector is query, key and value.
 
     ``x`` is ``(T, d)`` or ``(B, T, d)``. With ``scale`` the dot products are divided by sqrt(d);
-    without it (as in the seed) large vectors make each row almost one-hot on the diagonal.
+    without it (as in Bloem's first version) large vectors make each row almost one-hot on the diagonal.
     """
     if x.dim() not in (2, 3):
         raise ValueError(f"x must be (T, d) or (B, T, d); got shape {tuple(x.shape)}")
@@ -302,7 +303,7 @@ NOTES = {  # what each step does, shown under its figure
     "view": "Only the labels change: the last axis is read as h heads × s numbers.",
     "transpose": "Swap tokens and heads, so each head's t × s block is together.",
     "fold heads into batch": "Copy into contiguous memory and merge b and h: item i is batch i // {h}, head i % {h}.",
-    "scale q and k": "Divide queries and keys each by s^(1/4) = {quarter:.4f} before the dot product (seeds 000/003).",
+    "scale q and k": "Divide queries and keys each by s^(1/4) = {quarter:.4f} before the dot product (Bloem's wide heads, a Keras self-attention layer).",
     "bmm: scores": "One matrix product per (batch, head): row = query token, column = key token.",
     "scale": "Divide by √s = {root:.4f} so that softmax is not too peaked.",
     "softmax": "Each row becomes positive weights that sum to 1.",
@@ -320,9 +321,9 @@ def reshape_steps(
 ) -> ReshapeResult:
     """Run seeded multi-head self-attention on ``x`` ``(b, t, k)`` and record every reshape step.
 
-    The batched path follows seed 001: project, view, transpose, fold heads into the batch, two
-    ``bmm``s, unfold, transpose back, concatenate, unify. It is checked against a per-head Python
-    loop and against the module's own ``forward``.
+    The batched path follows Bloem's "Transformers from scratch": project, view, transpose, fold heads
+    into the batch, two ``bmm``s, unfold, transpose back, concatenate, unify. It is checked against a
+    per-head Python loop and against the module's own ``forward``.
     """
     if x.dim() != 3:
         raise ValueError(f"x must be (b, t, k); got shape {tuple(x.shape)}")

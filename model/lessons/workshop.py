@@ -96,7 +96,7 @@ class ShapeQuestion:
 
 
 def hand_question(number: int) -> AttendQuestion:
-    """An attention question on the hand-worked example (seed 002's d = 16, d_q = d_k = 24, d_v = 28)."""
+    """An attention question on the hand-worked example (d = 16, d_q = d_k = 24, d_v = 28, as in Raschka's worked example)."""
     rng = random.Random(number)
     if number == 0:
         sentence, seed = HAND_SENTENCES[0], 123

@@ -22,7 +22,8 @@ def scaled_dot_product_attention(
 
     ``q`` is ``(..., Tq, s)``, ``k`` is ``(..., Tk, s)``, ``v`` is ``(..., Tk, sv)``. ``mask`` is a
     boolean tensor broadcastable to ``(..., Tq, Tk)``; True means "may attend". With
-    ``split_scale`` the queries and keys are each divided by ``s ** 0.25`` (seeds 000/003) instead
+    ``split_scale`` the queries and keys are each divided by ``s ** 0.25`` (as Bloem's wide heads and a
+    Keras self-attention layer do) instead
     of dividing the scores by ``sqrt(s)``: the same numbers, arranged differently.
 
     A query row whose keys are all masked gets zero weights (not NaN).
@@ -57,10 +58,11 @@ def padding_mask(ids: Tensor, pad_id: int) -> Tensor:
 class MultiHeadAttention(nn.Module):
     """Multi-head attention with narrow or wide heads.
 
-    Narrow heads (seeds 001/004) split the model width ``dim`` into ``heads`` slices of
-    ``dim // heads``; wide heads (seeds 000/003) give each head the full width ``dim`` and a
-    unifying projection maps ``heads * dim`` back to ``dim``. Pass ``context`` for
-    cross-attention, a boolean ``mask`` for padding and/or causality.
+    Narrow heads (Bloem's final version, the seq2seq tutorial's translator) split the model width
+    ``dim`` into ``heads`` slices of ``dim // heads``; wide heads (Bloem's first version, a Keras
+    self-attention layer) give each head the full width ``dim`` and a unifying projection maps
+    ``heads * dim`` back to ``dim``. Pass ``context`` for cross-attention, a boolean ``mask`` for
+    padding and/or causality.
 
     ``forward`` returns ``(out, weights)``; ``weights`` is ``(B, heads, Tq, Tk)`` when
     ``need_weights`` is true, else None, and then the fused

@@ -1,4 +1,4 @@
-"""Sequence classifier (seed 001): embeddings, encoder blocks, mean pooling, class logits."""
+"""Sequence classifier (as in Bloem's "Transformers from scratch"): embeddings, encoder blocks, mean pooling, class logits."""
 
 from __future__ import annotations
 

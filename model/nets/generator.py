@@ -1,4 +1,5 @@
-"""Causal character generator (seed 001): next-token logits and seeded sampling."""
+"""Causal character generator (the masked generation transformer of Bloem's "Transformers from scratch"):
+next-token logits and seeded sampling."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Encoder-decoder translator (seed 004): learned positions, greedy and beam search."""
+"""Encoder-decoder translator for Multi30k, in the style of Ben Trevett's PyTorch seq2seq tutorial:
+learned positions, greedy and beam search."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ class TranslatorConfig:
     max_len: int = 100  # longest sentence in tokens, <sos> and <eos> included
     dropout: float = 0.1
     wide: bool = False  # wide heads (full width each) instead of narrow slices
-    norm_first: bool = True  # pre-norm blocks; seed 004 is post-norm (False)
+    norm_first: bool = True  # pre-norm blocks; the seq2seq tutorial is post-norm (False)
     tie_embeddings: bool = True  # share the English input embedding with the output layer
     pad_id: int = 0
     sos_id: int = 2

@@ -7,6 +7,8 @@ from collections.abc import Sequence
 
 import streamlit as st
 
+from viz.common import printable
+
 MAX_INPUT_CHARS = 2000  # longer text is cut before tokenising, with a note
 
 
@@ -36,10 +38,22 @@ def markdown_escape(text: str) -> str:
 
 
 def listing(items: Sequence[str], *, limit: int = 20, width: int = 30) -> str:
-    """User tokens as a Markdown-safe, comma-separated list; long items and long lists are shortened."""
-    shown = [markdown_escape(t if len(t) <= width else t[: width - 1] + "…") for t in items[:limit]]
+    """User tokens as a Markdown-safe, comma-separated list; long items and long lists are shortened,
+    and control or invisible characters show as their code point (``⟨U+202E⟩``), as on the axes."""
+    visible = [printable(t) for t in items[:limit]]
+    shown = [markdown_escape(t if len(t) <= width else t[: width - 1] + "…") for t in visible]
     more = f" and {len(items) - limit} more" if len(items) > limit else ""
     return ", ".join(shown) + more
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``"1 word"``, ``"2 words"`` (``many`` for irregular plurals)."""
+    return f"{n:,} {word if n == 1 else many or word + 's'}"
+
+
+def sentence_end(text: str) -> str:
+    """The full stop a sentence about ``text`` still needs: none when it already ends with one."""
+    return "" if text.rstrip().endswith((".", "!", "?", "…")) else "."
 
 
 def points(delta: float) -> str:

@@ -12,6 +12,7 @@ import sys
 import pytest
 
 from bench._server import CHROMIUM, ROOT
+from tests.tiny import make_checkpoints
 
 
 def run_bench(*args: str) -> dict:
@@ -23,9 +24,9 @@ def run_bench(*args: str) -> dict:
     return json.loads(out.stdout)
 
 
-def test_page_latency_measures_every_kind_on_tiny_models() -> None:
+def test_page_latency_measures_every_kind_on_tiny_models(tmp_path) -> None:
     report = run_bench(
-        "bench.page_latency", "--runs", "1", "--cold-runs", "0", "--tiny-checkpoints",
+        "bench.page_latency", "--runs", "1", "--cold-runs", "0", "--checkpoints", str(make_checkpoints(tmp_path)),
         "--pages", "classifier,translator,pairs", "--nav-from", "workshop", "--timeout-s", "120",
     )  # fmt: skip
     assert report["errors"] == 0, json.dumps({p: v["errors"] for p, v in report["pages"].items()})
@@ -38,22 +39,3 @@ def test_page_latency_measures_every_kind_on_tiny_models() -> None:
         assert report["pages"][name]["interaction_repeat_ms"]["n"] == 1
     assert "pairs" not in {k.split("_")[0] for k in report["targets"] if "interaction" in k}
     assert report["targets"]["translator_in_app_navigation_median_le_1000ms"]["median_ms"] > 0
-
-
-def test_widget_cost_benchmark_measures_the_floor_and_a_kind() -> None:
-    report = run_bench("bench.widgets", "--count", "2", "--runs", "1", "--rounds", "1", "--kinds", "selectbox,chart")
-    assert report["errors"] == []
-    assert report["kinds"]["none"]["reload_ms"]["n"] == 1 and "per_widget_ms" not in report["kinds"]["none"]
-    assert report["kinds"]["selectbox"]["reload_ms"]["n"] == 1
-    assert isinstance(report["kinds"]["selectbox"]["per_widget_ms"], float)
-    assert report["kinds"]["chart"]["reload_ms"]["n"] == 1
-
-
-def test_reload_timeline_orders_the_moments_of_a_reload() -> None:
-    report = run_bench("bench.reload_timeline", "--runs", "1", "--pages", "floor,classifier", "--tiny-checkpoints")
-    assert report["errors"] == 0
-    for name, t in report["pages"].items():
-        moments = [t[k] for k in ("document_loaded", "websocket_open", "first_message", "last_message", "rendered")]
-        assert moments == sorted(moments), (name, t)
-        assert t["messages"] > 0 and t["bytes"] > 0
-        assert t["health_requests"][-1]["path"] == "/_stcore/health"  # where the app's server answers

@@ -11,6 +11,7 @@ from model.training.checkpoint import WEIGHTS, default_dir
 from .conftest import ARTIFACTS
 
 PAGES = [
+    "start",
     "hand",
     "reshape",
     "classifier",
@@ -24,7 +25,7 @@ PAGES = [
 ]
 # Streamlit serves the default page (st.Page(..., default=True)) at the app root; its own
 # url_path answers "Page not found" and falls back to the root, so it is visited at "/".
-DEFAULT_PAGE = "hand"
+DEFAULT_PAGE = "start"
 MODEL_PAGES = {"classifier", "generator", "translator"}  # these need a trained checkpoint
 PAGE_MODEL = {
     "ablation": "classifier",
@@ -101,3 +102,16 @@ def test_page_renders(page, app_url: str, path: str) -> None:
         screenshot(page, path)
     assert page.locator('[data-testid="stException"]').count() == 0, f"/{path} raised after its charts appeared"
     assert not errors, f"/{path}: JavaScript errors: {errors}"
+
+
+def test_students_see_no_developer_toolbar(page, app_url: str) -> None:
+    """.streamlit/config.toml's client.toolbarMode = "viewer": no Deploy button, no developer menu."""
+    page.goto(f"{app_url}/", wait_until="domcontentloaded")
+    wait_until_idle(page)
+    assert page.locator('[data-testid="stAppDeployButton"]').count() == 0
+    assert page.get_by_role("button", name="Deploy").count() == 0
+    menu = page.locator('[data-testid="stMainMenu"]')
+    if menu.count():  # viewer mode keeps a small menu: nothing in it for developers
+        menu.first.click()
+        items = page.locator('[data-testid="stMainMenuList"]').inner_text()
+        assert "Rerun" not in items and "Clear cache" not in items and "Developer" not in items

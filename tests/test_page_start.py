@@ -1,0 +1,67 @@
+"""AppTest of the start page, the app's default: what it teaches, a link to every page in teaching
+order, and the models' held-out results read from each checkpoint's config.json."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from model.training.checkpoint import CHECKPOINTS_ENV
+from tests import apptest
+
+APP = str(apptest.ROOT / "app.py")
+ORDER = ["hand", "reshape", "classifier", "generator", "translator", "ablation", "pairs", "profiles", "history", "workshop"]
+pytestmark = pytest.mark.usefixtures("app_env")
+
+
+def with_results(checkpoints, tmp_path, results: dict) -> str:
+    """A copy of the tiny checkpoints whose config.json files record ``results`` (task -> dict)."""
+    root = tmp_path / "checkpoints"
+    shutil.copytree(checkpoints, root)
+    for task, values in results.items():
+        path = root / task / "config.json"
+        meta = json.loads(path.read_text(encoding="utf-8"))
+        meta["results"] = values
+        path.write_text(json.dumps(meta), encoding="utf-8")
+    return str(root)
+
+
+def test_the_app_opens_on_the_start_page_with_the_path_in_order():
+    at = apptest.run(APP)
+    assert not at.exception
+    assert at.title[0].value == "Attention Explorer"
+    links = [link.proto.page for link in at.get("page_link")]
+    assert [p.rsplit("/", 1)[-1].removesuffix(".py") for p in links] == ORDER
+
+
+def test_headline_figures_are_read_from_each_checkpoint(checkpoints, tmp_path, monkeypatch):
+    results = {
+        "classifier": {"dev_accuracy": 0.6173, "epoch": 3, "train_loss": 0.4},
+        "generator": {"val_loss": 1.9021, "val_bpc": 2.7441, "seconds": 12.0},
+        "translator": {"val_bleu": 12.345, "val_sacrebleu": 11.5},
+    }
+    monkeypatch.setenv(CHECKPOINTS_ENV, with_results(checkpoints, tmp_path, results))
+    at = apptest.run(APP)
+    assert not at.exception
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics == {
+        "Sentiment classifier (SST-2)": "61.7%",
+        "Shakespeare generator": "1.902",
+        "Translator (Multi30k)": "12.35",
+    }
+    captions = " ".join(c.value for c in at.caption)
+    assert "dev accuracy" in captions and "validation bits per character 2.744" in captions
+    assert "0.4" not in captions and "training loss" not in captions  # bookkeeping is not a result
+
+
+def test_missing_checkpoints_and_results_say_so(checkpoints, tmp_path, monkeypatch):
+    root = with_results(checkpoints, tmp_path, {"generator": {}})
+    shutil.rmtree(f"{root}/translator")
+    monkeypatch.setenv(CHECKPOINTS_ENV, root)
+    at = apptest.run(APP)
+    assert not at.exception
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Translator (Multi30k)"] == "not trained yet"
+    assert metrics["Shakespeare generator"] == "no results recorded"
