@@ -149,7 +149,8 @@ def translate(
     elif beam_size > 1:
         out = model.beam(src, beam_size=beam_size, max_len=max_output_len(len(ids)), head_mask=head_mask)
     else:
-        out, maps = model.greedy_with_attention(src, max_len=max_output_len(len(ids)), head_mask=head_mask)
+        maps = AttentionMaps()
+        out = model.greedy(src, max_len=max_output_len(len(ids)), head_mask=head_mask, maps=maps)
     out_ids = out[0].tolist()
     if tgt_vocab.stoi[EOS] in out_ids:
         out_ids = out_ids[: out_ids.index(tgt_vocab.stoi[EOS]) + 1]
