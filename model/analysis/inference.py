@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 from torch import Tensor
@@ -26,6 +26,7 @@ class Classification:
     unknown: list[str]  # tokens that became <unk>
     truncated: bool  # the input was longer than the model's maximum
     attention: AttentionMaps  # encoder: per layer (1, heads, T, T)
+    inputs: dict[str, list[int]] = field(default_factory=dict)  # {"ids": [...]}: what the maps were computed from
 
 
 def classify(ck: Checkpoint, text: str, *, head_mask: Tensor | None = None) -> Classification:
@@ -43,7 +44,7 @@ def classify(ck: Checkpoint, text: str, *, head_mask: Tensor | None = None) -> C
     probs = torch.softmax(logits[0].float(), -1).tolist()
     labels = SENTIMENT_LABELS if len(probs) == 2 else tuple(map(str, range(len(probs))))
     return Classification(tokens, probs, labels[max(range(len(probs)), key=probs.__getitem__)],
-                          vocab.unknown(tokens), truncated, maps.to("cpu"))
+                          vocab.unknown(tokens), truncated, maps.to("cpu"), {"ids": ids[0].tolist()})
 
 
 @dataclass
@@ -54,6 +55,7 @@ class Generation:
     attention: AttentionMaps  # encoder: causal maps of that window, (1, heads, T, T) per layer
     unknown: list[str]  # prompt characters outside the vocabulary (became <unk>)
     truncated: bool  # the prompt was cut to the context length
+    inputs: dict[str, list[int]] = field(default_factory=dict)  # {"ids": [...]}: the window the maps are of
 
 
 def generate(
@@ -81,7 +83,7 @@ def generate(
     new_text = decode_chars(vocab, out[0, ids.size(1):].tolist())
     chars = [vocab.itos[i] for i in window[0].tolist()]
     unknown = sorted({ch for ch in prompt if ch not in vocab})
-    return Generation(prompt, new_text, chars, maps.to("cpu"), unknown, truncated)
+    return Generation(prompt, new_text, chars, maps.to("cpu"), unknown, truncated, {"ids": window[0].tolist()})
 
 
 def next_char_probs(ck: Checkpoint, text: str, *, head_mask: Tensor | None = None) -> dict[str, float]:
@@ -103,6 +105,8 @@ class Translation:
     attention: AttentionMaps  # encoder (1,h,S,S), decoder (1,h,T,T), cross (1,h,T,S) per layer
     unknown: list[str]  # German words outside the vocabulary
     truncated: bool
+    # {"src": [...], "tgt": [...]}: the encoder's ids and the decoder inputs (the ids of tgt_in) the maps are of
+    inputs: dict[str, list[int]] = field(default_factory=dict)
 
 
 def source_ids(ck: Checkpoint, text: str) -> tuple[list[str], list[int], list[str], bool]:
@@ -161,7 +165,10 @@ def translate(
     tokens = [tgt_vocab.itos[i] for i in out_ids]
     words = tgt_vocab.decode(out_ids)
     tgt_in = tokens[:-1] if len(tokens) > 1 else tokens
-    return Translation(src_tokens, tgt_in, tokens[1:] or tokens, detokenize(words), maps.to("cpu"), unknown, truncated)
+    inputs = {"src": ids, "tgt": out_ids[:-1] if len(out_ids) > 1 else out_ids}
+    return Translation(
+        src_tokens, tgt_in, tokens[1:] or tokens, detokenize(words), maps.to("cpu"), unknown, truncated, inputs
+    )
 
 
 def max_output_len(src_len: int) -> int:
