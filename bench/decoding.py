@@ -1,6 +1,7 @@
 """Greedy decoding of the shipped translator with and without the key/value cache, and with its attention.
 
     python -m bench.decoding [--sentences 20] [--words 20] [--repeats 3] [--threads 1]
+    python -m bench.decoding --beam 4 [--src DE.gz --ref EN.gz] [--repeats 1]
 
 Without the cache every step runs the whole decoder over the prefix (and projects the encoder
 memory again in each layer); with it (``Translator.greedy``, through ``decode_step``) a step computes
@@ -10,16 +11,23 @@ alike; the outputs must agree token for token. Prints one JSON object: milliseco
 (median over sentences of the best of ``--repeats``) and the speed-up.
 
 The app also needs every head's attention over the output. It used to get it from a second,
-teacher-forced pass after greedy decoding; ``Translator.greedy_with_attention`` keeps each step's
+teacher-forced pass after greedy decoding; ``Translator.greedy(..., maps=...)`` keeps each step's
 rows instead. Both are timed too, with the largest difference between their maps.
 
 ``--compile`` then wraps the cached decoding step in ``torch.compile(dynamic=True)`` and reports the
 first call's time (the compilation) and greedy decoding with the compiled step.
+
+
+``--beam N`` instead compares beam search of width N as it was (the whole prefix re-decoded at every
+step, :func:`beam_without_cache`) with ``Translator.beam`` (one cached step for all hypotheses), on
+the German lines of ``--src`` (all of them) or on random sentences as above: milliseconds per
+sentence, identical outputs, and with ``--ref`` the BLEU of both.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import random
 import statistics
 import time
@@ -31,6 +39,8 @@ from model.analysis.inference import max_output_len
 from model.nets.blocks import AttentionMaps
 from model.nets.translator import Translator
 from model.training.checkpoint import default_dir, load_checkpoint
+from model.training.data import read_lines
+from model.training.tokenize import tokenize
 
 
 @torch.no_grad()
@@ -46,6 +56,64 @@ def greedy_without_cache(model: Translator, src: torch.Tensor, max_len: int) -> 
         if nxt.item() == c.eos_id:
             break
     return out
+
+
+@torch.no_grad()
+def beam_without_cache(
+    model: Translator,
+    src: torch.Tensor,
+    beam_size: int = 4,
+    max_len: int | None = None,
+    length_penalty: float = 0.6,
+    head_mask: dict[str, torch.Tensor] | None = None,
+) -> torch.Tensor:
+    """``Translator.beam`` before the cache (kept as the reference): every step runs the whole decoder
+    over every open hypothesis, re-ranked with the same length penalty and stopping rule."""
+    c, hm = model.config, head_mask or {}
+    max_len = min(max_len or c.max_len, c.max_len)
+    src = src[:, : c.max_len]
+    memory, _ = model.encode(src, head_mask=hm.get("encoder"))
+    seqs = torch.full((1, 1), c.sos_id, dtype=torch.long, device=src.device)
+    scores = torch.zeros(1, device=src.device)
+    finished: list[tuple[float, torch.Tensor]] = []
+    for step in range(1, max_len):
+        n = seqs.size(0)
+        logits, _, _ = model.decode(
+            seqs,
+            memory.expand(n, -1, -1),
+            src.expand(n, -1),
+            self_head_mask=hm.get("decoder"),
+            cross_head_mask=hm.get("cross"),
+            last_only=True,
+        )
+        logp = torch.log_softmax(logits[:, -1].float(), dim=-1)
+        cand = (scores[:, None] + logp).view(-1)
+        top = cand.topk(min(2 * beam_size, cand.numel()))
+        V = logp.size(-1)
+        next_seqs, next_scores = [], []
+        for score, idx in zip(top.values.tolist(), top.indices.tolist()):
+            row, tok = divmod(idx, V)
+            seq = torch.cat([seqs[row], seqs.new_tensor([tok])])
+            if tok == c.eos_id:
+                finished.append((score / ((5 + step) / 6) ** length_penalty, seq))
+            else:
+                next_seqs.append(seq)
+                next_scores.append(score)
+            if len(next_seqs) == beam_size:
+                break
+        best_open = next_scores[0] / ((5 + step) / 6) ** length_penalty if next_scores else -math.inf
+        if not next_seqs or (len(finished) >= beam_size and max(f[0] for f in finished) >= best_open):
+            break
+        seqs = torch.stack(next_seqs)
+        scores = torch.tensor(next_scores, device=src.device)
+    if not finished:  # ran out of length: take the best open hypothesis
+        finished = [(scores[0].item(), seqs[0])]
+    return max(finished, key=lambda f: f[0])[1][None]
+
+
+def greedy_with_maps(model: Translator, src: torch.Tensor, max_len: int) -> tuple[torch.Tensor, AttentionMaps]:
+    maps = AttentionMaps()
+    return model.greedy(src, max_len=max_len, maps=maps), maps
 
 
 @torch.inference_mode()
@@ -90,6 +158,50 @@ def compiled_greedy(model: Translator, sources: list, repeats: int) -> dict:
     }
 
 
+def beam_comparison(ck, sources: list[list[int]], beam_size: int, repeats: int, references: list[str] | None) -> dict:
+    """Beam search before (no cache) and after (cached), interleaved sentence by sentence."""
+    model, tgt_vocab = ck.model, ck.vocabs["tgt"]
+    old_ms, new_ms, old_words, new_words, differ = [], [], [], [], []
+    for i, ids in enumerate(sources):
+        src, n = torch.tensor([ids]), max_output_len(len(ids))
+        t_old, a = best_ms(lambda s=src, m=n: beam_without_cache(model, s, beam_size, m), repeats)
+        t_new, b = best_ms(lambda s=src, m=n: model.beam(s, beam_size=beam_size, max_len=m), repeats)
+        old_ms.append(t_old)
+        new_ms.append(t_new)
+        old_words.append(tgt_vocab.decode(a[0].tolist()))
+        new_words.append(tgt_vocab.decode(b[0].tolist()))
+        if not torch.equal(a, b):
+            differ.append(i)
+        if (i + 1) % 100 == 0 or i + 1 == len(sources):
+            log(f"{i + 1}/{len(sources)}: {sum(old_ms) / 1000:.1f} s without cache, {sum(new_ms) / 1000:.1f} s with")
+    result = {
+        "benchmark": "decoding --beam",
+        "beam_size": beam_size,
+        "sentences": len(sources),
+        "repeats": repeats,
+        "identical_outputs": f"{len(sources) - len(differ)}/{len(sources)}",
+        "differing_sentences": differ[:20],
+        "ms_without_cache_median": round(statistics.median(old_ms), 1),
+        "ms_with_cache_median": round(statistics.median(new_ms), 1),
+        "s_without_cache_total": round(sum(old_ms) / 1000, 1),
+        "s_with_cache_total": round(sum(new_ms) / 1000, 1),
+        "speedup_median": round(statistics.median(o / n for o, n in zip(old_ms, new_ms)), 2),
+    }
+    if references is not None:
+        from model.training.evaluate import bleu_scores
+
+        before, after = bleu_scores(old_words, references), bleu_scores(new_words, references)
+        result |= {"bleu_without_cache": before, "bleu_with_cache": after}
+    return result
+
+
+def random_sources(vocab, sentences: int, words: int) -> list[list[int]]:
+    """``sentences`` lists of ids: ``words`` German words drawn from the vocabulary, seeded per sentence."""
+    pool = [w for w in vocab.itos if w.isalpha()][:400]
+    rngs = [random.Random(i) for i in range(sentences)]
+    return [vocab.encode([rng.choice(pool) for _ in range(words)], add_sos_eos=True) for rng in rngs]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sentences", type=int, default=20)
@@ -98,17 +210,26 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--checkpoint", default=None, help="default: the shipped translator")
     ap.add_argument("--compile", action="store_true", help="also time greedy with a torch.compile'd decoding step")
+    ap.add_argument("--beam", type=int, default=0, help="compare beam search of this width with and without the cache")
+    ap.add_argument("--src", default=None, help="--beam: German sentences, one a line (.gz read too)")
+    ap.add_argument("--ref", default=None, help="--beam: English references of --src, for BLEU")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     ck = load_checkpoint(args.checkpoint or default_dir("translator"), task="translator", device="cpu")
     model = ck.model.eval()
     vocab = ck.vocabs["src"]
-    words = [w for w in vocab.itos if w.isalpha()][:400]
+    if args.beam:
+        if args.src:
+            room = model.config.max_len - 2  # as translate_batch cuts them
+            beam_sources = [vocab.encode(tokenize(s, "de")[:room], add_sos_eos=True) for s in read_lines(args.src)]
+        else:
+            beam_sources = random_sources(vocab, args.sentences, args.words)
+        refs = read_lines(args.ref) if args.ref else None
+        emit(beam_comparison(ck, beam_sources, args.beam, args.repeats, refs) | {"threads": args.threads})
+        return
     sources, cached, plain, lengths, same = [], [], [], [], 0
     two_pass, kept, differences = [], [], []
-    for i in range(args.sentences):
-        rng = random.Random(i)
-        ids = vocab.encode([rng.choice(words) for _ in range(args.words)], add_sos_eos=True)
+    for i, ids in enumerate(random_sources(vocab, args.sentences, args.words)):
         src = torch.tensor([ids])
         max_len = max_output_len(len(ids))
         t_plain, a = best_ms(lambda s=src, n=max_len: greedy_without_cache(model, s, n), args.repeats)
@@ -117,7 +238,7 @@ def main() -> None:
         cached.append(t_cached)
         lengths.append(b.size(1))
         t_two, (c, forced) = best_ms(lambda s=src, n=max_len: greedy_then_forced(model, s, n), args.repeats)
-        t_kept, (d, maps) = best_ms(lambda s=src, n=max_len: model.greedy_with_attention(s, max_len=n), args.repeats)
+        t_kept, (d, maps) = best_ms(lambda s=src, n=max_len: greedy_with_maps(model, s, n), args.repeats)
         two_pass.append(t_two)
         kept.append(t_kept)
         same += int(torch.equal(a, b) and torch.equal(c, b) and torch.equal(d, b))  # all four decodings agree

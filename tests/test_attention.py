@@ -320,3 +320,38 @@ def test_projection_stack_trains_every_weight() -> None:
     mha(torch.randn(1, 3, 8))[0].sum().backward()
     for p in (mha.to_q, mha.to_k, mha.to_v):
         assert p.weight.grad is not None and p.weight.grad.abs().sum() > 0
+
+
+@pytest.mark.parametrize("B,T,S,dim,heads", MHA_SHAPES)
+@pytest.mark.parametrize("wide", [False, True])
+@pytest.mark.parametrize("split_scale", [False, True])
+@pytest.mark.parametrize("kind", ["causal", "cross+padding"])
+def test_probe_traces_the_module_own_numbers(
+    B: int, T: int, S: int, dim: int, heads: int, wide: bool, split_scale: bool, kind: str
+) -> None:
+    """A probe's trace holds the queries, keys and values the module projected, its scores and weights,
+    and per-head outputs that, concatenated and unified, give the module's output; the output itself
+    is the same with and without the probe."""
+    from model.nets.attention import Probe
+
+    mha = MultiHeadAttention(dim, heads, wide=wide, split_scale=split_scale).eval()
+    x = torch.randn(B, T, dim)
+    context = torch.randn(B, S, dim) if "cross" in kind else None
+    mask = causal_mask(T) if kind == "causal" else padding_mask(padded_ids(B, S), PAD)
+    probe = Probe("encoder", 0)
+    with torch.no_grad():
+        out, weights = mha(x, context, mask, need_weights=True)
+        traced, none = mha(x, context, mask, probe=probe)
+        t = probe.trace
+        source = x if context is None else context
+        assert none is None and t.x is x and t.context is source and t.split_scale == split_scale
+        torch.testing.assert_close(traced, out, atol=0, rtol=0)
+        torch.testing.assert_close(t.weights, weights, atol=0, rtol=0)
+        torch.testing.assert_close(t.q, mha.split_heads(mha.to_q(x)), atol=ATOL, rtol=0)
+        torch.testing.assert_close(t.k, mha.split_heads(mha.to_k(source)), atol=ATOL, rtol=0)
+        torch.testing.assert_close(t.v, mha.split_heads(mha.to_v(source)), atol=ATOL, rtol=0)
+        s = mha.head_dim
+        torch.testing.assert_close(t.scores, t.q @ t.k.transpose(-2, -1) / math.sqrt(s), atol=ATOL, rtol=0)
+        torch.testing.assert_close(t.heads, weights @ t.v, atol=ATOL, rtol=0)
+        concat = t.heads.transpose(1, 2).reshape(B, T, heads * s)
+        torch.testing.assert_close(mha.unify(concat), out, atol=ATOL, rtol=0)

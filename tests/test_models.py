@@ -9,6 +9,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from bench.decoding import beam_without_cache
 from model.nets.blocks import AttentionMaps
 from model.nets.classifier import Classifier, ClassifierConfig
 from model.nets.generator import Generator, GeneratorConfig
@@ -340,6 +341,39 @@ def test_beam_finds_the_memorised_translation(trained_translator) -> None:
         assert torch.equal(out, model.greedy(src))
 
 
+@pytest.mark.parametrize("variant", TR_VARIANTS)
+@pytest.mark.parametrize("beam_size", [1, 2, 4, 6])
+@pytest.mark.parametrize("masked", [False, True])
+def test_cached_beam_equals_the_beam_without_cache(variant: dict, beam_size: int, masked: bool) -> None:
+    """Beam search through the key/value cache (hypotheses re-ranked with index_select) returns the
+    same ids as the old algorithm that re-decodes every prefix, sentence by sentence, with heads off."""
+    torch.manual_seed(0)
+    model = Translator(dataclasses.replace(TR, **variant)).eval()
+    off = torch.ones(2, TR.heads).index_fill_(1, torch.tensor([0]), 0.0)
+    head_mask = {"encoder": off, "decoder": off.flip(1), "cross": off.flip(0)} if masked else None
+    for n in (1, 3, 6, 10, 14):  # 14 is cut to max_len
+        src = torch.randint(4, TR.src_vocab_size, (1, n))
+        for max_len in (None, 5):
+            cached = model.beam(src, beam_size=beam_size, max_len=max_len, head_mask=head_mask)
+            reference = beam_without_cache(model, src, beam_size, max_len, head_mask=head_mask)
+            assert torch.equal(cached, reference), (n, max_len)
+
+
+def test_cached_beam_equals_the_beam_without_cache_on_a_tiny_checkpoint(checkpoints) -> None:
+    """The same on tests/tiny.py's translator (real vocabularies, sentences of the pages' examples)."""
+    from model.analysis.inference import max_output_len, source_ids
+    from model.training.checkpoint import load_checkpoint
+    from tests.tiny import GERMAN
+
+    ck = load_checkpoint(checkpoints / "translator", task="translator", device="cpu")
+    for line in GERMAN.strip().splitlines():
+        _, ids, _, _ = source_ids(ck, line)
+        src = torch.tensor([ids])
+        for beam_size in (2, 3, 5):
+            expected = beam_without_cache(ck.model, src, beam_size, max_output_len(len(ids)))
+            assert torch.equal(ck.model.beam(src, beam_size=beam_size, max_len=max_output_len(len(ids))), expected)
+
+
 def test_beam_takes_one_sentence(trained_translator) -> None:
     model, _ = trained_translator
     with pytest.raises(ValueError, match="one sentence"):
@@ -401,7 +435,7 @@ def test_greedy_follows_its_own_teacher_forced_argmax(trained_translator) -> Non
 
 @pytest.mark.parametrize("variant", TR_VARIANTS)
 @pytest.mark.parametrize("masked", [False, True])
-def test_greedy_with_attention_keeps_the_teacher_forced_maps(variant: dict, masked: bool) -> None:
+def test_greedy_keeps_the_teacher_forced_maps(variant: dict, masked: bool) -> None:
     """The maps kept from the decoding steps equal one teacher-forced pass over the output, layer by layer
     (encoder, decoder self- with its causal zeros, cross), and the ids equal plain greedy's."""
     torch.manual_seed(0)
@@ -409,7 +443,8 @@ def test_greedy_with_attention_keeps_the_teacher_forced_maps(variant: dict, mask
     off = torch.ones(2, TR.heads).index_fill_(1, torch.tensor([1]), 0.0)
     head_mask = {"encoder": off.flip(1), "decoder": off, "cross": off.flip(0)} if masked else None
     src = torch.randint(4, TR.src_vocab_size, (1, 7))
-    out, maps = model.greedy_with_attention(src, max_len=9, head_mask=head_mask)
+    maps = AttentionMaps()
+    out = model.greedy(src, max_len=9, head_mask=head_mask, maps=maps)
     assert torch.equal(out, model.greedy(src, max_len=9, head_mask=head_mask))
     with torch.no_grad():
         _, forced = model(src, out[:, :-1], return_attention=True, head_mask=head_mask)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 from torch import Tensor
@@ -33,6 +33,7 @@ class Classification:
     unknown: list[str]  # tokens that became <unk>
     truncated: bool  # the input was longer than the model's maximum
     attention: AttentionMaps  # encoder: per layer (1, heads, T, T)
+    inputs: dict[str, list[int]] = field(default_factory=dict)  # {"ids": [...]}: what the maps were computed from
 
 
 def classify(ck: Checkpoint, text: str, *, head_mask: Tensor | None = None) -> Classification:
@@ -50,7 +51,9 @@ def classify(ck: Checkpoint, text: str, *, head_mask: Tensor | None = None) -> C
     probs = torch.softmax(logits[0].float(), -1).tolist()
     labels = class_labels(len(probs))
     best = labels[max(range(len(probs)), key=probs.__getitem__)]
-    return Classification(tokens, probs, labels, best, vocab.unknown(tokens), truncated, maps.to("cpu"))
+    return Classification(
+        tokens, probs, labels, best, vocab.unknown(tokens), truncated, maps.to("cpu"), {"ids": ids[0].tolist()}
+    )
 
 
 @dataclass
@@ -61,6 +64,7 @@ class Generation:
     attention: AttentionMaps  # encoder: causal maps of that window, (1, heads, T, T) per layer
     unknown: list[str]  # prompt characters outside the vocabulary (became <unk>)
     truncated: bool  # the prompt was cut to the context length
+    inputs: dict[str, list[int]] = field(default_factory=dict)  # {"ids": [...]}: the window the maps are of
 
 
 def generate(
@@ -88,7 +92,7 @@ def generate(
     new_text = decode_chars(vocab, out[0, ids.size(1):].tolist())
     chars = [vocab.itos[i] for i in window[0].tolist()]
     unknown = sorted({ch for ch in prompt if ch not in vocab})
-    return Generation(prompt, new_text, chars, maps.to("cpu"), unknown, truncated)
+    return Generation(prompt, new_text, chars, maps.to("cpu"), unknown, truncated, {"ids": window[0].tolist()})
 
 
 @dataclass
@@ -127,6 +131,8 @@ class Translation:
     unknown: list[str]  # German words outside the vocabulary
     truncated: bool
     reference: str | None = None  # the English reference read teacher-forced, when one was given
+    # {"src": [...], "tgt": [...]}: the encoder's ids and the decoder inputs (the ids of tgt_in) the maps are of
+    inputs: dict[str, list[int]] = field(default_factory=dict)
 
 
 def source_ids(ck: Checkpoint, text: str) -> tuple[list[str], list[int], list[str], bool]:
@@ -173,7 +179,8 @@ def translate(
     elif beam_size > 1:
         out = model.beam(src, beam_size=beam_size, max_len=max_output_len(len(ids)), head_mask=head_mask)
     else:
-        out, maps = model.greedy_with_attention(src, max_len=max_output_len(len(ids)), head_mask=head_mask)
+        maps = AttentionMaps()
+        out = model.greedy(src, max_len=max_output_len(len(ids)), head_mask=head_mask, maps=maps)
     out_ids = out[0].tolist()
     if tgt_vocab.stoi[EOS] in out_ids:
         out_ids = out_ids[: out_ids.index(tgt_vocab.stoi[EOS]) + 1]
@@ -184,8 +191,10 @@ def translate(
     tokens = [tgt_vocab.itos[i] for i in out_ids]
     words = tgt_vocab.decode(out_ids)
     tgt_in = tokens[:-1] if len(tokens) > 1 else tokens
+    inputs = {"src": ids, "tgt": out_ids[:-1] if len(out_ids) > 1 else out_ids}
     return Translation(
-        src_tokens, tgt_in, tokens[1:] or tokens, detokenize(words), maps.to("cpu"), unknown, truncated, reference
+        src_tokens, tgt_in, tokens[1:] or tokens, detokenize(words), maps.to("cpu"), unknown, truncated, reference,
+        inputs,
     )
 
 

@@ -41,7 +41,7 @@ def input_limit(ck: Checkpoint) -> int:
 
 
 def classifier_result(ck: Checkpoint, r: Classification) -> RunResult:
-    ids = ck.vocabs["words"].encode(r.tokens)
+    ids = r.inputs["ids"]
     pad = ck.model.config.pad_id
     visible = np.array([i != pad for i in ids])
     kind = attention_kind(
@@ -64,7 +64,7 @@ def classifier_result(ck: Checkpoint, r: Classification) -> RunResult:
         unit="words",
         read=len(r.tokens),
         unknown_read=sum(t in unknown for t in r.tokens),
-        inputs={"ids": ids},
+        inputs=r.inputs,
     )
 
 
@@ -111,11 +111,7 @@ def next_char_result(ck: Checkpoint, n: NextChar) -> RunResult:
 
 
 def translator_result(ck: Checkpoint, t: Translation) -> RunResult:
-    src_vocab, tgt_vocab = ck.vocabs["src"], ck.vocabs["tgt"]
-    pad = ck.model.config.pad_id
-    src_ids = src_vocab.encode(t.src_tokens[1:-1], add_sos_eos=True)
-    tgt_ids = [tgt_vocab.stoi.get(w, tgt_vocab.stoi[UNK]) for w in t.tgt_in]
-    src_visible = np.array([i != pad for i in src_ids])
+    src_visible = np.array([i != ck.model.config.pad_id for i in t.inputs["src"]])
     S, T = len(t.src_tokens), len(t.tgt_out)
     src_special = special_keys(t.src_tokens, t.unknown)
     maps = t.attention
@@ -150,7 +146,7 @@ def translator_result(ck: Checkpoint, t: Translation) -> RunResult:
         read=len(words),
         unknown_read=sum(w in unknown for w in words),
         notes={"reference": t.reference} if t.reference is not None else {},
-        inputs={"src": src_ids, "tgt": tgt_ids},
+        inputs=t.inputs,
     )
 
 

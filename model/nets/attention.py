@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
@@ -28,11 +29,7 @@ def scaled_dot_product_attention(
 
     A query row whose keys are all masked gets zero weights (not NaN).
     """
-    s = q.size(-1)
-    if split_scale:
-        scores = (q / s**0.25) @ (k / s**0.25).transpose(-2, -1)
-    else:
-        scores = (q @ k.transpose(-2, -1)) / math.sqrt(s)
+    scores = attention_scores(q, k, split_scale=split_scale)
     if mask is not None:
         scores = scores.masked_fill(~mask, float("-inf"))
     weights = torch.softmax(scores, dim=-1)
@@ -42,6 +39,52 @@ def scaled_dot_product_attention(
     if dropout > 0.0:
         weights = F.dropout(weights, p=dropout)
     return weights @ v, weights
+
+
+def attention_scores(q: Tensor, k: Tensor, *, split_scale: bool = False) -> Tensor:
+    """Scaled scores ``(..., Tq, Tk)`` before the mask: ``q @ k.T / sqrt(s)``, or with ``split_scale``
+    ``(q / s ** 0.25) @ (k / s ** 0.25).T``."""
+    s = q.size(-1)
+    if split_scale:
+        return (q / s**0.25) @ (k / s**0.25).transpose(-2, -1)
+    return (q @ k.transpose(-2, -1)) / math.sqrt(s)
+
+
+@dataclass(frozen=True, eq=False)
+class AttentionTrace:
+    """What one attention call computed, for explaining a weight; every tensor is the module's own.
+
+    Per-head tensors are ``(B, heads, T, s)``; ``scores`` and ``weights`` are ``(B, heads, Tq, Tk)``.
+    """
+
+    x: Tensor  # (B, Tq, dim) the input the queries were projected from
+    context: Tensor | None  # (B, Tk, dim) the input of keys and values; None where they came from a cache
+    q: Tensor
+    k: Tensor
+    v: Tensor
+    mask: Tensor | None  # boolean, broadcastable to (B, heads, Tq, Tk); True = may attend; None = all
+    scores: Tensor  # scaled scores before the mask (attention_scores)
+    weights: Tensor  # the softmax of the masked scores: what return_attention gives
+    heads: Tensor  # (B, heads, Tq, s) each head's output (head_mask applied), before unify
+    split_scale: bool  # how the scores were scaled
+
+
+@dataclass(eq=False)
+class Probe:
+    """An opt-in request, passed to a model's forward, for the internals of one attention call.
+
+    ``kind`` ("encoder", "decoder" or "cross") and ``layer`` choose the call; the forward pass fills
+    ``trace``. The caller owns the probe, so a model shared between sessions keeps no state.
+    """
+
+    kind: str
+    layer: int
+    trace: AttentionTrace | None = None
+
+
+def probe_at(probe: Probe | None, kind: str, layer: int) -> Probe | None:
+    """``probe`` where it asks for ``kind`` attention in ``layer``, else None: how models route it."""
+    return probe if probe is not None and (probe.kind, probe.layer) == (kind, layer) else None
 
 
 def causal_mask(t_q: int, t_k: int | None = None, device: torch.device | None = None) -> Tensor:
@@ -74,6 +117,10 @@ class MultiHeadAttention(nn.Module):
     incremental: cross-attention projects the fixed ``context`` to keys and values once, and
     self-attention appends the new positions' keys and values to those of the earlier ones, so
     ``x`` need only hold the new positions (with no causal mask: they come after every cached one).
+
+    ``probe`` (a :class:`Probe`) asks for this call's internals: it takes the explicit path (as
+    ``need_weights`` does) and its ``trace`` is filled with the queries, keys, values, scores, weights
+    and per-head outputs.
     """
 
     def __init__(
@@ -144,8 +191,11 @@ class MultiHeadAttention(nn.Module):
         need_weights: bool = False,
         head_mask: Tensor | None = None,
         cache: dict[str, Tensor] | None = None,
+        probe: Probe | None = None,
     ) -> tuple[Tensor, Tensor | None]:
         B, T, _ = x.shape
+        # the keys' input, for a probe: lost for cached self-attention positions (only their k, v are kept)
+        key_input = context if context is not None else (None if cache is not None and "k" in cache else x)
         if cache is not None and context is not None and "k" in cache:
             q, k, v = self.split_heads(self.to_q(x)), cache["k"], cache["v"]
         else:
@@ -155,7 +205,7 @@ class MultiHeadAttention(nn.Module):
                     k, v = torch.cat([cache["k"], k], dim=2), torch.cat([cache["v"], v], dim=2)
                 cache["k"], cache["v"] = k, v
         p = self.dropout if self.training else 0.0
-        if need_weights:
+        if need_weights or probe is not None:
             out, weights = scaled_dot_product_attention(
                 q, k, v, mask, split_scale=self.split_scale, dropout=p
             )
@@ -167,5 +217,11 @@ class MultiHeadAttention(nn.Module):
                 out = out.nan_to_num(0.0)
         if head_mask is not None:
             out = out * head_mask.to(out.dtype).view(1, self.heads, 1, 1)
+        if probe is not None:
+            probe.trace = AttentionTrace(
+                x, key_input, q, k, v, mask,
+                attention_scores(q, k, split_scale=self.split_scale), weights, out, self.split_scale,
+            )  # fmt: skip
+            weights = weights if need_weights else None
         out = out.transpose(1, 2).reshape(B, T, self.heads * self.head_dim)  # (B, T, h*s)
         return self.unify(out), weights

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor, nn
 
-from model.nets.attention import MultiHeadAttention
+from model.nets.attention import MultiHeadAttention, Probe
 
 
 @dataclass
@@ -31,6 +31,16 @@ def layer_head_mask(head_mask: Tensor | None, layer: int) -> Tensor | None:
     return None if head_mask is None else head_mask[layer]
 
 
+def check_probe(probe: Probe | None, layers: dict[str, int]) -> None:
+    """Raise a ValueError unless ``probe`` asks for a kind and layer the model has (``layers`` per kind)."""
+    if probe is None:
+        return
+    if probe.kind not in layers:
+        raise ValueError(f"this model has no {probe.kind!r} attention; choose one of {', '.join(layers)}")
+    if not 0 <= probe.layer < layers[probe.kind]:
+        raise ValueError(f"{probe.kind} layer {probe.layer} does not exist; choose 0..{layers[probe.kind] - 1}")
+
+
 class FeedForward(nn.Sequential):
     def __init__(self, dim: int, hidden: int, dropout: float) -> None:
         super().__init__(nn.Linear(dim, hidden), nn.GELU(), nn.Dropout(dropout), nn.Linear(hidden, dim))
@@ -50,13 +60,21 @@ class EncoderBlock(nn.Module):
         self.norm_first = norm_first
 
     def forward(
-        self, x: Tensor, mask: Tensor | None = None, *, need_weights: bool = False, head_mask: Tensor | None = None
+        self,
+        x: Tensor,
+        mask: Tensor | None = None,
+        *,
+        need_weights: bool = False,
+        head_mask: Tensor | None = None,
+        probe: Probe | None = None,
     ) -> tuple[Tensor, Tensor | None]:
+        """``probe`` (see MultiHeadAttention) is filled by this block's self-attention."""
+        kw = dict(mask=mask, need_weights=need_weights, head_mask=head_mask, probe=probe)
         if self.norm_first:
-            h, w = self.attn(self.norm1(x), mask=mask, need_weights=need_weights, head_mask=head_mask)
+            h, w = self.attn(self.norm1(x), **kw)
             x = x + self.drop(h)
             return x + self.drop(self.ff(self.norm2(x))), w
-        h, w = self.attn(x, mask=mask, need_weights=need_weights, head_mask=head_mask)
+        h, w = self.attn(x, **kw)
         x = self.norm1(x + self.drop(h))
         return self.norm2(x + self.drop(self.ff(x))), w
 
@@ -86,20 +104,22 @@ class DecoderBlock(nn.Module):
         self_head_mask: Tensor | None = None,
         cross_head_mask: Tensor | None = None,
         cache: dict[str, dict[str, Tensor]] | None = None,
+        self_probe: Probe | None = None,
+        cross_probe: Probe | None = None,
     ) -> tuple[Tensor, Tensor | None, Tensor | None]:
-        """``cache`` (see MultiHeadAttention): ``{"self": {}, "cross": {}}`` kept between decoding steps."""
-        nw = need_weights
+        """``cache`` (see MultiHeadAttention): ``{"self": {}, "cross": {}}`` kept between decoding steps;
+        ``self_probe`` and ``cross_probe`` are filled by the self- and cross-attention."""
         sc, cc = (cache["self"], cache["cross"]) if cache is not None else (None, None)
+        skw = dict(mask=self_mask, need_weights=need_weights, head_mask=self_head_mask, cache=sc, probe=self_probe)
+        ckw = dict(need_weights=need_weights, head_mask=cross_head_mask, cache=cc, probe=cross_probe)
         if self.norm_first:
-            h, ws = self.self_attn(self.norm1(x), mask=self_mask, need_weights=nw, head_mask=self_head_mask, cache=sc)
+            h, ws = self.self_attn(self.norm1(x), **skw)
             x = x + self.drop(h)
-            h, wc = self.cross_attn(
-                self.norm2(x), memory, cross_mask, need_weights=nw, head_mask=cross_head_mask, cache=cc
-            )
+            h, wc = self.cross_attn(self.norm2(x), memory, cross_mask, **ckw)
             x = x + self.drop(h)
             return x + self.drop(self.ff(self.norm3(x))), ws, wc
-        h, ws = self.self_attn(x, mask=self_mask, need_weights=nw, head_mask=self_head_mask, cache=sc)
+        h, ws = self.self_attn(x, **skw)
         x = self.norm1(x + self.drop(h))
-        h, wc = self.cross_attn(x, memory, cross_mask, need_weights=nw, head_mask=cross_head_mask, cache=cc)
+        h, wc = self.cross_attn(x, memory, cross_mask, **ckw)
         x = self.norm2(x + self.drop(h))
         return self.norm3(x + self.drop(self.ff(x))), ws, wc

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from model.nets.attention import padding_mask
-from model.nets.blocks import AttentionMaps, EncoderBlock, layer_head_mask
+from model.nets.attention import Probe, padding_mask, probe_at
+from model.nets.blocks import AttentionMaps, EncoderBlock, check_probe, layer_head_mask
 
 
 @dataclass(frozen=True)
@@ -42,9 +42,16 @@ class Classifier(nn.Module):
             nn.init.normal_(emb.weight, std=c.dim**-0.5)  # unit variance after the sqrt(dim) scaling
 
     def forward(
-        self, ids: Tensor, *, return_attention: bool = False, head_mask: Tensor | None = None
+        self,
+        ids: Tensor,
+        *,
+        return_attention: bool = False,
+        head_mask: Tensor | None = None,
+        probe: Probe | None = None,
     ) -> tuple[Tensor, AttentionMaps | None]:
-        """``ids`` ``(B, T)`` padded with ``pad_id`` -> logits ``(B, classes)`` and attention maps."""
+        """``ids`` ``(B, T)`` padded with ``pad_id`` -> logits ``(B, classes)`` and attention maps;
+        ``probe`` (model.nets.attention.Probe) is filled with one layer's attention internals."""
+        check_probe(probe, {"encoder": len(self.blocks)})
         B, T = ids.shape
         ids = ids[:, : self.config.max_len]
         T = ids.size(1)
@@ -53,7 +60,13 @@ class Classifier(nn.Module):
         mask = padding_mask(ids, self.config.pad_id)
         maps = AttentionMaps() if return_attention else None
         for i, block in enumerate(self.blocks):
-            x, w = block(x, mask, need_weights=return_attention, head_mask=layer_head_mask(head_mask, i))
+            x, w = block(
+                x,
+                mask,
+                need_weights=return_attention,
+                head_mask=layer_head_mask(head_mask, i),
+                probe=probe_at(probe, "encoder", i),
+            )
             if maps is not None:
                 maps.encoder.append(w)
         x = self.norm(x)

@@ -10,8 +10,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from model.nets.attention import causal_mask
-from model.nets.blocks import AttentionMaps, EncoderBlock, layer_head_mask
+from model.nets.attention import Probe, causal_mask, probe_at
+from model.nets.blocks import AttentionMaps, EncoderBlock, check_probe, layer_head_mask
 
 
 @dataclass(frozen=True)
@@ -44,9 +44,16 @@ class Generator(nn.Module):
         self.register_buffer("mask", causal_mask(c.block_size), persistent=False)
 
     def forward(
-        self, ids: Tensor, *, return_attention: bool = False, head_mask: Tensor | None = None
+        self,
+        ids: Tensor,
+        *,
+        return_attention: bool = False,
+        head_mask: Tensor | None = None,
+        probe: Probe | None = None,
     ) -> tuple[Tensor, AttentionMaps | None]:
-        """``ids`` ``(B, T)`` with T <= block_size -> logits ``(B, T, vocab)`` and causal maps."""
+        """``ids`` ``(B, T)`` with T <= block_size -> logits ``(B, T, vocab)`` and causal maps;
+        ``probe`` (model.nets.attention.Probe) is filled with one layer's attention internals."""
+        check_probe(probe, {"encoder": len(self.blocks)})
         B, T = ids.shape
         if T > self.config.block_size:
             raise ValueError(f"input has {T} characters; the context holds {self.config.block_size}")
@@ -55,7 +62,13 @@ class Generator(nn.Module):
         mask = self.mask[:T, :T]
         maps = AttentionMaps() if return_attention else None
         for i, block in enumerate(self.blocks):
-            x, w = block(x, mask, need_weights=return_attention, head_mask=layer_head_mask(head_mask, i))
+            x, w = block(
+                x,
+                mask,
+                need_weights=return_attention,
+                head_mask=layer_head_mask(head_mask, i),
+                probe=probe_at(probe, "encoder", i),
+            )
             if maps is not None:
                 maps.encoder.append(w)
         return self.lm_head(self.norm(x)), maps

@@ -10,8 +10,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from model.nets.attention import causal_mask, padding_mask
-from model.nets.blocks import AttentionMaps, DecoderBlock, EncoderBlock, layer_head_mask
+from model.nets.attention import Probe, causal_mask, padding_mask, probe_at
+from model.nets.blocks import AttentionMaps, DecoderBlock, EncoderBlock, check_probe, layer_head_mask
 
 
 @dataclass(frozen=True)
@@ -59,14 +59,25 @@ class Translator(nn.Module):
         return self.drop(tok(ids) * math.sqrt(self.config.dim) + pos(positions))
 
     def encode(
-        self, src: Tensor, *, return_attention: bool = False, head_mask: Tensor | None = None
+        self,
+        src: Tensor,
+        *,
+        return_attention: bool = False,
+        head_mask: Tensor | None = None,
+        probe: Probe | None = None,
     ) -> tuple[Tensor, list[Tensor]]:
         """``src`` ``(B, S)`` -> memory ``(B, S, dim)`` and encoder self-attention per layer."""
         x = self.embed(src, self.src_emb, self.src_pos)
         mask = padding_mask(src, self.config.pad_id)
         maps = []
         for i, block in enumerate(self.encoder):
-            x, w = block(x, mask, need_weights=return_attention, head_mask=layer_head_mask(head_mask, i))
+            x, w = block(
+                x,
+                mask,
+                need_weights=return_attention,
+                head_mask=layer_head_mask(head_mask, i),
+                probe=probe_at(probe, "encoder", i),
+            )
             if return_attention:
                 maps.append(w)
         return self.enc_norm(x), maps
@@ -81,6 +92,7 @@ class Translator(nn.Module):
         self_head_mask: Tensor | None = None,
         cross_head_mask: Tensor | None = None,
         last_only: bool = False,
+        probe: Probe | None = None,
     ) -> tuple[Tensor, list[Tensor], list[Tensor]]:
         """``tgt`` ``(B, T)`` -> logits ``(B, T, vocab)``, decoder self- and cross-attention per layer.
 
@@ -100,6 +112,8 @@ class Translator(nn.Module):
                 need_weights=return_attention,
                 self_head_mask=layer_head_mask(self_head_mask, i),
                 cross_head_mask=layer_head_mask(cross_head_mask, i),
+                self_probe=probe_at(probe, "decoder", i),
+                cross_probe=probe_at(probe, "cross", i),
             )
             if return_attention:
                 self_maps.append(ws)
@@ -121,6 +135,7 @@ class Translator(nn.Module):
         *,
         head_mask: dict[str, Tensor] | None = None,
         maps: AttentionMaps | None = None,
+        probe: Probe | None = None,
     ) -> Tensor:
         """Next-token logits ``(B, vocab)`` after ``tgt`` ``(B, T)``, computing only the last position:
         ``cache`` (from :meth:`new_cache`, kept across the steps of one decoding) holds the keys and
@@ -128,7 +143,9 @@ class Translator(nn.Module):
         for rows without padding (finished rows of a batch give logits nobody reads).
 
         With ``maps``, this step's attention row is appended per layer to ``maps.decoder`` ``(B, heads,
-        1, T)`` and ``maps.cross`` ``(B, heads, 1, S)``."""
+        1, T)`` and ``maps.cross`` ``(B, heads, 1, S)``. A decoder or cross ``probe`` is filled with this
+        step's query (one position) against every key so far."""
+        check_probe(probe, {"decoder": len(self.decoder), "cross": len(self.decoder)})
         hm = head_mask or {}
         pos = self.tgt_pos(torch.tensor([tgt.size(1) - 1], device=tgt.device))
         x = self.drop(self.tgt_emb(tgt[:, -1:]) * math.sqrt(self.config.dim) + pos)
@@ -143,6 +160,8 @@ class Translator(nn.Module):
                 self_head_mask=layer_head_mask(hm.get("decoder"), i),
                 cross_head_mask=layer_head_mask(hm.get("cross"), i),
                 cache=cache[i],
+                self_probe=probe_at(probe, "decoder", i),
+                cross_probe=probe_at(probe, "cross", i),
             )
             if maps is not None:
                 maps.decoder.append(ws)
@@ -156,11 +175,14 @@ class Translator(nn.Module):
         *,
         return_attention: bool = False,
         head_mask: dict[str, Tensor] | None = None,
+        probe: Probe | None = None,
     ) -> tuple[Tensor, AttentionMaps | None]:
-        """Teacher-forced pass. ``head_mask`` maps "encoder"/"decoder"/"cross" to ``(layers, heads)``."""
+        """Teacher-forced pass. ``head_mask`` maps "encoder"/"decoder"/"cross" to ``(layers, heads)``;
+        ``probe`` (model.nets.attention.Probe) is filled with one layer's attention internals."""
+        check_probe(probe, {"encoder": len(self.encoder), "decoder": len(self.decoder), "cross": len(self.decoder)})
         hm = head_mask or {}
         src, tgt = src[:, : self.config.max_len], tgt[:, : self.config.max_len]
-        memory, enc = self.encode(src, return_attention=return_attention, head_mask=hm.get("encoder"))
+        memory, enc = self.encode(src, return_attention=return_attention, head_mask=hm.get("encoder"), probe=probe)
         logits, dec, cross = self.decode(
             tgt,
             memory,
@@ -168,6 +190,7 @@ class Translator(nn.Module):
             return_attention=return_attention,
             self_head_mask=hm.get("decoder"),
             cross_head_mask=hm.get("cross"),
+            probe=probe,
         )
         return logits, (AttentionMaps(enc, dec, cross) if return_attention else None)
 
@@ -176,55 +199,55 @@ class Translator(nn.Module):
         self.eval()
         return was_training
 
-    def greedy(self, src: Tensor, max_len: int | None = None, head_mask: dict[str, Tensor] | None = None) -> Tensor:
-        """Greedy decoding of ``src`` ``(B, S)``: ``(B, T)`` ids from ``<sos>``, padded after ``<eos>``."""
-        return self._greedy(src, max_len, head_mask or {}, None)
-
-    def greedy_with_attention(
-        self, src: Tensor, max_len: int | None = None, head_mask: dict[str, Tensor] | None = None
-    ) -> tuple[Tensor, AttentionMaps]:
-        """Greedy decoding that keeps every step's attention: the ids ``(B, T)`` and the maps of one
-        teacher-forced pass over ``ids[:, :-1]`` (each decoding step computes exactly that pass's row for
-        its own position), without running that pass. Rows after a row's ``<eos>`` are not meaningful."""
-        hm = head_mask or {}
-        maps = AttentionMaps()
-        out = self._greedy(src, max_len, hm, maps)
-        L = len(self.decoder)
-        T = len(maps.decoder) // L  # one row per step: the decoder inputs ids[:, :-1]
-        decoder, cross = [], []
-        for i in range(L):
-            rows = maps.decoder[i::L]  # step t: (B, heads, 1, t + 1), zero-padded to T keys (the causal mask)
-            decoder.append(torch.cat([F.pad(r, (0, T - r.size(-1))) for r in rows], dim=2))
-            cross.append(torch.cat(maps.cross[i::L], dim=2))
-        return out, AttentionMaps(maps.encoder, decoder, cross)
-
     @torch.inference_mode()
-    def _greedy(
-        self, src: Tensor, max_len: int | None, hm: dict[str, Tensor], maps: AttentionMaps | None
+    def greedy(
+        self,
+        src: Tensor,
+        max_len: int | None = None,
+        head_mask: dict[str, Tensor] | None = None,
+        *,
+        maps: AttentionMaps | None = None,
     ) -> Tensor:
-        c = self.config
+        """Greedy decoding of ``src`` ``(B, S)``: ``(B, T)`` ids from ``<sos>``, padded after ``<eos>``.
+
+        With ``maps`` (an empty :class:`AttentionMaps`), every step's attention is kept there, shaped as
+        one teacher-forced pass over ``ids[:, :-1]`` would give it (each step computes exactly that
+        pass's row for its own position), without running that pass. Rows after a row's ``<eos>`` are
+        not meaningful."""
+        c, hm = self.config, head_mask or {}
         max_len = min(max_len or c.max_len, c.max_len)
         was_training = self._eval_mode()
+        steps = AttentionMaps() if maps is not None else None
         try:
             src = src[:, : c.max_len]
             memory, enc = self.encode(src, return_attention=maps is not None, head_mask=hm.get("encoder"))
-            if maps is not None:
-                maps.encoder.extend(enc)
             out = torch.full((src.size(0), 1), c.sos_id, dtype=torch.long, device=src.device)
             done = torch.zeros(src.size(0), dtype=torch.bool, device=src.device)
             cache = self.new_cache()
             for _ in range(max_len - 1):
-                logits = self.decode_step(out, memory, src, cache, head_mask=hm, maps=maps)
+                logits = self.decode_step(out, memory, src, cache, head_mask=hm, maps=steps)
                 nxt = logits.argmax(-1).masked_fill(done, c.pad_id)
                 out = torch.cat([out, nxt[:, None]], dim=1)
                 done |= nxt == c.eos_id
                 if done.all():
                     break
-            return out
         finally:
             self.train(was_training)
+        if maps is not None:
+            maps.encoder.extend(enc)
+            self._stack_steps(steps, maps)
+        return out
 
-    @torch.no_grad()
+    def _stack_steps(self, steps: AttentionMaps, maps: AttentionMaps) -> None:
+        """Per-step rows (layer-major within a step) -> one ``(B, heads, T, keys)`` map per layer."""
+        L = len(self.decoder)
+        T = len(steps.decoder) // L  # one row per step: the decoder inputs ids[:, :-1]
+        for i in range(L):
+            rows = steps.decoder[i::L]  # step t: (B, heads, 1, t + 1), zero-padded to T keys (the causal mask)
+            maps.decoder.append(torch.cat([F.pad(r, (0, T - r.size(-1))) for r in rows], dim=2))
+            maps.cross.append(torch.cat(steps.cross[i::L], dim=2))
+
+    @torch.inference_mode()
     def beam(
         self,
         src: Tensor,
@@ -236,7 +259,9 @@ class Translator(nn.Module):
         """Beam search for one sentence ``src`` ``(1, S)``; returns the best ``(1, T)`` ids.
 
         Hypotheses are ranked by log-probability divided by ``((5 + len) / 6) ** length_penalty``
-        (Wu et al., 2016), so longer translations are not unfairly cut short.
+        (Wu et al., 2016), so longer translations are not unfairly cut short. The open hypotheses are
+        decoded as one batch through :meth:`decode_step`'s key/value cache, which follows them (rows
+        picked with ``index_select``) as they are re-ranked.
         """
         c, hm = self.config, head_mask or {}
         if src.size(0) != 1:
@@ -249,21 +274,13 @@ class Translator(nn.Module):
             seqs = torch.full((1, 1), c.sos_id, dtype=torch.long, device=src.device)
             scores = torch.zeros(1, device=src.device)
             finished: list[tuple[float, Tensor]] = []
+            cache = self.new_cache()
             for step in range(1, max_len):
-                n = seqs.size(0)
-                logits, _, _ = self.decode(
-                    seqs,
-                    memory.expand(n, -1, -1),
-                    src.expand(n, -1),
-                    self_head_mask=hm.get("decoder"),
-                    cross_head_mask=hm.get("cross"),
-                    last_only=True,
-                )
-                logp = torch.log_softmax(logits[:, -1].float(), dim=-1)
+                logp = torch.log_softmax(self.decode_step(seqs, memory, src, cache, head_mask=hm).float(), dim=-1)
                 cand = (scores[:, None] + logp).view(-1)
                 top = cand.topk(min(2 * beam_size, cand.numel()))
                 V = logp.size(-1)
-                next_seqs, next_scores = [], []
+                next_seqs, next_scores, parents = [], [], []
                 for score, idx in zip(top.values.tolist(), top.indices.tolist()):
                     row, tok = divmod(idx, V)
                     seq = torch.cat([seqs[row], seqs.new_tensor([tok])])
@@ -272,6 +289,7 @@ class Translator(nn.Module):
                     else:
                         next_seqs.append(seq)
                         next_scores.append(score)
+                        parents.append(row)
                     if len(next_seqs) == beam_size:
                         break
                 best_open = next_scores[0] / ((5 + step) / 6) ** length_penalty if next_scores else -math.inf
@@ -279,8 +297,20 @@ class Translator(nn.Module):
                     break
                 seqs = torch.stack(next_seqs)
                 scores = torch.tensor(next_scores, device=src.device)
+                follow(cache, torch.tensor(parents, device=src.device))
             if not finished:  # ran out of length: take the best open hypothesis
                 finished = [(scores[0].item(), seqs[0])]
             return max(finished, key=lambda f: f[0])[1][None]
         finally:
             self.train(was_training)
+
+
+def follow(cache: list[dict[str, dict[str, Tensor]]], rows: Tensor) -> None:
+    """Re-rank a decoding cache in place: batch row ``b`` takes the keys and values of row ``rows[b]``.
+
+    Self-attention rows are picked with ``index_select``; the cross-attention keys and values are one
+    sentence's memory, the same for every hypothesis, so they are only expanded (no copy)."""
+    n = rows.numel()
+    for layer in cache:
+        layer["self"] = {name: t.index_select(0, rows) for name, t in layer["self"].items()}
+        layer["cross"] = {name: t[:1].expand(n, *t.shape[1:]) for name, t in layer["cross"].items()}

@@ -1,0 +1,193 @@
+"""The "how was this weight computed" panel: figures, steps in words and a CSV table from one
+:class:`model.analysis.explain.Explanation`.
+
+Three figures follow the computation: the query and key vectors and their elementwise product
+(:func:`vector_figure`), the row of scores and its softmax with the chosen key highlighted and masked
+keys marked (:func:`row_figure`), and the value vectors weighted into this head's output
+(:func:`output_figure`). :func:`explanation_steps` says the same in sentences and
+:func:`explanation_frame` holds every number for a CSV download.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from model.analysis.explain import Explanation
+from viz.attention import plot_labels
+from viz.common import DIVERGING, FONT_SIZE, house_layout, margins, text_px
+
+CHOSEN, OTHER, MASKED = "#D55E00", "#0072B2", "#BBBBBB"  # Okabe-Ito vermilion / blue, grey
+MAX_TEXT = 16  # print values in the cells up to this many dimensions
+
+
+def _esc(text: str) -> str:
+    """Token text as plotly shows it literally (plotly reads a little HTML)."""
+    return html.escape(str(text), quote=False)
+
+
+def _cell_name(e: Explanation) -> str:
+    return (
+        f"{e.kind} layer {e.layer} · head {e.head} · query {e.query}:{_esc(e.query_token)} → "
+        f"key {e.key}:{_esc(e.key_token)}"
+    )
+
+
+def vector_figure(e: Explanation) -> go.Figure:
+    """q_i, k_j and q_i × k_j as a three-row strip over the head's ``s`` dimensions; the title gives
+    their sum, the raw score. Colour is relative within each row; hover and cells show the numbers."""
+    rows = {"q_i (query)": e.q, "k_j (key)": e.k, "q_i × k_j": e.product}
+    values = np.stack(list(rows.values()))
+    scale = np.abs(values).max(axis=1, keepdims=True)
+    z = np.divide(values, scale, out=np.zeros_like(values), where=scale > 0)
+    dims = [str(d) for d in range(e.head_dim)]
+    fig = go.Figure(go.Heatmap(
+        z=z.round(4).tolist(), x=dims, y=list(rows), customdata=values.round(6).tolist(),
+        colorscale=DIVERGING, zmin=-1, zmax=1, showscale=False, xgap=1 if e.head_dim <= 64 else 0, ygap=2,
+        text=values.round(2).tolist() if e.head_dim <= MAX_TEXT else None,
+        texttemplate="%{text}" if e.head_dim <= MAX_TEXT else None,
+        hovertemplate="%{y}<br>dimension %{x}<br>value %{customdata:.4f}<extra></extra>",
+    ))  # fmt: skip
+    title = f"{_cell_name(e)}<br>q_i · k_j = sum of the {e.head_dim} products = {e.raw_score:.4f}"
+    fig.update_layout(
+        house_layout(title=title, height=260),
+        xaxis=dict(title=dict(text=f"dimension of head {e.head} (s = {e.head_dim})"), type="category",
+                   showticklabels=e.head_dim <= 64),
+        yaxis=dict(autorange="reversed", automargin=False),
+        margin=margins(l=text_px(list(rows), FONT_SIZE) + 10, t=90, b=50),
+    )  # fmt: skip
+    return fig
+
+
+def row_figure(e: Explanation) -> go.Figure:
+    """The whole row of this query: scaled scores (top) and softmax weights (bottom), one bar per key,
+    the chosen key in vermilion, masked keys grey and labelled with the reason."""
+    labels = plot_labels(e.key_tokens)
+    colors = [CHOSEN if j == e.key else (OTHER if e.mask[j] else MASKED) for j in range(len(labels))]
+    scores = [float(s) if math.isfinite(s) else 0.0 for s in e.scores]
+    score_text = [f"{s:.3f}" if e.mask[j] else f"masked ({e.mask_reasons[j]})" for j, s in enumerate(e.scores)]
+    weight_text = [f"{w:.3f}" for w in e.weights]
+    fig = go.Figure([
+        go.Bar(x=labels, y=scores, marker_color=colors, text=score_text, textposition="outside",
+               xaxis="x", yaxis="y", name="score", customdata=score_text,
+               hovertemplate="key %{x}<br>scaled score %{customdata}<extra></extra>"),
+        go.Bar(x=labels, y=e.weights.tolist(), marker_color=colors, text=weight_text, textposition="outside",
+               xaxis="x2", yaxis="y2", name="weight",
+               hovertemplate="key %{x}<br>softmax weight %{y:.4f}<extra></extra>"),
+    ])  # fmt: skip
+    title = (
+        f"{_cell_name(e)}<br>softmax over the row: weight {e.weight:.4f} (the map: {e.map_weight:.4f})"
+        + (" · this key is masked" if e.masked else "")
+    )
+    tick = dict(size=12)
+    angle = -60 if len(labels) > 6 else 0
+    bottom = text_px(labels, tick["size"]) * 0.87 + 40 if len(labels) > 6 else 60
+    fig.update_layout(
+        house_layout(title=title, height=520),
+        showlegend=False,
+        xaxis=dict(domain=[0, 1], anchor="y", type="category", showticklabels=False),
+        yaxis=dict(domain=[0.58, 1], anchor="x", title=dict(text="score ÷ √s"), zeroline=True),
+        xaxis2=dict(domain=[0, 1], anchor="y2", type="category", tickangle=angle, tickfont=tick,
+                    title=dict(text=f"key (column) · query {e.query}:{_esc(e.query_token)} (row)")),
+        yaxis2=dict(domain=[0, 0.42], anchor="x2", title=dict(text="softmax weight"), range=[0, 1.15]),
+        margin=margins(l=70, t=100, b=bottom),
+    )  # fmt: skip
+    return fig
+
+
+def output_figure(e: Explanation) -> go.Figure:
+    """Each key's weighted value vector (weight_j × v_j, one row per key) and their sum, this head's
+    output for the query (bottom row). The chosen key's row is outlined."""
+    shares = e.head_factor * e.weights[:, None] * e.values  # (keys, s)
+    z = np.vstack([shares, e.output[None]])
+    keys = plot_labels(e.key_tokens)
+    rows = [f"{lab} × {w:.3f}" + ("" if e.mask[j] else " (masked)") for j, (lab, w) in enumerate(zip(keys, e.weights))]
+    rows.append("output = Σ")
+    dims = [str(d) for d in range(e.head_dim)]
+    span = float(np.abs(z).max()) or 1.0
+    fig = go.Figure(go.Heatmap(
+        z=z.round(5).tolist(), x=dims, y=rows, colorscale=DIVERGING, zmin=-span, zmax=span,
+        xgap=1 if e.head_dim <= 64 else 0, ygap=1, colorbar=dict(title=dict(text="value")),
+        hovertemplate="%{y}<br>dimension %{x}<br>%{z:.4f}<extra></extra>",
+    ))  # fmt: skip
+    fig.add_shape(type="rect", xref="paper", x0=0, x1=1, yref="y", y0=e.key - 0.5, y1=e.key + 0.5,
+                  line=dict(color=CHOSEN, width=3))  # fmt: skip
+    (t, hs), (_, dim) = e.concat_shape, e.unify_shape
+    off = "" if e.head_factor == 1.0 else f" × head mask {e.head_factor:g}"
+    title = (
+        f"head {e.head}'s output for query {e.query}: Σ_j weight_j · v_j{off} ({e.head_dim} numbers)<br>"
+        f"next: concatenated with the other heads ({t} × {hs}), then unify ({hs} → {dim})"
+    )
+    height = int(min(max(300, 150 + 26 * len(rows)), 900))
+    fig.update_layout(
+        house_layout(title=title, height=height),
+        xaxis=dict(title=dict(text=f"dimension (s = {e.head_dim})"), type="category", showticklabels=e.head_dim <= 64),
+        yaxis=dict(autorange="reversed", type="category", automargin=False, tickfont=dict(size=12)),
+        margin=margins(l=text_px(rows, 12) + 10, t=100, b=50),
+    )  # fmt: skip
+    return fig
+
+
+def explanation_steps(e: Explanation) -> list[str]:
+    """The computation in five plain-text sentences (tokens included as typed: escape before HTML)."""
+    s, hs = e.head_dim, e.heads * e.head_dim
+    lines = [
+        f"1. Query: {e.query_from} ({e.dim} numbers) times W_q gives q_i; head {e.head} keeps its {s}. "
+        f"Key: {e.key_from} times W_k gives k_j ({s} numbers).",
+        f"2. Multiply them number by number and add: q_i · k_j = {e.raw_score:.4f}. Scaling: {e.scale_text}, "
+        f"so the score is {e.score:.4f}.",
+    ]
+    hidden = [f"{j}:{e.key_tokens[j]} ({r})" for j, r in enumerate(e.mask_reasons) if r]
+    mask = f"masked (weight 0): {', '.join(hidden)}" if hidden else "no key is masked"
+    chosen = "is masked, so its weight is 0" if e.masked else f"gets {e.weight:.4f}"
+    lines.append(
+        f"3. Mask for this row: {mask}. Softmax over the row's {len(e.key_tokens)} scores: key {e.key}:{e.key_token} "
+        f"{chosen} (the map shows {e.map_weight:.4f})."
+    )
+    lines.append(
+        f"4. Output for this query: the weighted sum of head {e.head}'s {len(e.key_tokens)} value vectors, "
+        f"{s} numbers; this key contributes {e.weight:.4f} × v_j."
+    )
+    t = len(e.query_tokens)
+    lines.append(
+        f"5. Next: the {e.heads} heads' outputs are concatenated ({t} × {hs}) and the output projection "
+        f"unify maps {hs} numbers to {e.dim} for each query."
+    )
+    return lines
+
+
+def explanation_frame(e: Explanation) -> pd.DataFrame:
+    """Every number of the panel as one long table (one value a row), ready for ``to_csv``.
+
+    Columns: the cell (kind, layer, head, query, key and their tokens), ``quantity``, ``position``
+    (a key position, where the quantity has one per key), ``dimension`` (within the head) and ``value``.
+    """
+    rows: list[tuple] = []
+
+    def add(quantity: str, value: float, position: int | None = None, dimension: int | None = None) -> None:
+        rows.append((quantity, position, None if position is None else e.key_tokens[position], dimension, value))
+
+    for name, vec in (("q_i", e.q), ("k_j", e.k), ("q_i*k_j", e.product), ("output", e.output),
+                      ("model_output", e.model_output)):  # fmt: skip
+        for d, v in enumerate(vec):
+            add(name, float(v), dimension=d)
+    for name, v in (("raw_score", e.raw_score), ("scale", e.scale), ("score", e.score), ("weight", e.weight),
+                    ("map_weight", e.map_weight), ("head_factor", e.head_factor)):  # fmt: skip
+        add(name, float(v))
+    for j in range(len(e.key_tokens)):
+        add("row_raw_score", float(e.raw_scores[j]), j)
+        add("row_mask_visible", float(e.mask[j]), j)
+        add("row_score", float(e.scores[j]) if e.mask[j] else float("-inf"), j)
+        add("row_weight", float(e.weights[j]), j)
+        for d, v in enumerate(e.values[j]):
+            add("value", float(v), j, d)
+    frame = pd.DataFrame(rows, columns=["quantity", "position", "token", "dimension", "value"])
+    cell = {"kind": e.kind, "layer": e.layer, "head": e.head, "query": e.query, "query_token": e.query_token,
+            "key": e.key, "key_token": e.key_token}  # fmt: skip
+    for i, (name, v) in enumerate(cell.items()):
+        frame.insert(i, name, v)
+    return frame.astype({"position": "Int64", "dimension": "Int64"})
