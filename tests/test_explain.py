@@ -301,8 +301,11 @@ def test_row_figure_highlights_the_key_and_marks_masked_ones(masked_cell) -> Non
     colors = list(weights.marker.color)
     assert colors[e.key] == CHOSEN and colors[0] == OTHER
     assert all(colors[j] == MASKED for j in range(len(colors)) if j != e.key and not e.mask[j])
-    assert scores.text[e.key] == "masked (future)" and scores.text[0] == f"{e.scores[0]:.3f}"
-    assert "this key is masked" in row_figure(e).layout.title.text
+    assert scores.text[e.key] == "masked" and scores.customdata[e.key] == "masked (future)"
+    assert scores.text[0] == f"{e.scores[0]:.3f}"
+    fig = row_figure(e)
+    assert "this key is masked" in fig.layout.title.text
+    assert fig.layout.shapes[0].x0 == e.key - 0.5 and fig.layout.shapes[0].xref == "x2"  # the key's column
 
 
 def test_output_figure_sums_the_weighted_values(masked_cell) -> None:

@@ -69,14 +69,15 @@ def row_figure(e: Explanation) -> go.Figure:
     labels = plot_labels(e.key_tokens)
     colors = [CHOSEN if j == e.key else (OTHER if e.mask[j] else MASKED) for j in range(len(labels))]
     scores = [float(s) if math.isfinite(s) else 0.0 for s in e.scores]
-    score_text = [f"{s:.3f}" if e.mask[j] else f"masked ({e.mask_reasons[j]})" for j, s in enumerate(e.scores)]
+    score_text = [f"{s:.3f}" if e.mask[j] else "masked" for j, s in enumerate(e.scores)]
+    hover = [f"{s:.4f}" if e.mask[j] else f"masked ({e.mask_reasons[j]})" for j, s in enumerate(e.scores)]
     weight_text = [f"{w:.3f}" for w in e.weights]
     fig = go.Figure([
         go.Bar(x=labels, y=scores, marker_color=colors, text=score_text, textposition="outside",
-               xaxis="x", yaxis="y", name="score", customdata=score_text,
+               xaxis="x", yaxis="y", name="score", customdata=hover, cliponaxis=False,
                hovertemplate="key %{x}<br>scaled score %{customdata}<extra></extra>"),
         go.Bar(x=labels, y=e.weights.tolist(), marker_color=colors, text=weight_text, textposition="outside",
-               xaxis="x2", yaxis="y2", name="weight",
+               xaxis="x2", yaxis="y2", name="weight", cliponaxis=False,
                hovertemplate="key %{x}<br>softmax weight %{y:.4f}<extra></extra>"),
     ])  # fmt: skip
     title = (
@@ -95,7 +96,11 @@ def row_figure(e: Explanation) -> go.Figure:
                     title=dict(text=f"key (column) · query {e.query}:{_esc(e.query_token)} (row)")),
         yaxis2=dict(domain=[0, 0.42], anchor="x2", title=dict(text="softmax weight"), range=[0, 1.15]),
         margin=margins(l=70, t=100, b=bottom),
+        uniformtext=dict(minsize=10, mode="show"),  # keep "masked" readable over an empty bar
     )  # fmt: skip
+    # the chosen key's column, through both panels: visible even where its bars are empty (masked)
+    fig.add_shape(type="rect", xref="x2", x0=e.key - 0.5, x1=e.key + 0.5, yref="paper", y0=0, y1=1,
+                  fillcolor=CHOSEN, opacity=0.12, line=dict(width=0), layer="below")  # fmt: skip
     return fig
 
 
@@ -136,8 +141,8 @@ def explanation_steps(e: Explanation) -> list[str]:
     """The computation in five plain-text sentences (tokens included as typed: escape before HTML)."""
     s, hs = e.head_dim, e.heads * e.head_dim
     lines = [
-        f"1. Query: {e.query_from} ({e.dim} numbers) times W_q gives q_i; head {e.head} keeps its {s}. "
-        f"Key: {e.key_from} times W_k gives k_j ({s} numbers).",
+        f"1. q_i = W_q × query input, from {e.query_from} ({e.dim} numbers); head {e.head} keeps its {s} of "
+        f"the {hs}. k_j = W_k × key input, from {e.key_from}.",
         f"2. Multiply them number by number and add: q_i · k_j = {e.raw_score:.4f}. Scaling: {e.scale_text}, "
         f"so the score is {e.score:.4f}.",
     ]

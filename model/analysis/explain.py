@@ -282,15 +282,10 @@ def _reasons(mask: np.ndarray, query: int, key_ids: list[int], task: str, kind: 
 
 def _source(task: str, kind: str, side: str, layer: int, pos: int) -> str:
     """Where the query or key vector came from, in words."""
-    where = f"layer {layer}'s attention input at position {pos}"
-    if task == "classifier":
-        return f"the sentence: {where}"
-    if task == "generator":
-        return f"the text so far: {where}"
-    if kind == "encoder":
-        return f"the German source (encoder): {where}"
-    if kind == "decoder":
-        return f"the English so far (decoder): {where}"
-    if side == "query":
-        return f"the decoder (English): decoder {where} (its cross-attention input)"
-    return f"the encoder output (German): the memory at position {pos}, the same for every decoder layer"
+    attention = "cross-attention" if kind == "cross" else "self-attention"
+    state = f"position {pos}'s hidden state entering layer {layer}'s {attention}"
+    if kind == "cross" and side == "key":
+        return f"the encoder output (German): position {pos} of the memory, the same for every decoder layer"
+    where = {"classifier": "the sentence", "generator": "the text so far", "encoder": "the German source (encoder)",
+             "decoder": "the English so far (decoder)", "cross": "the decoder (English)"}  # fmt: skip
+    return f"{where[task if task != 'translator' else kind]}: {state}"
