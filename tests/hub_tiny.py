@@ -1,0 +1,179 @@
+"""Tiny random Hugging Face models saved as Hub-style folders, for tests that must not touch the network.
+
+Each ``save_*`` builds a 2-layer, 2-head, 16-dimension model from its ``transformers`` config, a
+tokenizer trained on a few sentences with the ``tokenizers`` library (wrapped in
+``PreTrainedTokenizerFast``) whose subword markers match the real family (``Ġ`` for GPT-2,
+``##`` for BERT, ``▁`` for Marian/BART-style sentencepiece), and writes both to ``folder`` with
+``save_pretrained`` (safetensors), so :func:`model.hub.load` opens them by path like a download.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import torch
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+from transformers import (
+    BartConfig,
+    BartForConditionalGeneration,
+    BertConfig,
+    BertForMaskedLM,
+    DistilBertConfig,
+    DistilBertForSequenceClassification,
+    GPT2Config,
+    GPT2LMHeadModel,
+    MarianConfig,
+    MarianMTModel,
+    PreTrainedTokenizerFast,
+)
+
+ENGLISH = [
+    "the cat sat on the mat .",
+    "a man rides a bike in the park .",
+    "two dogs play in the snow .",
+    "life is short , eat dessert first .",
+    "the movie was wonderful and moving .",
+    "the story is boring and far too long .",
+]
+GERMAN = [
+    "ein mann fährt fahrrad im park .",
+    "zwei hunde spielen im schnee .",
+    "die katze sitzt auf der matte .",
+    "das leben ist kurz .",
+]
+SIZE = dict(layers=2, heads=2, dim=16, ff=32, positions=64)
+INIT = 0.3  # weights this large make peaked, distinct attention rows (0.02 gives near-uniform ones)
+
+
+def _trained(tok: Tokenizer, trainer, lines: list[str]) -> Tokenizer:
+    tok.train_from_iterator(lines, trainer=trainer)
+    return tok
+
+
+def gpt2_tokenizer() -> PreTrainedTokenizerFast:
+    """Byte-level BPE (``Ġ`` marks a leading space) with ``<|endoftext|>`` as bos/eos/pad."""
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=360, special_tokens=["<|endoftext|>"],
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    tok = _trained(tok, trainer, ENGLISH)
+    return PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<|endoftext|>", eos_token="<|endoftext|>",
+                                   unk_token="<|endoftext|>", model_max_length=SIZE["positions"])
+
+
+def bert_tokenizer() -> PreTrainedTokenizerFast:
+    """WordPiece (``##`` marks a continuation) with ``[CLS] … [SEP]`` around each input."""
+    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tok.decoder = decoders.WordPiece()
+    tok = _trained(tok, trainers.WordPieceTrainer(vocab_size=100, special_tokens=specials), ENGLISH)
+    cls, sep = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
+    tok.post_processor = processors.TemplateProcessing(single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]",
+                                                       special_tokens=[("[CLS]", cls), ("[SEP]", sep)])
+    return PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]",
+                                   sep_token="[SEP]", mask_token="[MASK]", model_max_length=SIZE["positions"])
+
+
+def sentencepiece_tokenizer(eos: str = "</s>", bos: str | None = None) -> PreTrainedTokenizerFast:
+    """BPE over a ``▁``-marked (Metaspace) split, like Marian's and T5's sentencepiece models, ending
+    each input with ``eos`` (and starting it with ``bos`` where given, as BART does)."""
+    specials = ["<pad>", "<unk>", "</s>", "<s>"]
+    tok = Tokenizer(models.BPE(unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.Metaspace()
+    tok.decoder = decoders.Metaspace()
+    tok = _trained(tok, trainers.BpeTrainer(vocab_size=260, special_tokens=specials), ENGLISH + GERMAN)
+    single = f"{bos} $A {eos}" if bos else f"$A {eos}"
+    pairs = [(eos, tok.token_to_id(eos))] + ([(bos, tok.token_to_id(bos))] if bos else [])
+    tok.post_processor = processors.TemplateProcessing(single=single, special_tokens=pairs)
+    return PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>", pad_token="<pad>", eos_token=eos,
+                                   bos_token=bos, model_max_length=SIZE["positions"])
+
+
+def _save(folder: Path, model: torch.nn.Module, tokenizer: PreTrainedTokenizerFast) -> Path:
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    model.eval()
+    model.save_pretrained(folder, safe_serialization=True)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+def save_gpt2(folder: Path, seed: int = 0, **overrides) -> Path:
+    """A GPT-2 language model (decoder-only, causal)."""
+    tok = gpt2_tokenizer()
+    eos = tok.eos_token_id
+    cfg = GPT2Config(vocab_size=len(tok), n_positions=SIZE["positions"], n_embd=SIZE["dim"], n_layer=SIZE["layers"],
+                     n_head=SIZE["heads"], initializer_range=INIT, bos_token_id=eos, eos_token_id=eos, **overrides)
+    torch.manual_seed(seed)
+    return _save(folder, GPT2LMHeadModel(cfg), tok)
+
+
+def save_bert(folder: Path, seed: int = 0) -> Path:
+    """A BERT masked language model (encoder-only)."""
+    tok = bert_tokenizer()
+    cfg = BertConfig(vocab_size=len(tok), hidden_size=SIZE["dim"], num_hidden_layers=SIZE["layers"],
+                     num_attention_heads=SIZE["heads"], intermediate_size=SIZE["ff"],
+                     max_position_embeddings=SIZE["positions"], initializer_range=INIT, pad_token_id=tok.pad_token_id)
+    torch.manual_seed(seed)
+    return _save(folder, BertForMaskedLM(cfg), tok)
+
+
+def save_distilbert(folder: Path, seed: int = 0) -> Path:
+    """A DistilBERT sentence classifier with two labels (encoder-only)."""
+    tok = bert_tokenizer()
+    cfg = DistilBertConfig(vocab_size=len(tok), dim=SIZE["dim"], n_layers=SIZE["layers"], n_heads=SIZE["heads"],
+                           hidden_dim=SIZE["ff"], max_position_embeddings=SIZE["positions"], initializer_range=INIT,
+                           pad_token_id=tok.pad_token_id, id2label={0: "NEGATIVE", 1: "POSITIVE"},
+                           label2id={"NEGATIVE": 0, "POSITIVE": 1})
+    torch.manual_seed(seed)
+    return _save(folder, DistilBertForSequenceClassification(cfg), tok)
+
+
+def _seq2seq_config(cls, tok: PreTrainedTokenizerFast, **extra):
+    return cls(vocab_size=len(tok), d_model=SIZE["dim"], encoder_layers=SIZE["layers"],
+               decoder_layers=SIZE["layers"], encoder_attention_heads=SIZE["heads"],
+               decoder_attention_heads=SIZE["heads"], encoder_ffn_dim=SIZE["ff"], decoder_ffn_dim=SIZE["ff"],
+               max_position_embeddings=SIZE["positions"], init_std=INIT, pad_token_id=tok.pad_token_id,
+               eos_token_id=tok.eos_token_id, forced_eos_token_id=tok.eos_token_id, **extra)
+
+
+def save_marian(folder: Path, seed: int = 0) -> Path:
+    """A Marian translation model (encoder-decoder; starts decoding from ``<pad>``, as opus-mt does)."""
+    tok = sentencepiece_tokenizer()
+    cfg = _seq2seq_config(MarianConfig, tok, decoder_start_token_id=tok.pad_token_id,
+                          decoder_vocab_size=len(tok))
+    torch.manual_seed(seed)
+    return _save(folder, MarianMTModel(cfg), tok)
+
+
+def save_bart(folder: Path, seed: int = 0) -> Path:
+    """A BART generation model (encoder-decoder; ``<s> … </s>`` inputs, decoding starts from ``</s>``)."""
+    tok = sentencepiece_tokenizer(bos="<s>")
+    cfg = _seq2seq_config(BartConfig, tok, bos_token_id=tok.bos_token_id, decoder_start_token_id=tok.eos_token_id)
+    torch.manual_seed(seed)
+    return _save(folder, BartForConditionalGeneration(cfg), tok)
+
+
+def edit_config(folder: Path, **changes) -> Path:
+    """Rewrite keys of ``folder/config.json`` (for bad-input tests); ``None`` deletes a key."""
+    path = Path(folder) / "config.json"
+    cfg = json.loads(path.read_text())
+    for key, value in changes.items():
+        if value is None:
+            cfg.pop(key, None)
+        else:
+            cfg[key] = value
+    path.write_text(json.dumps(cfg, indent=2))
+    return Path(folder)
+
+
+BUILDERS = {"gpt2": save_gpt2, "bert": save_bert, "distilbert": save_distilbert, "marian": save_marian,
+            "bart": save_bart}
+
+
+def save_all(root: Path) -> dict[str, Path]:
+    """Every tiny model under ``root/<name>``."""
+    return {name: build(Path(root) / name) for name, build in BUILDERS.items()}
