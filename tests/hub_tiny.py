@@ -26,6 +26,8 @@ from transformers import (
     MarianConfig,
     MarianMTModel,
     PreTrainedTokenizerFast,
+    T5Config,
+    T5ForConditionalGeneration,
 )
 
 ENGLISH = [
@@ -157,6 +159,17 @@ def save_bart(folder: Path, seed: int = 0) -> Path:
     return _save(folder, BartForConditionalGeneration(cfg), tok)
 
 
+def save_t5(folder: Path, seed: int = 0) -> Path:
+    """A T5 model (encoder-decoder with a relative-position bias: weights only, no step-by-step view)."""
+    tok = sentencepiece_tokenizer()
+    cfg = T5Config(vocab_size=len(tok), d_model=SIZE["dim"], d_kv=SIZE["dim"] // SIZE["heads"], d_ff=SIZE["ff"],
+                   num_layers=SIZE["layers"], num_heads=SIZE["heads"], relative_attention_num_buckets=8,
+                   pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id,
+                   decoder_start_token_id=tok.pad_token_id)
+    torch.manual_seed(seed)
+    return _save(folder, T5ForConditionalGeneration(cfg), tok)
+
+
 def edit_config(folder: Path, **changes) -> Path:
     """Rewrite keys of ``folder/config.json`` (for bad-input tests); ``None`` deletes a key."""
     path = Path(folder) / "config.json"
@@ -171,9 +184,100 @@ def edit_config(folder: Path, **changes) -> Path:
 
 
 BUILDERS = {"gpt2": save_gpt2, "bert": save_bert, "distilbert": save_distilbert, "marian": save_marian,
-            "bart": save_bart}
+            "bart": save_bart, "t5": save_t5}
 
 
 def save_all(root: Path) -> dict[str, Path]:
     """Every tiny model under ``root/<name>``."""
     return {name: build(Path(root) / name) for name, build in BUILDERS.items()}
+
+
+class FakeHub:
+    """A stand-in for the Hugging Face Hub on a loopback port, serving folders as repositories.
+
+    It answers the three requests ``huggingface_hub.snapshot_download`` makes (repository info,
+    file tree, file download), with the Hub's error headers for a missing or private repository
+    (401/404 ``RepoNotFound``) and a gated one (403 ``GatedRepo``). ``fetched`` lists the files
+    downloaded. Use as a context manager; ``url`` goes into ``HF_ENDPOINT``.
+    """
+
+    def __init__(self, repos: dict[str, Path], *, gated: tuple[str, ...] = (), private: tuple[str, ...] = ()):
+        self.repos, self.gated, self.private = {k: Path(v) for k, v in repos.items()}, set(gated), set(private)
+        self.fetched: list[str] = []
+
+    def __enter__(self) -> FakeHub:
+        import threading
+        from http.server import ThreadingHTTPServer
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def _files(self, repo: str) -> dict[str, Path]:
+        root = self.repos[repo]
+        return {p.relative_to(root).as_posix(): p for p in sorted(root.rglob("*")) if p.is_file()}
+
+    def _handler(self):
+        import hashlib
+        from http.server import BaseHTTPRequestHandler
+        from urllib.parse import unquote, urlparse
+
+        hub, sha = self, "0123456789abcdef0123456789abcdef01234567"
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:  # quiet
+                pass
+
+            def _send(self, code: int, body: bytes = b"", headers: dict | None = None) -> None:
+                self.send_response(code)
+                for key, value in {"Content-Length": str(len(body)), **(headers or {})}.items():
+                    self.send_header(key, value)
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(body)
+
+            def _json(self, data) -> None:
+                self._send(200, json.dumps(data).encode(), {"Content-Type": "application/json"})
+
+            def _refuse(self, repo: str) -> bool:
+                if repo in hub.gated:
+                    self._send(403, b"gated", {"X-Error-Code": "GatedRepo", "X-Error-Message": "gated"})
+                elif repo in hub.private or repo not in hub.repos:
+                    code = 401 if repo in hub.private else 404
+                    self._send(code, b"not found", {"X-Error-Code": "RepoNotFound", "X-Error-Message": "not found"})
+                else:
+                    return False
+                return True
+
+            def do_GET(self) -> None:
+                path = unquote(urlparse(self.path).path)
+                if path.startswith("/api/models/"):
+                    rest = path[len("/api/models/"):]
+                    repo, _, what = rest.partition("/revision/") if "/revision/" in rest else rest.partition("/tree/")
+                    if self._refuse(repo):
+                        return
+                    files = hub._files(repo)
+                    if "/revision/" in rest:
+                        return self._json({"id": repo, "sha": sha, "siblings": [{"rfilename": f} for f in files]})
+                    return self._json([{"type": "file", "path": f, "size": p.stat().st_size,
+                                        "oid": hashlib.sha1(p.read_bytes()).hexdigest()} for f, p in files.items()])
+                repo, _, rest = path.lstrip("/").partition("/resolve/")
+                if self._refuse(repo):
+                    return
+                name = rest.partition("/")[2]
+                files = hub._files(repo)
+                if name not in files:
+                    return self._send(404, b"no entry", {"X-Error-Code": "EntryNotFound"})
+                body = files[name].read_bytes()
+                if self.command == "GET":
+                    hub.fetched.append(name)
+                self._send(200, body, {"X-Repo-Commit": sha, "ETag": f'"{hashlib.sha1(body).hexdigest()}"'})
+
+            do_HEAD = do_GET
+
+        return Handler

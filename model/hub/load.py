@@ -113,7 +113,9 @@ def estimate_params(config, cls: type | None = None) -> int:
 
 
 def _bar_class(progress: Progress, start: float, end: float) -> type:
-    """A silent tqdm class for ``snapshot_download`` that reports the bytes it fetches."""
+    """A silent tqdm class for ``snapshot_download`` that reports the bytes it fetches. Its byte bars
+    grow their totals as files start, so only a fraction larger than the last one is reported."""
+    shown = {"fraction": start, "text": ""}
 
     class Bar(tqdm):
         def __init__(self, *args, **kwargs):
@@ -121,11 +123,14 @@ def _bar_class(progress: Progress, start: float, end: float) -> type:
             super().__init__(*args, **{**kwargs, "file": io.StringIO(), "disable": False})
 
         def update(self, n: float | None = 1) -> bool | None:
-            shown = super().update(n)
+            displayed = super().update(n)
             if self.unit == "B" and self.total:
-                done = min(self.n / self.total, 1.0)
-                progress(start + (end - start) * done, f"downloading {self.n / 1e6:.1f} of {self.total / 1e6:.1f} MB")
-            return shown
+                fraction = max(shown["fraction"], start + (end - start) * min(self.n / self.total, 1.0))
+                text = f"downloading {self.n / 1e6:.1f} of {self.total / 1e6:.1f} MB"
+                if (fraction, text) != (shown["fraction"], shown["text"]):
+                    shown.update(fraction=fraction, text=text)
+                    progress(fraction, text)
+            return displayed
 
     return Bar
 
@@ -135,11 +140,14 @@ def _download(repo: str, patterns: list[str], progress: Progress | None, span: t
     from huggingface_hub import errors as hf
     from huggingface_hub import snapshot_download
 
-    endpoint = os.environ.get("HF_ENDPOINT") or None  # read here, not at import, so tests can point it
+    # read at each call, not when huggingface_hub was imported, so that tests and scripts can point them
+    endpoint = os.environ.get("HF_ENDPOINT") or None
+    home = os.environ.get("HF_HOME")
+    cache = os.environ.get("HF_HUB_CACHE") or (str(Path(home) / "hub") if home else None)
     bar = _bar_class(progress, *span) if progress else None
     try:
         path = snapshot_download(repo, allow_patterns=patterns, etag_timeout=_timeout(), tqdm_class=bar,
-                                 endpoint=endpoint)
+                                 endpoint=endpoint, cache_dir=cache)
     except hf.GatedRepoError as err:
         raise HubError(f"{repo} is gated: its authors ask users to accept terms and log in first, which this app "
                        "cannot do; download it yourself and open the folder") from err
@@ -167,7 +175,7 @@ def _local(source: str) -> Path | None:
             raise HubError(f"{path} has no config.json; open the folder that save_pretrained wrote")
         return path
     if path.exists() or looks_local:
-        raise HubError(f"{path} is not a folder" if path.exists() else f"there is no folder {path}")
+        raise HubError(f"{source} is not a folder" if path.exists() else f"there is no folder {source}")
     return None
 
 
@@ -237,7 +245,7 @@ def load(source: str, *, progress: Progress | None = None, device: str | torch.d
     _check_weights(folder, source)
     report(0.9, "loading the tokenizer")
     tokenizer = _load_tokenizer(folder, config.model_type)
-    report(0.92, f"loading {params / 1e6:.1f} M parameters")
+    report(0.92, f"loading {params:,} parameters")
     try:
         model = cls.from_pretrained(folder, attn_implementation="eager", use_safetensors=True,
                                     trust_remote_code=False, dtype=torch.float32)
