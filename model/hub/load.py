@@ -32,6 +32,7 @@ OFFLINE = "could not reach the Hugging Face Hub; open a local folder instead"
 FILES = ["config.json", "generation_config.json", "model.safetensors", "model-*-of-*.safetensors",
          "model.safetensors.index.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
          "added_tokens.json", "vocab.json", "vocab.txt", "merges.txt", "*.model", "*.spm"]
+VOCABULARY = ["tokenizer.json", "vocab.json", "vocab.txt", "*.model", "*.spm"]
 NO_ATTENTION = {"mamba", "mamba2", "falcon_mamba", "rwkv", "xlstm"}  # recurrent: nothing to show
 
 Progress = Callable[[float, str], None]  # (fraction done 0..1, what is happening)
@@ -201,13 +202,15 @@ def _check_weights(folder: Path, source: str) -> None:
 def _load_tokenizer(folder: Path, kind: str):
     from transformers import AutoTokenizer
 
+    # without vocabulary files transformers builds an empty tokenizer that reads every word as unknown
+    if not any(any(folder.glob(pattern)) for pattern in VOCABULARY):
+        raise HubError("the folder has no tokenizer files (tokenizer.json, vocab.txt, vocab.json or a "
+                       "sentencepiece .model/.spm); save the tokenizer beside the model")
     try:
         tok = AutoTokenizer.from_pretrained(folder, trust_remote_code=False)
     except Exception as err:  # missing files, a missing package (sentencepiece), a broken vocabulary
         raise HubError(f"its tokenizer could not load ({type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}); "
                        f"a {kind} tokenizer may need the sentencepiece package") from err
-    if isinstance(tok, bool) or not callable(tok):
-        raise HubError("the folder has no tokenizer files (tokenizer.json or vocab files)")
     return tok
 
 
