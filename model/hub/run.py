@@ -46,8 +46,9 @@ class HubRun:
 def _pretty(hub: HubModel, ids: list[int]) -> tuple[list[str], list[bool]]:
     tok = hub.tokenizer
     specials = set(tok.all_special_ids)
-    raw = tok.convert_ids_to_tokens(ids)
-    special = [i in specials for i in ids]
+    # a model's vocabulary is often padded past its tokenizer's (T5: 32128 rows, 32100 tokens)
+    raw = [t if t is not None else f"<id {i}>" for i, t in zip(ids, tok.convert_ids_to_tokens(ids))]
+    special = [i in specials or t is None for i, t in zip(ids, tok.convert_ids_to_tokens(ids))]
     return prettify_tokens(raw, hub.scheme, special), special
 
 
