@@ -57,7 +57,7 @@ run(hub, sentence)  # warm-up: first-call costs are not what a user waits for on
 out, run_s = timed(lambda: run(hub, sentence), runs)
 gen, gen_s = timed(lambda: run(hub, sentence, generate=new), max(1, runs // 2))
 kind = out.result.kinds["decoder"]
-_, explain_s = timed(lambda: explain(hub, out.result, "decoder", 11, 0, len(kind.queries) - 1, 0), runs)
+_, explain_s = timed(lambda: explain(hub, out.result, "decoder", kind.layers - 1, 0, len(kind.queries) - 1, 0), runs)
 print(json.dumps({"load_s": load_s, "rss_before_mb": before, "rss_loaded_mb": loaded, "rss_after_runs_mb": rss_mb(),
                   "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "run_s": run_s,
                   "generate_s": gen_s, "explain_s": explain_s, "tokens": len(kind.queries),
@@ -65,8 +65,11 @@ print(json.dumps({"load_s": load_s, "rss_before_mb": before, "rss_loaded_mb": lo
 """
 
 
-def build(folder: Path) -> dict:
-    """GPT-2 small's architecture with random weights and a small tokenizer, saved to ``folder``."""
+SIZES = {"small": {}, "tiny": {"n_layer": 2, "n_head": 2, "n_embd": 32, "vocab_size": 512}}  # tiny: smoke tests
+
+
+def build(folder: Path, size: str = "small") -> dict:
+    """GPT-2 small's architecture (or a tiny one) with random weights and a small tokenizer, saved to ``folder``."""
     import torch
     import transformers
     from transformers import GPT2Config, GPT2LMHeadModel
@@ -75,7 +78,7 @@ def build(folder: Path) -> dict:
 
     torch.manual_seed(0)
     t = time.perf_counter()
-    model = GPT2LMHeadModel(GPT2Config())
+    model = GPT2LMHeadModel(GPT2Config(**SIZES[size]))
     transformers.utils.logging.disable_progress_bar()
     model.save_pretrained(folder)
     tok = gpt2_tokenizer()
@@ -90,12 +93,13 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3, help="fresh processes, each loading the model once")
     ap.add_argument("--runs", type=int, default=5, help="timed runs per process (median reported)")
     ap.add_argument("--generate", type=int, default=10, help="tokens to generate greedily")
-    ap.add_argument("--threads", type=int, default=2, help="torch CPU threads in the child")
+    ap.add_argument("--size", choices=list(SIZES), default="small", help="tiny: a 2-layer model, to test the script")
+    ap.add_argument("--threads", type=int, default=1, help="torch CPU threads in the child (the app uses 1)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-hub-") as tmp:
         folder = Path(tmp) / "gpt2-random"
-        log("building a random GPT-2 (124 M) ...")
-        made = build(folder)
+        log(f"building a random GPT-2 ({args.size}) ...")
+        made = build(folder, args.size)
         samples = []
         for i in range(args.repeats):
             proc = subprocess.run([sys.executable, "-c", CHILD, str(folder), SENTENCE, str(args.runs),
@@ -111,7 +115,8 @@ def main() -> None:
 
     first = samples[0]
     emit({
-        "model": "GPT2Config() with random weights (safetensors, opened by path)", "params": first["params"], **made,
+        "model": f"GPT2Config({', '.join(f'{k}={v}' for k, v in SIZES[args.size].items())}) with random weights "
+                 "(safetensors, opened by path)", "params": first["params"], **made,
         "threads": args.threads, "repeats": args.repeats, "sentence": SENTENCE, "tokens": first["tokens"],
         "load_s_median": median("load_s"), "load_s_max": round(max(s["load_s"] for s in samples), 3),
         "rss_before_load_mb": median("rss_before_mb", 1), "rss_loaded_mb": median("rss_loaded_mb", 1),

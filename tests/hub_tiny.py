@@ -94,6 +94,30 @@ def sentencepiece_tokenizer(eos: str = "</s>", bos: str | None = None) -> PreTra
                                    bos_token=bos, model_max_length=SIZE["positions"])
 
 
+def marian_tokenizer(folder: Path):
+    """Marian's own tokenizer (sentencepiece ``source.spm``/``target.spm`` and ``vocab.json``, as the
+    opus-mt models ship it), from a unigram model trained on the sentences; written into ``folder``."""
+    import io
+
+    import sentencepiece as spm
+    from transformers import MarianTokenizer
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    proto = io.BytesIO()
+    spm.SentencePieceTrainer.train(sentence_iterator=iter((ENGLISH + GERMAN) * 5), model_writer=proto,
+                                   vocab_size=80, model_type="unigram", eos_id=0, unk_id=1, pad_id=-1, bos_id=-1,
+                                   hard_vocab_limit=False, minloglevel=2)
+    for name in ("source.spm", "target.spm"):
+        (folder / name).write_bytes(proto.getvalue())
+    sp = spm.SentencePieceProcessor(model_proto=proto.getvalue())
+    vocab = {sp.id_to_piece(i): i for i in range(sp.get_piece_size())}
+    vocab["<pad>"] = len(vocab)  # opus-mt's pad (and decoder start) is the last id
+    (folder / "vocab.json").write_text(json.dumps(vocab))
+    return MarianTokenizer(str(folder / "source.spm"), str(folder / "target.spm"), str(folder / "vocab.json"),
+                           model_max_length=SIZE["positions"])
+
+
 def _save(folder: Path, model: torch.nn.Module, tokenizer: PreTrainedTokenizerFast) -> Path:
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -142,9 +166,10 @@ def _seq2seq_config(cls, tok: PreTrainedTokenizerFast, **extra):
                eos_token_id=tok.eos_token_id, forced_eos_token_id=tok.eos_token_id, **extra)
 
 
-def save_marian(folder: Path, seed: int = 0) -> Path:
-    """A Marian translation model (encoder-decoder; starts decoding from ``<pad>``, as opus-mt does)."""
-    tok = sentencepiece_tokenizer()
+def save_marian(folder: Path, seed: int = 0, *, spm: bool = False) -> Path:
+    """A Marian translation model (encoder-decoder; starts decoding from ``<pad>``, as opus-mt does),
+    with a fast ``▁`` tokenizer, or with Marian's own sentencepiece tokenizer when ``spm``."""
+    tok = marian_tokenizer(folder) if spm else sentencepiece_tokenizer()
     cfg = _seq2seq_config(MarianConfig, tok, decoder_start_token_id=tok.pad_token_id,
                           decoder_vocab_size=len(tok))
     torch.manual_seed(seed)
@@ -184,7 +209,7 @@ def edit_config(folder: Path, **changes) -> Path:
 
 
 BUILDERS = {"gpt2": save_gpt2, "bert": save_bert, "distilbert": save_distilbert, "marian": save_marian,
-            "bart": save_bart, "t5": save_t5}
+            "bart": save_bart, "t5": save_t5, "marian-spm": lambda folder: save_marian(folder, spm=True)}
 
 
 def save_all(root: Path) -> dict[str, Path]:

@@ -16,9 +16,10 @@ from tests.hub_tiny import BUILDERS, SIZE
 TEXT = "the cat sat on the mat ."
 SHAPES = {"gpt2": ("decoder", "causal-lm", "bytelevel"), "bert": ("encoder", "masked-lm", "wordpiece"),
           "distilbert": ("encoder", "classifier", "wordpiece"), "marian": ("encoder-decoder", "seq2seq", "metaspace"),
-          "bart": ("encoder-decoder", "seq2seq", "metaspace"), "t5": ("encoder-decoder", "seq2seq", "metaspace")}
-EXPLAINED = ["gpt2", "bert", "distilbert", "marian", "bart"]
-GENERATORS = ["gpt2", "marian", "bart", "t5"]
+          "bart": ("encoder-decoder", "seq2seq", "metaspace"), "t5": ("encoder-decoder", "seq2seq", "metaspace"),
+          "marian-spm": ("encoder-decoder", "seq2seq", "metaspace")}
+EXPLAINED = ["gpt2", "bert", "distilbert", "marian", "bart", "marian-spm"]
+GENERATORS = ["gpt2", "marian", "bart", "t5", "marian-spm"]
 ATOL = 1e-6  # the same float32 computation on the same CPU, in another order
 
 
@@ -44,7 +45,7 @@ def stacked(maps) -> np.ndarray:
 def test_load_describes_the_model(hubs, name):
     hub = hubs[name]
     assert (hub.shape, hub.head, hub.scheme) == SHAPES[name]
-    assert hub.model_type == name
+    assert hub.model_type == name.removesuffix("-spm")
     assert hub.params == sum(p.numel() for p in hub.model.parameters())  # the meta-device estimate was exact
     assert hub.max_tokens == SIZE["positions"]
     assert not hub.model.training and hub.model.config._attn_implementation == "eager"
@@ -215,3 +216,16 @@ def test_explain_leaves_no_hooks_on_the_shared_model(hubs):
     explain(hub, r, "cross", 0, 0, 0, 0)
     explain(hub, r, "encoder", 1, 1, 1, 1)
     assert hooks() == before
+
+
+def test_marian_sentencepiece_tokenizer(hubs):
+    """opus-mt's own tokenizer (sentencepiece files, no fast version): readable tokens, unknown words."""
+    hub = hubs["marian-spm"]
+    assert type(hub.tokenizer).__name__ == "MarianTokenizer"
+    r = run(hub, "der mann fährt", generate=3).result
+    enc = r.kinds["encoder"]
+    assert enc.keys[-1] == "</s>" and enc.special[-1] and not any(enc.special[:-1])
+    assert "".join(enc.keys[:-1]).replace("␣", " ").split() == ["der", "mann", "fährt"]
+    assert r.kinds["decoder"].queries[0] == "<pad>"  # opus-mt starts decoding from its pad token
+    odd = run(hub, "der mann 漢字").result
+    assert odd.unknown == ["<unk>"] and odd.unknown_read == 1
