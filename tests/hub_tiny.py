@@ -220,8 +220,8 @@ def save_all(root: Path) -> dict[str, Path]:
 class FakeHub:
     """A stand-in for the Hugging Face Hub on a loopback port, serving folders as repositories.
 
-    It answers the three requests ``huggingface_hub.snapshot_download`` makes (repository info,
-    file tree, file download), with the Hub's error headers for a missing or private repository
+    It answers the requests that model.hub's download makes (repository info, file tree, file
+    download), with the Hub's error headers for a missing or private repository
     (401/404 ``RepoNotFound``) and a gated one (403 ``GatedRepo``). ``fetched`` lists the files
     downloaded. Use as a context manager; ``url`` goes into ``HF_ENDPOINT``.
     """
@@ -283,11 +283,12 @@ class FakeHub:
                 path = unquote(urlparse(self.path).path)
                 if path.startswith("/api/models/"):
                     rest = path[len("/api/models/"):]
-                    repo, _, what = rest.partition("/revision/") if "/revision/" in rest else rest.partition("/tree/")
+                    tree = "/tree/" in rest
+                    repo = rest.partition("/tree/" if tree else "/revision/")[0]
                     if self._refuse(repo):
                         return
                     files = hub._files(repo)
-                    if "/revision/" in rest:
+                    if not tree:  # model_info, of the main branch or of a revision
                         return self._json({"id": repo, "sha": sha, "siblings": [{"rfilename": f} for f in files]})
                     return self._json([{"type": "file", "path": f, "size": p.stat().st_size,
                                         "oid": hashlib.sha1(p.read_bytes()).hexdigest()} for f, p in files.items()])

@@ -178,6 +178,22 @@ def test_no_network_says_open_a_local_folder(hub_env):
     assert str(err.value) == OFFLINE
 
 
+@pytest.mark.timeout(120)  # a guard: without the client timeout this would wait forever
+def test_a_hub_that_never_answers_times_out(hub_env):
+    import socket
+
+    from model.hub.load import TIMEOUT_ENV
+
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(4)  # the kernel accepts connections; nobody ever answers
+        hub_env.setenv("HF_ENDPOINT", f"http://127.0.0.1:{silent.getsockname()[1]}")
+        hub_env.setenv(TIMEOUT_ENV, "0.5")
+        with pytest.raises(HubError) as err:
+            load("org/model")
+    assert str(err.value) == OFFLINE
+
+
 def test_cli_prints_json(tiny, capsys):
     main(["hub", str(tiny["gpt2"]), "the cat sat", "--generate", "3", "--explain", "decoder,1,0,2,1"])
     out = json.loads(capsys.readouterr().out)

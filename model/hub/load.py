@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import io
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -136,19 +137,22 @@ def _bar_class(progress: Progress, start: float, end: float) -> type:
     return Bar
 
 
-def _download(repo: str, patterns: list[str], progress: Progress | None, span: tuple[float, float]) -> Path:
-    """The files of Hub repository ``repo`` matching ``patterns``, fetched into the Hub cache."""
-    from huggingface_hub import errors as hf
-    from huggingface_hub import snapshot_download
+def _endpoint() -> str | None:
+    return os.environ.get("HF_ENDPOINT") or None  # read per call, not at import, so tests and scripts can point it
 
-    # read at each call, not when huggingface_hub was imported, so that tests and scripts can point them
-    endpoint = os.environ.get("HF_ENDPOINT") or None
+
+def _cache() -> str | None:
     home = os.environ.get("HF_HOME")
-    cache = os.environ.get("HF_HUB_CACHE") or (str(Path(home) / "hub") if home else None)
-    bar = _bar_class(progress, *span) if progress else None
+    return os.environ.get("HF_HUB_CACHE") or (str(Path(home) / "hub") if home else None)
+
+
+@contextmanager
+def _hub_errors(repo: str) -> Iterator[None]:
+    """The Hub client's exceptions as HubErrors that say what to do."""
+    from huggingface_hub import errors as hf
+
     try:
-        path = snapshot_download(repo, allow_patterns=patterns, etag_timeout=_timeout(), tqdm_class=bar,
-                                 endpoint=endpoint, cache_dir=cache)
+        yield
     except hf.GatedRepoError as err:
         raise HubError(f"{repo} is gated: its authors ask users to accept terms and log in first, which this app "
                        "cannot do; download it yourself and open the folder") from err
@@ -160,11 +164,40 @@ def _download(repo: str, patterns: list[str], progress: Progress | None, span: t
     except hf.HFValidationError as err:
         raise HubError(f"{repo!r} is not a model id (like gpt2 or Helsinki-NLP/opus-mt-de-en) nor an existing "
                        "folder") from err
-    except hf.LocalEntryNotFoundError as err:
+    except (hf.LocalEntryNotFoundError, hf.OfflineModeIsEnabled) as err:
         raise HubError(OFFLINE) from err
     except (hf.HfHubHTTPError, OSError) as err:
         raise HubError(f"{OFFLINE} ({type(err).__name__}: {err})") from err
-    return Path(path)
+
+
+def _reachable(repo: str) -> bool:
+    """Whether the Hub answers about ``repo`` within the timeout (a HubError if it answers "no such
+    model" or "gated"); when it does not, only a copy in the Hub cache can open. ``snapshot_download``
+    alone would wait without a limit on a network that swallows packets: its first request has no
+    timeout."""
+    import httpx2
+    from huggingface_hub import HfApi
+    from huggingface_hub.errors import OfflineModeIsEnabled
+
+    with _hub_errors(repo):
+        try:
+            HfApi(endpoint=_endpoint()).model_info(repo, timeout=_timeout())
+            return True
+        except (httpx2.TransportError, OfflineModeIsEnabled):
+            return False
+
+
+def _download(repo: str, online: bool, patterns: list[str], progress: Progress | None,
+              span: tuple[float, float]) -> Path:
+    """The files of ``repo`` matching ``patterns``, fetched into the Hub cache (or, offline, found there)."""
+    from huggingface_hub import snapshot_download
+
+    bar = _bar_class(progress, *span) if progress else None
+    with _hub_errors(repo):
+        if not online:
+            return Path(snapshot_download(repo, allow_patterns=patterns, local_files_only=True, cache_dir=_cache()))
+        return Path(snapshot_download(repo, allow_patterns=patterns, etag_timeout=_timeout(),
+                                      tqdm_class=bar, endpoint=_endpoint(), cache_dir=_cache()))
 
 
 def _local(source: str) -> Path | None:
@@ -236,7 +269,8 @@ def load(source: str, *, progress: Progress | None = None, device: str | torch.d
     report(0.0, f"reading the config of {source}")
     folder = _local(source)
     hub = folder is None
-    folder = folder or _download(source, ["config.json"], None, (0.0, 0.0))
+    online = hub and _reachable(source)
+    folder = folder or _download(source, online, ["config.json"], None, (0.0, 0.0))
     config = _read_config(folder)
     shape, head, cls = _model_class(config)
     params, cap = estimate_params(config, cls), limit or max_params()
@@ -244,7 +278,7 @@ def load(source: str, *, progress: Progress | None = None, device: str | torch.d
         raise HubError(f"{source} has {params / 1e6:.0f} M parameters, more than the {cap / 1e6:.0f} M this app "
                        f"opens (set {MAX_PARAMS_ENV} to raise the limit where there is memory for it)")
     if hub:
-        folder = _download(source, FILES, report, (0.05, 0.9))
+        folder = _download(source, online, FILES, report, (0.05, 0.9))
     _check_weights(folder, source)
     report(0.9, "loading the tokenizer")
     tokenizer = _load_tokenizer(folder, config.model_type)
