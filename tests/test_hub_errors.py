@@ -12,7 +12,8 @@ import torch
 
 from model.__main__ import main
 from model.hub import HubError
-from model.hub.load import MAX_PARAMS_ENV, OFFLINE, load, max_params
+from model.hub.download import OFFLINE, TIMEOUT_ENV
+from model.hub.load import MAX_PARAMS_ENV, load, max_params
 from model.hub.run import run
 from tests.hub_tiny import FakeHub, edit_config, save_bert, save_gpt2, save_marian
 
@@ -182,7 +183,6 @@ def test_no_network_says_open_a_local_folder(hub_env):
 def test_a_hub_that_never_answers_times_out(hub_env):
     import socket
 
-    from model.hub.load import TIMEOUT_ENV
 
     with socket.socket() as silent:
         silent.bind(("127.0.0.1", 0))

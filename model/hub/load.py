@@ -11,24 +11,18 @@ per process is the page's job.
 
 from __future__ import annotations
 
-import io
 import os
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-from tqdm.std import tqdm
 
+from model.hub.download import Progress, download, reachable
 from model.hub.errors import HubError
 from model.hub.tokens import token_scheme
 
 MAX_PARAMS_ENV = "ATTENTION_HUB_MAX_PARAMS"
 DEFAULT_MAX_PARAMS = 150_000_000
-TIMEOUT_ENV = "ATTENTION_HUB_TIMEOUT"  # seconds to wait for the Hub before calling it unreachable
-DEFAULT_TIMEOUT = 10.0
-OFFLINE = "could not reach the Hugging Face Hub; open a local folder instead"
 # what a model needs from a repository: never pickled weights (.bin, .pt), never code (.py)
 FILES = ["config.json", "generation_config.json", "model.safetensors", "model-*-of-*.safetensors",
          "model.safetensors.index.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
@@ -36,7 +30,6 @@ FILES = ["config.json", "generation_config.json", "model.safetensors", "model-*-
 VOCABULARY = ["tokenizer.json", "vocab.json", "vocab.txt", "*.model", "*.spm"]
 NO_ATTENTION = {"mamba", "mamba2", "falcon_mamba", "rwkv", "xlstm"}  # recurrent: nothing to show
 
-Progress = Callable[[float, str], None]  # (fraction done 0..1, what is happening)
 
 
 @dataclass(frozen=True, eq=False)
@@ -69,13 +62,6 @@ def max_params() -> int:
         return int(float(raw[:-1] if scale > 1 else raw) * scale)
     except ValueError as err:
         raise HubError(f"{MAX_PARAMS_ENV}={raw!r} is not a number of parameters (e.g. 400M)") from err
-
-
-def _timeout() -> float:
-    try:
-        return float(os.environ.get(TIMEOUT_ENV, DEFAULT_TIMEOUT))
-    except ValueError:
-        return DEFAULT_TIMEOUT
 
 
 def _model_class(config) -> tuple[str, str, type]:
@@ -112,92 +98,6 @@ def estimate_params(config, cls: type | None = None) -> int:
     except Exception as err:  # a config transformers cannot build is unsupported, whatever the reason
         raise HubError(f"cannot build a {config.model_type} model from its config: {err}") from err
     return sum(p.numel() for p in model.parameters())
-
-
-def _bar_class(progress: Progress, start: float, end: float) -> type:
-    """A silent tqdm class for ``snapshot_download`` that reports the bytes it fetches. Its byte bars
-    grow their totals as files start, so only a fraction larger than the last one is reported."""
-    shown = {"fraction": start, "text": ""}
-
-    class Bar(tqdm):
-        def __init__(self, *args, **kwargs):
-            kwargs.pop("name", None)
-            super().__init__(*args, **{**kwargs, "file": io.StringIO(), "disable": False})
-
-        def update(self, n: float | None = 1) -> bool | None:
-            displayed = super().update(n)
-            if self.unit == "B" and self.total:
-                fraction = max(shown["fraction"], start + (end - start) * min(self.n / self.total, 1.0))
-                text = f"downloading {self.n / 1e6:.1f} of {self.total / 1e6:.1f} MB"
-                if (fraction, text) != (shown["fraction"], shown["text"]):
-                    shown.update(fraction=fraction, text=text)
-                    progress(fraction, text)
-            return displayed
-
-    return Bar
-
-
-def _endpoint() -> str | None:
-    return os.environ.get("HF_ENDPOINT") or None  # read per call, not at import, so tests and scripts can point it
-
-
-def _cache() -> str | None:
-    home = os.environ.get("HF_HOME")
-    return os.environ.get("HF_HUB_CACHE") or (str(Path(home) / "hub") if home else None)
-
-
-@contextmanager
-def _hub_errors(repo: str) -> Iterator[None]:
-    """The Hub client's exceptions as HubErrors that say what to do."""
-    from huggingface_hub import errors as hf
-
-    try:
-        yield
-    except hf.GatedRepoError as err:
-        raise HubError(f"{repo} is gated: its authors ask users to accept terms and log in first, which this app "
-                       "cannot do; download it yourself and open the folder") from err
-    except hf.RepositoryNotFoundError as err:
-        raise HubError(f"{repo} was not found on the Hugging Face Hub (check the spelling; private models "
-                       "cannot be opened)") from err
-    except hf.RevisionNotFoundError as err:
-        raise HubError(f"{repo}: that revision does not exist") from err
-    except hf.HFValidationError as err:
-        raise HubError(f"{repo!r} is not a model id (like gpt2 or Helsinki-NLP/opus-mt-de-en) nor an existing "
-                       "folder") from err
-    except (hf.LocalEntryNotFoundError, hf.OfflineModeIsEnabled) as err:
-        raise HubError(OFFLINE) from err
-    except (hf.HfHubHTTPError, OSError) as err:
-        raise HubError(f"{OFFLINE} ({type(err).__name__}: {err})") from err
-
-
-def _reachable(repo: str) -> bool:
-    """Whether the Hub answers about ``repo`` within the timeout (a HubError if it answers "no such
-    model" or "gated"); when it does not, only a copy in the Hub cache can open. ``snapshot_download``
-    alone would wait without a limit on a network that swallows packets: its first request has no
-    timeout."""
-    import httpx2
-    from huggingface_hub import HfApi
-    from huggingface_hub.errors import OfflineModeIsEnabled
-
-    with _hub_errors(repo):
-        try:
-            HfApi(endpoint=_endpoint()).model_info(repo, timeout=_timeout())
-            return True
-        except (httpx2.TransportError, OfflineModeIsEnabled):
-            return False
-
-
-def _download(repo: str, online: bool, patterns: list[str], progress: Progress | None,
-              span: tuple[float, float]) -> Path:
-    """The files of ``repo`` matching ``patterns``, fetched into the Hub cache (or, offline, found there)."""
-    from huggingface_hub import snapshot_download
-
-    bar = _bar_class(progress, *span) if progress else None
-    with _hub_errors(repo):
-        if not online:
-            return Path(snapshot_download(repo, allow_patterns=patterns, local_files_only=True, cache_dir=_cache()))
-        return Path(snapshot_download(repo, allow_patterns=patterns, etag_timeout=_timeout(),
-                                      tqdm_class=bar, endpoint=_endpoint(), cache_dir=_cache()))
 
 
 def _local(source: str) -> Path | None:
@@ -269,8 +169,8 @@ def load(source: str, *, progress: Progress | None = None, device: str | torch.d
     report(0.0, f"reading the config of {source}")
     folder = _local(source)
     hub = folder is None
-    online = hub and _reachable(source)
-    folder = folder or _download(source, online, ["config.json"], None, (0.0, 0.0))
+    online = hub and reachable(source)
+    folder = folder or download(source, online, ["config.json"], None, (0.0, 0.0))
     config = _read_config(folder)
     shape, head, cls = _model_class(config)
     params, cap = estimate_params(config, cls), limit or max_params()
@@ -278,7 +178,7 @@ def load(source: str, *, progress: Progress | None = None, device: str | torch.d
         raise HubError(f"{source} has {params / 1e6:.0f} M parameters, more than the {cap / 1e6:.0f} M this app "
                        f"opens (set {MAX_PARAMS_ENV} to raise the limit where there is memory for it)")
     if hub:
-        folder = _download(source, online, FILES, report, (0.05, 0.9))
+        folder = download(source, online, FILES, report, (0.05, 0.9))
     _check_weights(folder, source)
     report(0.9, "loading the tokenizer")
     tokenizer = _load_tokenizer(folder, config.model_type)
