@@ -111,3 +111,13 @@ def test_hub_models_agree_on_every_device(hub_folders, name, device):
     _compare(result, reference, LOGIT_ATOL, ATOL, f"{name} on {device} vs float64 CPU")
     if device != "cpu":
         _compare(result, _hub(cpu, text), DEVICE_ATOL, DEVICE_ATOL, f"{name} on {device} vs CPU")
+    # the step-by-step explanation recomputes the device's own weight from tensors on that device
+    from model.hub.explain import explain
+    from model.hub.run import run
+
+    out = run(hub, text, generate=3)
+    kind = "cross" if hub.shape == "encoder-decoder" else next(iter(out.result.kinds))
+    view = out.result.kinds[kind]
+    e = explain(hub, out.result, kind, view.layers - 1, 1, len(view.queries) - 1, 1)
+    assert e.explained, e.reason
+    assert e.recomputed == pytest.approx(e.weight, abs=DEVICE_ATOL)
