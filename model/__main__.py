@@ -127,7 +127,7 @@ def _hub(args: argparse.Namespace) -> None:
     try:
         hub = load(args.model, progress=progress, device=args.device, limit=args.max_params)
         bar.close()
-        out = run(hub, args.text, generate=args.generate, target=args.target)
+        out = run(hub, args.text, generate=args.generate, target=args.target, max_tokens=args.max_tokens)
         cell = args.explain.split(",") if args.explain else None
         why = explain(hub, out.result, cell[0], *map(int, cell[1:])) if cell else None
     except (HubError, KeyError, IndexError, ValueError) as err:
@@ -199,6 +199,7 @@ def main(argv: list[str] | None = None) -> None:
     h.add_argument("--target", default=None, help="encoder-decoders: read this output teacher-forced instead")
     h.add_argument("--explain", default=None, metavar="KIND,LAYER,HEAD,QUERY,KEY",
                    help="also explain one weight, e.g. cross,0,1,2,3")
+    h.add_argument("--max-tokens", type=int, default=None, help="read at most this many tokens (default: the model's maximum)")
     h.add_argument("--max-params", type=int, default=None, help="parameter cap (default: $ATTENTION_HUB_MAX_PARAMS or 150M)")
     h.add_argument("--device", default="cpu")
     h.set_defaults(func=_hub)

@@ -148,13 +148,17 @@ def test_seq2seq_reads_a_target_teacher_forced(hubs):
 def test_long_input_is_cut_to_the_model_maximum(hubs):
     long = " ".join(["the cat sat on the mat ."] * 20)
     enc = run(hubs["bert"], long).result
-    assert enc.truncated and "64" in enc.notes["truncated"]
+    assert enc.truncated and "cut to 64 tokens" in enc.notes["truncated"] and enc.limit == 64
     assert len(enc.kinds["encoder"].queries) == 64 and enc.kinds["encoder"].keys[-1] == "[SEP]"
     out = run(hubs["gpt2"], long, generate=4)
     full = hubs["gpt2"].tokenizer(long)["input_ids"]
     prompt = 64 - 4  # room for the four new tokens; a decoder keeps the end of its prompt
     assert out.result.truncated and len(out.steps) == 4
     assert out.result.inputs["ids"][:prompt] == full[-prompt:] and len(out.result.inputs["ids"]) == prompt + 3
+    short = run(hubs["bert"], long, max_tokens=10).result  # a page's own, lower cap
+    assert short.truncated and short.limit == 10 and len(short.kinds["encoder"].keys) == 10
+    assert short.kinds["encoder"].keys[-1] == "[SEP]" and "cut to 10 tokens" in short.notes["truncated"]
+    assert run(hubs["bert"], TEXT, max_tokens=1000).result.limit == 64  # never above the model's own
 
 
 @pytest.mark.parametrize("name", EXPLAINED)

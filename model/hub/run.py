@@ -10,7 +10,7 @@ came from, so a page can show "what each new token attended to".
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import torch
@@ -111,7 +111,7 @@ def _result(hub: HubModel, kinds: dict, prediction: str, *, probs: dict | None =
     unk = hub.tokenizer.unk_token_id
     notes = dict(notes or {})
     if truncated:
-        notes["truncated"] = f"the input was cut to the model's maximum of {hub.max_tokens} tokens"
+        notes["truncated"] = f"the input was cut to {hub.max_tokens} tokens, the most this run reads"
     specials = set(hub.tokenizer.all_special_ids) - {unk}
     counted = [i for i in read if i not in specials]
     return RunResult(task="hub", kinds=kinds, prediction=prediction, probs=probs or {}, unknown=unknown,
@@ -232,13 +232,18 @@ def _seq2seq(hub: HubModel, text: str, new: int, target: str | None) -> HubRun:
                           inputs={"src": src, "tgt": fed}, notes=notes), steps)
 
 
-def run(hub: HubModel, text: str, *, generate: int = 0, target: str | None = None) -> HubRun:
+def run(hub: HubModel, text: str, *, generate: int = 0, target: str | None = None,
+        max_tokens: int | None = None) -> HubRun:
     """Run ``hub`` on ``text``.
 
     ``generate``: decoders generate that many tokens greedily (0: predict only the next one);
     encoder-decoders generate up to that many (0: up to twice the input plus ten) unless a
     ``target`` is given, which the decoder then reads teacher-forced. Encoders ignore both.
+    ``max_tokens`` caps the input (and a decoder's whole sequence) below the model's own maximum:
+    the maps grow with its square (GPT-2's 1,024 tokens would take 600 MB), so a page sets it.
     """
+    if max_tokens is not None and max_tokens < hub.max_tokens:
+        hub = replace(hub, max_tokens=max(2, max_tokens))  # the same model, read with a shorter limit
     if hub.shape == "encoder":
         return _encoder(hub, text)
     if hub.shape == "decoder":
