@@ -1,4 +1,4 @@
-"""Command line: ``python -m model train|evaluate|average <task>``."""
+"""Command line: ``python -m model train|evaluate|average <task>`` and ``python -m model hub <id-or-folder> "text"``."""
 
 from __future__ import annotations
 
@@ -103,6 +103,51 @@ def _average(args: argparse.Namespace) -> None:
     print(json.dumps({"out": str(out), **results}))
 
 
+def _plain(value):
+    """Arrays as lists, with null for the -inf of masked scores (JSON has no infinity)."""
+    if hasattr(value, "tolist"):
+        return [v if v == v and abs(v) != float("inf") else None for v in value.tolist()]
+    return value
+
+
+def _hub(args: argparse.Namespace) -> None:
+    from tqdm import tqdm
+
+    from model.hub import HubError
+    from model.hub.explain import explain
+    from model.hub.load import load
+    from model.hub.run import run
+
+    bar = tqdm(total=100, file=sys.stderr, bar_format="{percentage:3.0f}% {desc}")
+
+    def progress(fraction: float, text: str) -> None:
+        bar.n = round(100 * fraction)
+        bar.set_description_str(text)
+
+    try:
+        hub = load(args.model, progress=progress, device=args.device, limit=args.max_params)
+        bar.close()
+        out = run(hub, args.text, generate=args.generate, target=args.target, max_tokens=args.max_tokens)
+        cell = args.explain.split(",") if args.explain else None
+        why = explain(hub, out.result, cell[0], *map(int, cell[1:])) if cell else None
+    except (HubError, KeyError, IndexError, ValueError) as err:
+        bar.close()
+        sys.exit(f"error: {err}")
+    r = out.result
+    report = {
+        "model": args.model, "shape": hub.shape, "head": hub.head, "model_type": hub.model_type, "params": hub.params,
+        "max_tokens": hub.max_tokens, "prediction": r.prediction, "probs": r.probs, "truncated": r.truncated,
+        "unknown": r.unknown, "notes": r.notes,
+        "kinds": {name: {"title": k.title, "shape": list(k.weights.shape), "query_axis": k.query_axis,
+                         "key_axis": k.key_axis, "queries": k.queries, "keys": k.keys}
+                  for name, k in r.kinds.items()},
+        "steps": [{"position": s.position, "token": s.token, "prob": round(s.prob, 6)} for s in out.steps],
+    }
+    if why is not None:
+        report["explain"] = {key: _plain(value) for key, value in vars(why).items()}
+    print(json.dumps(report, ensure_ascii=False, default=float))
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m model", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -145,6 +190,19 @@ def main(argv: list[str] | None = None) -> None:
     a.add_argument("--src", help="translator: validation German, to record the averaged model's BLEU")
     a.add_argument("--ref", help="translator: validation English")
     a.set_defaults(func=_average)
+
+    h = sub.add_parser("hub", help="run a Hugging Face model (Hub id or folder) on a text; print JSON")
+    h.add_argument("model", help="a Hub id (gpt2, bert-base-uncased, Helsinki-NLP/opus-mt-de-en) or a local folder")
+    h.add_argument("text")
+    h.add_argument("--generate", type=int, default=0, metavar="N",
+                   help="decoders: generate N tokens greedily; encoder-decoders: at most N (default: by input length)")
+    h.add_argument("--target", default=None, help="encoder-decoders: read this output teacher-forced instead")
+    h.add_argument("--explain", default=None, metavar="KIND,LAYER,HEAD,QUERY,KEY",
+                   help="also explain one weight, e.g. cross,0,1,2,3")
+    h.add_argument("--max-tokens", type=int, default=None, help="read at most this many tokens (default: the model's maximum)")
+    h.add_argument("--max-params", type=int, default=None, help="parameter cap (default: $ATTENTION_HUB_MAX_PARAMS or 150M)")
+    h.add_argument("--device", default="cpu")
+    h.set_defaults(func=_hub)
 
     args = parser.parse_args(argv)
     args.func(args)

@@ -1,0 +1,132 @@
+"""Load time, memory and run time of a GPT-2-small-sized Hugging Face model opened by model.hub.
+
+    python -m bench.hub [--repeats 3] [--runs 5] [--generate 10]
+
+No download: the model is ``GPT2Config()`` (124 M parameters, the size of ``gpt2``) with random
+weights, saved as safetensors with a small byte-level BPE tokenizer (tests/hub_tiny.py) to a
+temporary folder, then opened by path the way the "Any model" page opens one. Each repeat runs in
+a fresh Python process that has already imported torch and transformers (as the app has), and
+reports: the seconds ``model.hub.load.load`` takes, the process's resident memory (RSS) before
+and after, its peak RSS, and the median seconds of one ``run`` on a ~20-token sentence (all
+attention maps kept), of greedy generation and of one ``explain``. Prints one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench._server import ROOT, emit, log
+
+SENTENCE = "Life is short, eat dessert first: the cat sat on the mat in the park."
+CHILD = """
+import json, resource, sys, time
+import torch, transformers  # the app has both imported long before anyone opens a model
+torch.set_num_threads(int(sys.argv[5]))
+
+def rss_mb():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+
+from model.hub.explain import explain
+from model.hub.load import load
+from model.hub.run import run
+before = rss_mb()
+t = time.perf_counter()
+hub = load(sys.argv[1])
+load_s = time.perf_counter() - t
+loaded = rss_mb()
+
+def timed(fn, n):
+    times = []
+    for _ in range(n):
+        t = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t)
+    return out, sorted(times)[len(times) // 2]
+
+sentence, runs, new = sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+run(hub, sentence)  # warm-up: first-call costs are not what a user waits for on the next input
+out, run_s = timed(lambda: run(hub, sentence), runs)
+gen, gen_s = timed(lambda: run(hub, sentence, generate=new), max(1, runs // 2))
+kind = out.result.kinds["decoder"]
+_, explain_s = timed(lambda: explain(hub, out.result, "decoder", kind.layers - 1, 0, len(kind.queries) - 1, 0), runs)
+print(json.dumps({"load_s": load_s, "rss_before_mb": before, "rss_loaded_mb": loaded, "rss_after_runs_mb": rss_mb(),
+                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "run_s": run_s,
+                  "generate_s": gen_s, "explain_s": explain_s, "tokens": len(kind.queries),
+                  "generated": len(gen.steps), "params": hub.params}))
+"""
+
+
+SIZES = {"small": {}, "tiny": {"n_layer": 2, "n_head": 2, "n_embd": 32, "vocab_size": 512}}  # tiny: smoke tests
+
+
+def build(folder: Path, size: str = "small") -> dict:
+    """GPT-2 small's architecture (or a tiny one) with random weights and a small tokenizer, saved to ``folder``."""
+    import torch
+    import transformers
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    from tests.hub_tiny import gpt2_tokenizer
+
+    torch.manual_seed(0)
+    t = time.perf_counter()
+    model = GPT2LMHeadModel(GPT2Config(**SIZES[size]))
+    transformers.utils.logging.disable_progress_bar()
+    model.save_pretrained(folder)
+    tok = gpt2_tokenizer()
+    tok.model_max_length = model.config.n_positions
+    tok.save_pretrained(folder)
+    size = sum(p.stat().st_size for p in folder.glob("*.safetensors"))
+    return {"build_s": round(time.perf_counter() - t, 1), "weights_mb": round(size / 2**20, 1)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeats", type=int, default=3, help="fresh processes, each loading the model once")
+    ap.add_argument("--runs", type=int, default=5, help="timed runs per process (median reported)")
+    ap.add_argument("--generate", type=int, default=10, help="tokens to generate greedily")
+    ap.add_argument("--size", choices=list(SIZES), default="small", help="tiny: a 2-layer model, to test the script")
+    ap.add_argument("--threads", type=int, default=1, help="torch CPU threads in the child (the app uses 1)")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench-hub-") as tmp:
+        folder = Path(tmp) / "gpt2-random"
+        log(f"building a random GPT-2 ({args.size}) ...")
+        made = build(folder, args.size)
+        samples = []
+        for i in range(args.repeats):
+            proc = subprocess.run([sys.executable, "-c", CHILD, str(folder), SENTENCE, str(args.runs),
+                                   str(args.generate), str(args.threads)],
+                                  cwd=ROOT, capture_output=True, text=True)
+            if proc.returncode:
+                sys.exit(f"the measuring process failed:\n{proc.stderr[-3000:]}")
+            samples.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+            log(f"repeat {i + 1}: load {samples[-1]['load_s']:.2f} s, run {samples[-1]['run_s'] * 1000:.0f} ms")
+
+    def median(key: str, digits: int = 3) -> float:
+        return round(statistics.median(s[key] for s in samples), digits)
+
+    first = samples[0]
+    emit({
+        "model": f"GPT2Config({', '.join(f'{k}={v}' for k, v in SIZES[args.size].items())}) with random weights "
+                 "(safetensors, opened by path)", "params": first["params"], **made,
+        "threads": args.threads, "repeats": args.repeats, "sentence": SENTENCE, "tokens": first["tokens"],
+        "load_s_median": median("load_s"), "load_s_max": round(max(s["load_s"] for s in samples), 3),
+        "rss_before_load_mb": median("rss_before_mb", 1), "rss_loaded_mb": median("rss_loaded_mb", 1),
+        "rss_added_by_model_mb": round(statistics.median(s["rss_loaded_mb"] - s["rss_before_mb"] for s in samples), 1),
+        "rss_after_runs_mb": median("rss_after_runs_mb", 1), "peak_rss_mb": median("peak_rss_mb", 1),
+        "run_ms_median": round(1000 * median("run_s", 5), 1),
+        f"generate_{args.generate}_ms_median": round(1000 * median("generate_s", 5), 1),
+        "generated_tokens": first["generated"], "explain_ms_median": round(1000 * median("explain_s", 5), 1),
+    })
+
+
+if __name__ == "__main__":
+    main()

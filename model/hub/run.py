@@ -1,0 +1,251 @@
+"""Run a loaded Hugging Face model on one text and keep every attention map as a ``RunResult``.
+
+Encoders read the text once. Decoders (GPT-2) predict the next token, or generate greedily and keep
+the maps of every step, the step's new query row against every key so far. Encoder-decoders (Marian,
+BART, T5) translate or generate greedily the same way, or read a given target teacher-forced.
+The query axis holds the tokens the model was fed; :class:`Step` says what each generated token
+came from, so a page can show "what each new token attended to".
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from model.analysis.results import RunResult, attention_kind, causal
+from model.hub.errors import HubError
+from model.hub.load import HubModel
+from model.hub.tokens import prettify_tokens
+
+LANGUAGES = {"de": "German", "en": "English", "fr": "French", "es": "Spanish", "it": "Italian", "nl": "Dutch",
+             "ro": "Romanian", "ru": "Russian", "zh": "Chinese", "ja": "Japanese", "pt": "Portuguese",
+             "sv": "Swedish", "fi": "Finnish", "pl": "Polish", "cs": "Czech", "tr": "Turkish", "ar": "Arabic"}
+TOP = 5  # probabilities reported per prediction
+
+
+@dataclass(frozen=True)
+class Step:
+    """One greedily generated token."""
+
+    position: int  # the query row (decoder and cross-attention) whose attention produced it
+    token: str  # the token, readable
+    id: int
+    prob: float  # the model's probability for it at that step
+
+
+@dataclass(frozen=True, eq=False)
+class HubRun:
+    result: RunResult
+    steps: list[Step] = field(default_factory=list)  # empty when nothing was generated
+
+
+def _pretty(hub: HubModel, ids: list[int]) -> tuple[list[str], list[bool]]:
+    tok = hub.tokenizer
+    specials = set(tok.all_special_ids)
+    # a model's vocabulary is often padded past its tokenizer's (T5: 32128 rows, 32100 tokens)
+    raw = [t if t is not None else f"<id {i}>" for i, t in zip(ids, tok.convert_ids_to_tokens(ids))]
+    special = [i in specials or t is None for i, t in zip(ids, tok.convert_ids_to_tokens(ids))]
+    return prettify_tokens(raw, hub.scheme, special), special
+
+
+def _unknown(hub: HubModel, text: str, ids: list[int], offsets: list | None) -> list[str]:
+    """The input text behind each unknown token (the token itself where offsets are not known)."""
+    unk = hub.tokenizer.unk_token_id
+    if unk is None:
+        return []
+    if offsets is None:
+        return [hub.tokenizer.unk_token for i in ids if i == unk]
+    return [text[s:e] for i, (s, e) in zip(ids, offsets) if i == unk]
+
+
+def _encode(hub: HubModel, text: str, limit: int, *, keep_end: bool = False, target: bool = False) -> tuple[list[int], bool, list[str]]:
+    """Token ids of ``text`` cut to ``limit`` (from the start, or from the end with ``keep_end``),
+    whether it was cut, and the words that became unknown tokens."""
+    if not text or not text.strip():
+        raise HubError("type some text for the model to read")
+    tok = hub.tokenizer
+    args = {"text_target": text} if target else {"text": text}
+    offsets = getattr(tok, "is_fast", False) and not target
+    enc = tok(**args, return_offsets_mapping=offsets, verbose=False)
+    ids = list(enc["input_ids"])
+    unknown = _unknown(hub, text, ids, enc.get("offset_mapping") if offsets else None)
+    if len(ids) <= limit:
+        return ids, False, unknown
+    if keep_end:
+        return ids[-limit:], True, unknown
+    enc = tok(**args, truncation=True, max_length=limit)  # keeps the closing special tokens
+    return list(enc["input_ids"]), True, unknown
+
+
+def _top(hub: HubModel, logits: torch.Tensor) -> dict[str, float]:
+    probs = torch.softmax(logits.float(), -1)
+    p, i = probs.topk(min(TOP, probs.numel()))
+    tokens, _ = _pretty(hub, i.tolist())
+    return {t: float(v) for t, v in zip(tokens, p.tolist())}
+
+
+def _axes(hub: HubModel) -> dict[str, tuple[str, str]]:
+    """Axis names for an encoder-decoder: with language names where the id says them (opus-mt-de-en)."""
+    match = re.search(r"opus-mt-([a-z]{2,3})-([a-z]{2,3})\b", hub.source)
+    src, out = ("source", "output")
+    if match and match.group(1) in LANGUAGES and match.group(2) in LANGUAGES:
+        src = f"{LANGUAGES[match.group(1)]} (source)"
+        out = f"{LANGUAGES[match.group(2)]} (output)"
+    return {"encoder": (f"query = {src}", f"key = {src}"), "decoder": (f"query = {out}", f"key = {out} so far"),
+            "cross": (f"query = {out}", f"key = {src}")}
+
+
+def _stack_steps(steps, keys: int) -> np.ndarray:
+    """Per-step, per-layer ``(1, heads, new queries, keys so far)`` maps as one
+    ``(layers, heads, queries, keys)`` array, zero where a key did not exist yet."""
+    rows = [F.pad(torch.stack([layer[0] for layer in step]), (0, keys - step[0].shape[-1])) for step in steps]
+    return torch.cat(rows, dim=2).detach().to("cpu", torch.float32).numpy()
+
+
+def _result(hub: HubModel, kinds: dict, prediction: str, *, probs: dict | None = None, unknown: list[str],
+            truncated: bool, read: list[int], inputs: dict, notes: dict | None = None) -> RunResult:
+    unk = hub.tokenizer.unk_token_id
+    notes = dict(notes or {})
+    if truncated:
+        notes["truncated"] = f"the input was cut to {hub.max_tokens} tokens, the most this run reads"
+    specials = set(hub.tokenizer.all_special_ids) - {unk}
+    counted = [i for i in read if i not in specials]
+    return RunResult(task="hub", kinds=kinds, prediction=prediction, probs=probs or {}, unknown=unknown,
+                     truncated=truncated, limit=hub.max_tokens, unit="tokens", read=len(counted),
+                     unknown_read=sum(i == unk for i in counted), notes=notes, inputs=inputs)
+
+
+def _encoder(hub: HubModel, text: str) -> HubRun:
+    ids, truncated, unknown = _encode(hub, text, hub.max_tokens)
+    x = torch.tensor([ids], device=hub.device)
+    with torch.no_grad():
+        out = hub.model(input_ids=x, attention_mask=torch.ones_like(x), output_attentions=True)
+    tokens, special = _pretty(hub, ids)
+    kinds = {"encoder": attention_kind("encoder", out.attentions, tokens, tokens, special=special)}
+    prediction, probs, notes = "", {}, {}
+    if hub.head == "classifier":
+        labels = hub.model.config.id2label
+        p = torch.softmax(out.logits[0].float(), -1).tolist()
+        probs = {labels.get(i, str(i)): v for i, v in enumerate(p)}
+        prediction = max(probs, key=probs.__getitem__)
+    elif hub.head == "masked-lm":
+        masks = [i for i, t in enumerate(ids) if t == hub.tokenizer.mask_token_id]
+        if masks:
+            probs = _top(hub, out.logits[0, masks[0]])
+            filled = list(ids)
+            for i in masks:
+                filled[i] = int(out.logits[0, i].argmax())
+            prediction = hub.tokenizer.decode(filled, skip_special_tokens=True)
+        else:
+            notes["prediction"] = f"put {hub.tokenizer.mask_token} in the text to see what the model guesses there"
+    return HubRun(_result(hub, kinds, prediction, probs=probs, unknown=unknown, truncated=truncated, read=ids,
+                          inputs={"ids": ids}, notes=notes))
+
+
+def _greedy(hub: HubModel, x: torch.Tensor, new: int, **extra):
+    with torch.no_grad():
+        return hub.model.generate(x, attention_mask=torch.ones_like(x), max_new_tokens=new, do_sample=False,
+                                  num_beams=1, output_attentions=True, output_logits=True,
+                                  return_dict_in_generate=True, **extra)
+
+
+def _steps(hub: HubModel, logits, new_ids: list[int], first_row: int) -> list[Step]:
+    tokens, _ = _pretty(hub, new_ids)
+    return [Step(first_row + s, tokens[s], i, float(torch.softmax(logits[s][0].float(), -1)[i]))
+            for s, i in enumerate(new_ids)]
+
+
+def _decoder(hub: HubModel, text: str, new: int) -> HubRun:
+    new = max(0, min(new, hub.max_tokens - 1))
+    ids, truncated, unknown = _encode(hub, text, hub.max_tokens - max(new, 1) + (new == 0), keep_end=True)
+    x = torch.tensor([ids], device=hub.device)
+    if new == 0:
+        with torch.no_grad():
+            out = hub.model(input_ids=x, attention_mask=torch.ones_like(x), output_attentions=True)
+        fed, maps, probs, steps = ids, [w for w in out.attentions], _top(hub, out.logits[0, -1]), []
+        prediction = next(iter(probs))
+    else:
+        pad = hub.tokenizer.pad_token_id
+        out = _greedy(hub, x, new, pad_token_id=hub.model.config.eos_token_id if pad is None else pad)
+        generated = out.sequences[0, len(ids):].tolist()
+        fed = ids + generated[:-1]  # the last token is produced, never read
+        maps = _stack_steps(out.attentions, len(fed))
+        steps = _steps(hub, out.logits, generated, len(ids) - 1)
+        prediction, probs = hub.tokenizer.decode(generated, skip_special_tokens=True), {}
+    tokens, special = _pretty(hub, fed)
+    kinds = {"decoder": attention_kind("decoder", maps, tokens, tokens, mask=causal(len(fed)), special=special,
+                                       title="Causal self-attention", axes=("query", "key (earlier tokens)"))}
+    notes = {"prompt": hub.tokenizer.decode(ids)}
+    return HubRun(_result(hub, kinds, prediction, probs=probs, unknown=unknown, truncated=truncated, read=ids,
+                          inputs={"ids": fed}, notes=notes), steps)
+
+
+def _start_id(hub: HubModel) -> int:
+    config = hub.model.config
+    start = getattr(hub.model.generation_config, "decoder_start_token_id", None)
+    start = config.decoder_start_token_id if start is None else start
+    if start is None:
+        raise HubError("the model's config names no decoder_start_token_id, so it cannot generate")
+    return int(start)
+
+
+def _seq2seq(hub: HubModel, text: str, new: int, target: str | None) -> HubRun:
+    src, truncated, unknown = _encode(hub, text, hub.max_tokens)
+    x = torch.tensor([src], device=hub.device)
+    notes, steps, probs = {}, [], {}
+    if target is not None:
+        labels, cut, _ = _encode(hub, target, hub.max_tokens, target=True)
+        fed = [_start_id(hub), *labels[:-1]]  # teacher forcing: the decoder reads the target shifted right
+        y = torch.tensor([fed], device=hub.device)
+        with torch.no_grad():
+            out = hub.model(input_ids=x, attention_mask=torch.ones_like(x), decoder_input_ids=y,
+                            output_attentions=True)
+        enc, dec, cross = out.encoder_attentions, list(out.decoder_attentions), list(out.cross_attentions)
+        prediction, notes["reference"] = hub.tokenizer.decode(labels, skip_special_tokens=True), target
+        if cut:
+            notes["target"] = f"the target was cut to {hub.max_tokens} tokens"
+    else:
+        new = max(1, min(new or 2 * len(src) + 10, hub.max_tokens - 1))
+        out = _greedy(hub, x, new)
+        sequence = out.sequences[0].tolist()
+        fed = sequence[:-1]
+        enc = out.encoder_attentions
+        dec = _stack_steps(out.decoder_attentions, len(fed))
+        cross = _stack_steps(out.cross_attentions, len(src))
+        steps = _steps(hub, out.logits, sequence[1:], 0)
+        prediction = hub.tokenizer.decode(sequence, skip_special_tokens=True)
+    src_tokens, src_special = _pretty(hub, src)
+    out_tokens, out_special = _pretty(hub, fed)
+    axes = _axes(hub)
+    kinds = {
+        "encoder": attention_kind("encoder", enc, src_tokens, src_tokens, special=src_special,
+                                  title="Encoder self-attention", axes=axes["encoder"]),
+        "decoder": attention_kind("decoder", dec, out_tokens, out_tokens, mask=causal(len(fed)),
+                                  special=out_special, axes=axes["decoder"]),
+        "cross": attention_kind("cross", cross, out_tokens, src_tokens, special=src_special, axes=axes["cross"]),
+    }
+    return HubRun(_result(hub, kinds, prediction, probs=probs, unknown=unknown, truncated=truncated, read=src,
+                          inputs={"src": src, "tgt": fed}, notes=notes), steps)
+
+
+def run(hub: HubModel, text: str, *, generate: int = 0, target: str | None = None,
+        max_tokens: int | None = None) -> HubRun:
+    """Run ``hub`` on ``text``.
+
+    ``generate``: decoders generate that many tokens greedily (0: predict only the next one);
+    encoder-decoders generate up to that many (0: up to twice the input plus ten) unless a
+    ``target`` is given, which the decoder then reads teacher-forced. Encoders ignore both.
+    ``max_tokens`` caps the input (and a decoder's whole sequence) below the model's own maximum:
+    the maps grow with its square (GPT-2's 1,024 tokens would take 600 MB), so a page sets it.
+    """
+    if max_tokens is not None and max_tokens < hub.max_tokens:
+        hub = replace(hub, max_tokens=max(2, max_tokens))  # the same model, read with a shorter limit
+    if hub.shape == "encoder":
+        return _encoder(hub, text)
+    if hub.shape == "decoder":
+        return _decoder(hub, text, generate)
+    return _seq2seq(hub, text, generate, target)
