@@ -1,0 +1,107 @@
+"""The attention explorer on a page: one Streamlit components v2 element that gets every kind, layer
+and head of a run at once and does all viewing in the browser, and its HTML export.
+
+The component is registered once, at import, from ``viz/explorer/explorer.js`` and ``explorer.css``
+(inline strings: no build step, no CDN). The data goes as one ``bytes`` value (float32 weights, not
+JSON lists). The browser keeps the view (kind, layer, head, view) in the address bar under
+``url_prefix`` with ``history.replaceState``, without a message to the server; a rerun reads those
+keys from ``st.query_params`` and passes them as the initial view, clamped to what the new run has.
+A click (or Enter) on a cell comes back as a trigger value, checked here against the run.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import streamlit as st
+
+from model.analysis.results import AttentionKind
+from viz.explorer import asset, explorer_html, explorer_payload, pack_payload, state_from_url, url_prefix
+
+COMPONENT_NAME = "attention_explorer"
+_component = st.components.v2.component(COMPONENT_NAME, js=asset("explorer.js"), css=asset("explorer.css"))
+
+
+def attention_explorer(
+    kinds: Sequence[AttentionKind],
+    *,
+    key: str,
+    url_prefix: str,
+    rollout: np.ndarray | None = None,
+    height: int | None = None,
+    title: str = "",
+) -> dict[str, Any] | None:
+    """Show the explorer for ``kinds``; return the cell clicked in this run, else None.
+
+    The cell is ``{"kind", "layer", "head", "query", "key", "weight"}`` (0-based indices; the weight
+    read from ``kinds``, not from the browser). In the "mean" view ``head`` is None, in "rollout"
+    ``layer`` and ``head`` are. It is a trigger value: the next rerun returns None again.
+    """
+    prefix = _prefix(url_prefix)
+    payload = explorer_payload(kinds, state=state_from_url(st.query_params, prefix), rollout=rollout, title=title)
+    data = pack_payload(payload, url_prefix=prefix, projector=bool(st.session_state.get("projector", False)))
+    result = _component(key=key, data=data, height=height or "content", on_cell_change=_ignore)
+    return checked_cell(kinds, result.get("cell"), rollout)
+
+
+def _ignore() -> None:
+    """The cell is read from the return value; the callback only makes Streamlit report it."""
+
+
+def _prefix(raw: str) -> str:
+    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", raw or ""):
+        raise ValueError(f"url_prefix must be letters, digits and _ (e.g. 'cls'), not {raw!r}")
+    return url_prefix(raw)
+
+
+def checked_cell(
+    kinds: Sequence[AttentionKind], cell: Any, rollout: np.ndarray | None = None
+) -> dict[str, Any] | None:
+    """The browser's ``cell`` if it names a cell of ``kinds``, with the weight read from the arrays;
+    None for anything else (no click, or a value that does not fit this run)."""
+    if not isinstance(cell, Mapping):
+        return None
+    by_name = {k.name: k for k in kinds}
+    kind = by_name.get(cell.get("kind"))
+    if kind is None:
+        return None
+    L, H, Tq, Tk = kind.weights.shape
+    q, k = _index(cell.get("query"), Tq), _index(cell.get("key"), Tk)
+    layer = None if cell.get("layer") is None else _index(cell.get("layer"), L)
+    head = None if cell.get("head") is None else _index(cell.get("head"), H)
+    if q is None or k is None or layer is None and cell.get("layer") is not None or head is None and cell.get("head") is not None:
+        return None
+    if layer is None:  # rollout
+        if rollout is None or np.shape(rollout) != (Tq, Tk):
+            return None
+        weight = float(np.asarray(rollout)[q, k])
+    elif head is None:  # the mean over the layer's heads
+        weight = float(kind.weights[layer, :, q, k].mean())
+    else:
+        weight = float(kind.weights[layer, head, q, k])
+    return {"kind": kind.name, "layer": layer, "head": head, "query": q, "key": k, "weight": weight}
+
+
+def _index(raw: Any, n: int) -> int | None:
+    return raw if isinstance(raw, int) and not isinstance(raw, bool) and 0 <= raw < n else None
+
+
+def explorer_download(
+    kinds: Sequence[AttentionKind], title: str, key: str, *, rollout: np.ndarray | None = None
+) -> None:
+    """A "Download as interactive HTML" button: the explorer with this run's data in one offline file,
+    built only when clicked (no rerun)."""
+    name = (re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:60] or "attention-explorer") + ".html"
+    st.download_button(
+        "Download as interactive HTML",
+        data=lambda: explorer_html(explorer_payload(kinds, rollout=rollout, title=title), title).encode("utf-8"),
+        file_name=name,
+        mime="text/html",
+        key=key,
+        on_click="ignore",
+        help="The explorer in one HTML file with this run's attention: every view works offline; explaining a "
+        "weight needs the app.",
+    )
