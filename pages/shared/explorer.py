@@ -19,7 +19,15 @@ import numpy as np
 import streamlit as st
 
 from model.analysis.results import AttentionKind
-from viz.explorer import asset, explorer_html, explorer_payload, pack_payload, state_from_url, url_prefix
+from viz.explorer import (
+    asset,
+    explorer_html,
+    explorer_payload,
+    pack_payload,
+    rollout_kind,
+    state_from_url,
+    url_prefix,
+)
 
 COMPONENT_NAME = "attention_explorer"
 _component = st.components.v2.component(COMPONENT_NAME, js=asset("explorer.js"), css=asset("explorer.css"))
@@ -64,18 +72,16 @@ def checked_cell(
     None for anything else (no click, or a value that does not fit this run)."""
     if not isinstance(cell, Mapping):
         return None
-    by_name = {k.name: k for k in kinds}
-    kind = by_name.get(cell.get("kind"))
+    kind = next((k for k in kinds if k.name == cell.get("kind")), None)
     if kind is None:
         return None
     L, H, Tq, Tk = kind.weights.shape
     q, k = _index(cell.get("query"), Tq), _index(cell.get("key"), Tk)
-    layer = None if cell.get("layer") is None else _index(cell.get("layer"), L)
-    head = None if cell.get("head") is None else _index(cell.get("head"), H)
-    if q is None or k is None or layer is None and cell.get("layer") is not None or head is None and cell.get("head") is not None:
+    layer, head = _index(cell.get("layer"), L, optional=True), _index(cell.get("head"), H, optional=True)
+    if BAD in (q, k, layer, head) or (layer is None and head is not None):
         return None
     if layer is None:  # rollout
-        if rollout is None or np.shape(rollout) != (Tq, Tk):
+        if rollout is None or kind is not rollout_kind(kinds):
             return None
         weight = float(np.asarray(rollout)[q, k])
     elif head is None:  # the mean over the layer's heads
@@ -85,8 +91,14 @@ def checked_cell(
     return {"kind": kind.name, "layer": layer, "head": head, "query": q, "key": k, "weight": weight}
 
 
-def _index(raw: Any, n: int) -> int | None:
-    return raw if isinstance(raw, int) and not isinstance(raw, bool) and 0 <= raw < n else None
+BAD = -1  # what _index gives for a value that is no index of the run
+
+
+def _index(raw: Any, n: int, *, optional: bool = False) -> int | None:
+    """``raw`` if it is an int in ``0..n-1``; None for None when ``optional``; else BAD."""
+    if raw is None:
+        return None if optional else BAD
+    return raw if isinstance(raw, int) and not isinstance(raw, bool) and 0 <= raw < n else BAD
 
 
 def explorer_download(

@@ -55,20 +55,16 @@ def url_prefix(prefix: str) -> str:
     return prefix if not prefix or prefix.endswith("_") else prefix + "_"
 
 
-def _views_for(kind_names: Sequence[str], rollout_kind: str | None) -> tuple[str, ...]:
-    return VIEWS if rollout_kind else VIEWS[:-1]
-
-
-def clamp_state(kinds: Sequence[AttentionKind], state: Mapping[str, Any] | None, rollout_kind: str | None = None) -> dict:
+def clamp_state(kinds: Sequence[AttentionKind], state: Mapping[str, Any] | None, rollout_of: str | None = None) -> dict:
     """``state`` (kind name, layer, head, view; any of them missing, mistyped or out of range) as the
     nearest state that exists in ``kinds``: a new input keeps the layer and head where it still has them."""
     state = dict(state or {})
     names = [k.name for k in kinds]
     kind = state.get("kind") if state.get("kind") in names else names[0]
     ak = kinds[names.index(kind)]
-    views = _views_for(names, rollout_kind)
+    views = VIEWS if rollout_of else VIEWS[:-1]
     view = state.get("view") if state.get("view") in views else "heatmap"
-    if view == "rollout" and kind != rollout_kind:
+    if view == "rollout" and kind != rollout_of:
         view = "mean"
     return {
         "kind": kind,
@@ -105,7 +101,7 @@ def state_to_url(state: Mapping[str, Any], prefix: str) -> dict[str, str]:
     return {p + field: str(state[field]) for field in URL_FIELDS if field in state}
 
 
-def _rollout_kind(kinds: Sequence[AttentionKind]) -> AttentionKind:
+def rollout_kind(kinds: Sequence[AttentionKind]) -> AttentionKind:
     """The kind a rollout belongs to: the encoder's self-attention, else the first self-attention."""
     by_name = {k.name: k for k in kinds}
     return by_name.get("encoder") or next((k for k in kinds if not k.cross), kinds[0])
@@ -140,7 +136,7 @@ def explorer_payload(
         offset += w.size
     rollout_meta = None
     if rollout is not None:
-        owner = _rollout_kind(kinds)
+        owner = rollout_kind(kinds)
         r = np.ascontiguousarray(rollout, dtype="<f4")
         if r.shape != owner.weights.shape[-2:]:
             raise ValueError(
