@@ -265,6 +265,7 @@ class Explorer {
         scale: prev ? prev.scale : "max", shown: new Map(), note: "",
       };
       this.stripKey = "";
+      this.strip.dataset.kind = this.swatches.dataset.kind = "";  // new tokens: rebuild both
       this.buildTabs();
     }
     this.readTheme();
@@ -613,6 +614,7 @@ class Explorer {
       if (v === "lines") this.drawLines();
       else if (v === "grid") this.drawGrid();
       else this.drawHeatmap();
+      this.base.dataset.layout = JSON.stringify(this.layout);  // where the cells are, for tests and benchmarks
     }
     if (f & (BASE | OVER)) this.drawOverlay();
     this.drawStrip();
