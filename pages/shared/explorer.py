@@ -65,9 +65,7 @@ def _prefix(raw: str) -> str:
     return url_prefix(raw)
 
 
-def checked_cell(
-    kinds: Sequence[AttentionKind], cell: Any, rollout: np.ndarray | None = None
-) -> dict[str, Any] | None:
+def checked_cell(kinds: Sequence[AttentionKind], cell: Any, rollout: np.ndarray | None = None) -> dict[str, Any] | None:
     """The browser's ``cell`` if it names a cell of ``kinds``, with the weight read from the arrays;
     None for anything else (no click, or a value that does not fit this run)."""
     if not isinstance(cell, Mapping):

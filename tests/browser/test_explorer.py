@@ -27,7 +27,9 @@ ROOT = '[data-testid="attention-explorer"]'
 def harness_url() -> Iterator[str]:
     ARTIFACTS.mkdir(exist_ok=True)
     with streamlit_server(
-        app="tests/browser/explorer_app.py", log_path=ARTIFACTS / "explorer-harness.log", startup_seconds=STARTUP_SECONDS
+        app="tests/browser/explorer_app.py",
+        log_path=ARTIFACTS / "explorer-harness.log",
+        startup_seconds=STARTUP_SECONDS,
     ) as server:
         yield server.url
 
@@ -150,7 +152,10 @@ def test_hover_reports_tokens_and_weight(xpage, harness_url: str, kind_index: in
     ak = kinds[kind_index]
     for q, k in [(0, 0), (2, 5), (7, 3), (5, 7)]:
         xpage.mouse.move(*cell_point(xpage, q, k))
-        s = until(xpage, lambda s, q=q, k=k: s["hovered"] is not None and (s["hovered"]["query"], s["hovered"]["key"]) == (q, k))
+        s = until(
+            xpage,
+            lambda s, q=q, k=k: s["hovered"] is not None and (s["hovered"]["query"], s["hovered"]["key"]) == (q, k),
+        )
         hov = s["hovered"]
         assert hov["query_token"] == display_token(ak.queries[q]) and hov["key_token"] == display_token(ak.keys[k])
         assert hov["weight"] == pytest.approx(float(ak.weights[0, 1, q, k]), abs=1e-7) and hov["masked"] is False
