@@ -21,6 +21,7 @@ from .conftest import ARTIFACTS, STARTUP_SECONDS
 
 TIMEOUT_S = 30
 ROOT = '[data-testid="attention-explorer"]'
+CANVAS = ".ae-pane:not([hidden]) canvas.ae-base"  # the shown view's map
 
 
 @pytest.fixture(scope="module")
@@ -74,9 +75,9 @@ def until(page, check: Callable[[dict], bool], timeout: float = TIMEOUT_S) -> di
 
 def layout(page, kind: str) -> dict:
     """Where the drawn view put its cells, once a view of ``kind`` (heat, lines, grid) is drawn."""
-    canvas, deadline = page.locator(f"{ROOT} canvas.ae-base"), time.monotonic() + TIMEOUT_S
+    root, deadline = page.locator(ROOT), time.monotonic() + TIMEOUT_S
     while True:
-        lay = json.loads(canvas.get_attribute("data-layout") or "{}")
+        lay = json.loads(root.get_attribute("data-layout") or "{}")
         if lay.get("type") == kind:
             return lay
         assert time.monotonic() < deadline, f"no {kind} view drawn: {lay}"
@@ -86,7 +87,7 @@ def layout(page, kind: str) -> dict:
 def cell_point(page, q: int, k: int) -> tuple[float, float]:
     """Page coordinates of the centre of heatmap cell (q, k)."""
     lay = layout(page, "heat")
-    box = page.locator(f"{ROOT} canvas.ae-base").bounding_box()
+    box = page.locator(f"{ROOT} {CANVAS}").bounding_box()
     return box["x"] + lay["x0"] + (k + 0.5) * lay["c"], box["y"] + lay["y0"] + (q + 0.5) * lay["c"]
 
 
@@ -107,7 +108,7 @@ def test_renders_with_markup_tokens_as_text(xpage, harness_url: str) -> None:
     assert xpage.locator("img[src=x]").count() == 0 and xpage.locator(f"{ROOT} img").count() == 0
     for tok in root.locator(".ae-strip .ae-tok").all():
         assert tok.get_attribute("dir") == "auto"
-    assert root.locator("canvas.ae-base").bounding_box()["width"] > 200
+    assert root.locator(CANVAS).bounding_box()["width"] > 200
     xpage.wait_for_timeout(300)
     assert xpage.dialogs == []
 
@@ -125,7 +126,9 @@ def test_viewing_sends_no_websocket_frame(xpage, harness_url: str) -> None:
     assert (s["selected"]["query"], s["selected"]["key"]) == (0, 2)  # the first arrow selects (0, 0), then they move
     root.get_by_role("button", name="Cross-attention").click()
     root.get_by_role("button", name="lines", exact=True).click()
-    x, y = root.locator("canvas.ae-base").bounding_box()["x"], root.locator("canvas.ae-base").bounding_box()["y"]
+    layout(xpage, "lines")
+    box = root.locator(CANVAS).bounding_box()
+    x, y = box["x"], box["y"]
     xpage.mouse.move(x + 40, y + 60)
     xpage.mouse.move(x + 200, y + 80)
     s = until(xpage, lambda s: s["kind"] == "cross" and s["view"] == "lines")
@@ -247,7 +250,7 @@ def test_classifier_rollout_lines_and_grid(xpage, harness_url: str) -> None:
     root.get_by_role("button", name="head 2").click()  # a second head, in its own colour
     assert until(xpage, lambda s: s["view"] == "lines")["heads_shown"] == [0, 2]
     lay = layout(xpage, "lines")
-    box = root.locator("canvas.ae-base").bounding_box()
+    box = root.locator(CANVAS).bounding_box()
     xpage.mouse.move(box["x"] + lay["left"] - 10, box["y"] + lay["top"] + 3.5 * lay["rowH"])  # query token 3
     s = until(xpage, lambda s: s["token"] is not None)
     assert s["token"] == {"side": "query", "index": 3, "text": display_token(kinds[0].queries[3])}
@@ -255,7 +258,7 @@ def test_classifier_rollout_lines_and_grid(xpage, harness_url: str) -> None:
     root.get_by_role("button", name="grid", exact=True).click()
     until(xpage, lambda s: s["view"] == "grid")
     lay = layout(xpage, "grid")
-    box = root.locator("canvas.ae-base").bounding_box()
+    box = root.locator(CANVAS).bounding_box()
     step = lay["thumb"] + lay["gap"]
     xpage.mouse.move(box["x"] + lay["x0"] + 3.5 * step, box["y"] + lay["y0"] + 1.5 * step)
     assert until(xpage, lambda s: s["peek"] is not None)["peek"] == {"layer": 1, "head": 3}

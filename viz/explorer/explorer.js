@@ -173,8 +173,19 @@ class Explorer {
     this.strip = el(d, "div", "ae-strip");
     this.swatches = el(d, "div", "ae-swatches");
     this.stage = el(d, "div", "ae-stage");
-    this.base = el(d, "canvas", "ae-base");
-    this.over = el(d, "canvas", "ae-over");
+    // one pair of canvases (the map, and the hover marks over it) per kind of view, each keeping its
+    // size: switching views shows another pane instead of reallocating and repainting one canvas
+    this.panes = {};
+    for (const type of ["heat", "lines", "grid"]) {
+      const pane = el(d, "div", "ae-pane"), base = el(d, "canvas", "ae-base"), over = el(d, "canvas", "ae-over");
+      pane.dataset.pane = type;
+      pane.hidden = true;
+      pane.append(base, over);
+      this.panes[type] = { pane, base, over, drawn: "" };
+    }
+    this.pane = this.panes.heat;
+    this.base = this.pane.base;
+    this.over = this.pane.over;
     this.tip = el(d, "div", "ae-tip");
     this.tipMain = el(d, "div", "ae-tip-main");
     this.tipSub = el(d, "div", "ae-tip-sub");
@@ -183,7 +194,7 @@ class Explorer {
     this.peekCanvas = el(d, "canvas");
     this.peekCaption = el(d, "div", "ae-peek-caption");
     this.peek.append(this.peekCanvas, this.peekCaption);
-    this.stage.append(this.base, this.over, this.tip, this.peek);
+    this.stage.append(...Object.values(this.panes).map((p) => p.pane), this.tip, this.peek);
     this.legend = el(d, "div", "ae-legend");
     this.legendBar = el(d, "canvas", "ae-legend-bar");
     this.legendText = el(d, "span");
@@ -256,6 +267,7 @@ class Explorer {
       const r = header.rollout, owner = r && this.byName.get(r.kind);
       this.rollout = owner ? { kind: r.kind, values: weights.subarray(r.offset, r.offset + owner.size) } : null;
       this.cache.clear();
+      for (const p of Object.values(this.panes)) p.drawn = "";
       const prev = this.st;
       // a new input keeps the view where it still exists; a first mount starts from the URL
       const wanted = prev ? { kind: prev.kind, layer: prev.layer, head: prev.head, view: prev.view }
@@ -403,6 +415,7 @@ class Explorer {
     this.theme.bg2Rgb = rgb(this.theme.bg2);
     this.hatch = this.makeHatch();
     this.cache.clear();  // masked cells take the theme's colour
+    for (const p of Object.values(this.panes)) p.drawn = "";
     this.labelWidths = new Map();
   }
 
@@ -418,7 +431,7 @@ class Explorer {
     ctx.moveTo(0, n); ctx.lineTo(n, 0); ctx.moveTo(-n / 2, n / 2); ctx.lineTo(n / 2, -n / 2);
     ctx.moveTo(n / 2, n * 1.5); ctx.lineTo(n * 1.5, n / 2);
     ctx.stroke();
-    return this.base.getContext("2d").createPattern(c, "repeat");
+    return c;
   }
 
   rgba(rgb, a) { return `rgba(${rgb[0]},${rgb[1]},${rgb[2]},${a})`; }
@@ -609,17 +622,35 @@ class Explorer {
     this.dirty = 0;
     this.width = this.root.clientWidth;
     if (f & CHROME) this.drawChrome();
-    if (f & BASE) {
-      const v = this.st.view;
-      if (v === "lines") this.drawLines();
-      else if (v === "grid") this.drawGrid();
-      else this.drawHeatmap();
-      this.base.dataset.layout = JSON.stringify(this.layout);  // where the cells are, for tests and benchmarks
-    }
+    if (f & BASE) this.drawView();
     if (f & (BASE | OVER)) this.drawOverlay();
     this.drawStrip();
     this.drawTip();
     if (f & CHROME) this.drawStatus();
+  }
+
+  // the current view's pane, drawn again only when what it shows has changed
+  drawView() {
+    const s = this.st, v = s.view, type = v === "lines" ? "lines" : v === "grid" ? "grid" : "heat";
+    const t = s.token, what = [s.kind, this.width, s.scale, v === "grid" ? "" : s.layer,
+      type === "heat" ? `${v}${s.head}` : "", type === "lines" ? `${this.shownHeads()}|${t ? t.side + t.i : ""}` : ""].join("|");
+    const pane = this.panes[type];
+    if (pane !== this.pane) {
+      this.pane.pane.hidden = true;
+      pane.pane.hidden = false;
+      this.pane = pane;
+      this.base = pane.base;
+      this.over = pane.over;
+    } else if (pane.pane.hidden) pane.pane.hidden = false;
+    if (pane.drawn !== what || !pane.layout) {
+      if (type === "lines") this.drawLines();
+      else if (type === "grid") this.drawGrid();
+      else this.drawHeatmap();
+      pane.drawn = what;
+      pane.layout = this.layout;
+    }
+    this.layout = pane.layout;
+    this.root.dataset.layout = JSON.stringify(this.layout);  // where the cells are, for tests and benchmarks
   }
 
   drawStatus() {
@@ -655,7 +686,7 @@ class Explorer {
           j = e;
         }
       }
-      ctx.fillStyle = this.hatch;
+      ctx.fillStyle = ctx.createPattern(this.hatch, "repeat");
       ctx.fill(path);
     }
     const stride = c < fs + 2 ? Math.ceil((fs + 2) / c) : 1;
@@ -732,7 +763,7 @@ class Explorer {
       p.moveTo(lay.left + 2, y(lines[i + 1]));
       p.lineTo(lay.right - 2, y(lines[i + 2]));
     }
-    ctx.lineWidth = 1.5 * this.theme.s;
+    ctx.lineWidth = 1 / (this.win.devicePixelRatio || 1);  // at most one device pixel: Skia draws these as fast hairlines
     for (const [id, p] of buckets) {
       ctx.globalAlpha = ((id % 16) + 1) / 16;
       ctx.strokeStyle = HEAD_COLOURS[Math.floor(id / 16) % HEAD_COLOURS.length];
