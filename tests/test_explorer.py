@@ -10,9 +10,11 @@ from html.parser import HTMLParser
 
 import numpy as np
 import pytest
+from streamlit.testing.v1 import AppTest
 
 from model.analysis.results import attention_kind, causal
 from pages.shared.explorer import checked_cell
+from tests.apptest import ROOT
 from tests.explorer_runs import MARKUP, classifier_run, generator_run, rollout_of, translator_run
 from viz.explorer import (
     clamp_state,
@@ -26,6 +28,8 @@ from viz.explorer import (
     unpack_payload,
     weights_array,
 )
+
+HARNESS = ROOT / "tests" / "browser" / "explorer_app.py"
 
 # ---- payload -------------------------------------------------------------------------------------
 
@@ -109,6 +113,9 @@ def test_bad_input_says_what_to_fix() -> None:
     enc = translator_run()[0]
     with pytest.raises(ValueError, match="unique"):
         explorer_payload([enc, enc])
+    huge = attention_kind("encoder", np.zeros((1, 1, 4001, 4001), np.float32), ["a"] * 4001, ["a"] * 4001)
+    with pytest.raises(ValueError, match="shorter input"):
+        explorer_payload([huge])
 
 
 def test_digest_changes_with_the_data_only() -> None:
@@ -267,3 +274,31 @@ def test_script_json_cannot_end_a_script() -> None:
     value = {"t": ["</script>", "<!--", "a&b", "\u2028", "</SCRIPT >"]}
     text = script_json(value)
     assert not set("<>&\u2028") & set(text) and json.loads(text) == value
+
+
+# ---- the page side (AppTest on the browser tests' harness) -----------------------------------------
+
+
+def harness_data(query: dict[str, str]) -> dict:
+    """The explorer's packed data as the harness page sends it, for a URL with ``query``."""
+    at = AppTest.from_file(str(HARNESS), default_timeout=60)
+    for key, value in query.items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception
+    (element,) = at.get("bidi_component")
+    return unpack_payload(element.proto.bytes)
+
+
+def test_the_page_starts_from_the_url_clamped() -> None:
+    data = harness_data({"case": "translator", "t_kind": "cross", "t_layer": "9", "t_view": "lines", "x_head": "2"})
+    assert data["state"] == {"kind": "cross", "layer": 1, "head": 0, "view": "lines"}
+    assert data["url_prefix"] == "t_" and data["projector"] is False
+    assert [m["name"] for m in data["kinds"]] == ["encoder", "decoder", "cross"]
+    np.testing.assert_array_equal(weights_array(data)[: 2 * 3 * 64], translator_run()[0].weights.ravel())
+
+
+def test_the_page_passes_projector_mode_and_the_rollout() -> None:
+    data = harness_data({"case": "classifier", "projector": "1", "t_view": "rollout"})
+    assert data["projector"] is True and data["rollout"]["kind"] == "encoder"
+    assert data["state"]["view"] == "rollout"

@@ -33,6 +33,7 @@ VIEWS = ("heatmap", "lines", "grid", "mean", "rollout")
 URL_FIELDS = ("kind", "layer", "head", "view")
 MAGIC = b"AEX1"  # packed payload: MAGIC, uint32 header length, header JSON, padding to 4, float32 weights
 INVISIBLE = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}  # Unicode categories shown as code points
+MAX_WEIGHTS = 16_000_000  # 64 MB of float32: more would be slow to send and to hold in a browser tab
 
 
 def display_token(token: str) -> str:
@@ -57,7 +58,8 @@ def url_prefix(prefix: str) -> str:
 
 def clamp_state(kinds: Sequence[AttentionKind], state: Mapping[str, Any] | None, rollout_of: str | None = None) -> dict:
     """``state`` (kind name, layer, head, view; any of them missing, mistyped or out of range) as the
-    nearest state that exists in ``kinds``: a new input keeps the layer and head where it still has them."""
+    nearest state that exists in ``kinds``: a new input keeps the layer and head where it still has them.
+    The "rollout" view exists only when ``rollout_of`` names the kind the rollout belongs to."""
     state = dict(state or {})
     names = [k.name for k in kinds]
     kind = state.get("kind") if state.get("kind") in names else names[0]
@@ -126,6 +128,12 @@ def explorer_payload(
         raise ValueError("the explorer needs at least one kind of attention (an AttentionKind)")
     if len({k.name for k in kinds}) != len(kinds):
         raise ValueError(f"kind names must be unique, got {[k.name for k in kinds]}")
+    total = sum(int(np.size(k.weights)) for k in kinds)
+    if total > MAX_WEIGHTS:
+        raise ValueError(
+            f"{total:,} attention weights ({total * 4 / 1e6:.0f} MB) are too many for the explorer (at most "
+            f"{MAX_WEIGHTS:,}): use a shorter input or fewer layers"
+        )
     blobs, offset, meta = [], 0, []
     for k in kinds:
         w = np.ascontiguousarray(k.weights, dtype="<f4")

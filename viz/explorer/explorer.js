@@ -929,7 +929,7 @@ class Explorer {
   onMove(e) {
     const s = this.st, h = this.hit(e);
     const r = this.stage.getBoundingClientRect();
-    this.tipAt = [e.clientX - r.left, e.clientY - r.top];
+    this.tipAt = [e.clientX - r.left + this.stage.scrollLeft, e.clientY - r.top];
     if (this.st.view === "grid") {
       const p = h.peek || null;
       if (JSON.stringify(p) !== JSON.stringify(s.peek)) { s.peek = p; this.changed(OVER); }
@@ -1021,21 +1021,21 @@ class Explorer {
   onKey(e) {
     if (e.altKey || e.ctrlKey || e.metaKey || !this.st) return;
     if ((e.key === "Enter" || e.key === " ") && e.target.closest && e.target.closest("button")) return;  // a focused button's own
-    const s = this.st, k = this.kind;
+    const s = this.st, k = this.kind, within = (v, n) => Math.min(n - 1, Math.max(0, v));
     const moves = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
     if (e.key in moves) {
       const [dq, dk] = moves[e.key];
-      if (s.view === "grid") this.go({ layer: Math.min(k.layers - 1, Math.max(0, s.layer + dq)), head: Math.min(k.heads - 1, Math.max(0, s.head + dk)) });
-      else {
-        const from = s.sel || s.hover || { q: 0, k: 0 };
-        s.sel = { q: Math.min(k.nq - 1, Math.max(0, from.q + (s.sel ? dq : 0))), k: Math.min(k.nk - 1, Math.max(0, from.k + (s.sel ? dk : 0))) };
+      if (s.view === "grid") this.go({ layer: within(s.layer + dq, k.layers), head: within(s.head + dk, k.heads) });
+      else {  // the first arrow selects the hovered cell (or the first), the next ones move it
+        const from = s.sel || s.hover || { q: 0, k: 0 }, step = s.sel ? 1 : 0;
+        s.sel = { q: within(from.q + step * dq, k.nq), k: within(from.k + step * dk, k.nk) };
         s.note = "";
         this.changed(OVER | CHROME);
       }
     } else if (e.key === "[" || e.key === "]") {
-      this.go({ head: Math.min(k.heads - 1, Math.max(0, s.head + (e.key === "]" ? 1 : -1))) });
+      this.go({ head: within(s.head + (e.key === "]" ? 1 : -1), k.heads) });
     } else if (e.key === "PageUp" || e.key === "PageDown") {
-      this.go({ layer: Math.min(k.layers - 1, Math.max(0, s.layer + (e.key === "PageDown" ? 1 : -1))) });
+      this.go({ layer: within(s.layer + (e.key === "PageDown" ? 1 : -1), k.layers) });
     } else if (e.key === "Enter") {
       if (s.view === "grid") this.go({ view: "heatmap" });
       else this.explain();
