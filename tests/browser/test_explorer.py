@@ -268,12 +268,35 @@ def test_classifier_rollout_lines_and_grid(xpage, harness_url: str) -> None:
     assert (s["layer"], s["head"]) == (1, 3)
 
 
-def test_theme_and_projector(xpage, harness_url: str) -> None:
-    xpage.emulate_media(color_scheme="dark")
+def text_and_masked_cell_colour(page) -> tuple[int, int]:
+    """Brightness (sum of RGB) of the explorer's text and of a masked cell's pixel on its canvas."""
+    root = page.locator(ROOT)
+    text = root.evaluate("e => getComputedStyle(e).color")
+    lay = layout(page, "heat")
+    cell = root.locator(CANVAS).evaluate(
+        f"c => Array.from(c.getContext('2d').getImageData({lay['x0'] + 7.5 * lay['c']}, {lay['y0'] + 0.5 * lay['c']}, 1, 1).data)"
+    )
+    return sum(int(v) for v in text[text.index("(") + 1 : text.index(")")].split(",")[:3]), sum(cell[:3])
+
+
+def test_theme_follows_streamlit_live(xpage, harness_url: str) -> None:
+    xpage.emulate_media(color_scheme="light")
+    root = open_case(xpage, harness_url)
+    root.get_by_role("button", name="Decoder self-attention").click()
+    until(xpage, lambda s: s["kind"] == "decoder")
+    xpage.wait_for_timeout(200)
+    text, cell = text_and_masked_cell_colour(xpage)
+    assert text < 300 and cell > 500  # dark text, light masked cells
+    xpage.emulate_media(color_scheme="dark")  # Streamlit follows the system: the explorer redraws
+    deadline = time.monotonic() + TIMEOUT_S
+    while text_and_masked_cell_colour(xpage)[1] > 400:
+        assert time.monotonic() < deadline, "the canvas kept the light theme"
+        xpage.wait_for_timeout(100)
+    assert text_and_masked_cell_colour(xpage)[0] > 600
+
+
+def test_projector_mode_uses_larger_type(xpage, harness_url: str) -> None:
     root = open_case(xpage, harness_url, "case=translator&projector=1")
-    colour = root.evaluate("e => getComputedStyle(e).color")
-    rgb = [int(v) for v in colour[colour.index("(") + 1 : colour.index(")")].split(",")[:3]]
-    assert sum(rgb) > 600, colour  # light text on Streamlit's dark theme
     assert "ae-projector" in root.get_attribute("class")
     assert float(root.evaluate("e => parseFloat(getComputedStyle(e).fontSize)")) >= 18
 
