@@ -73,11 +73,15 @@ def click_button(page: Any, name: str) -> tuple[str, Any]:
 
 
 def cell_points(page: Any, n: int) -> list[tuple[float, float]]:
-    """Page coordinates of ``n`` different heatmap cells along the diagonal band."""
+    """Page coordinates of ``n`` heatmap cells, each different from the one before, all on screen."""
     lay = page.locator(ROOT).evaluate("e => JSON.parse(e.dataset.layout)")
-    box = page.locator(CANVAS).bounding_box()
     assert lay["type"] == "heat", lay
-    return [(box["x"] + lay["x0"] + ((i * 7) % 20 + 0.5) * lay["c"], box["y"] + lay["y0"] + (i % 20 + 2.5) * lay["c"]) for i in range(n)]  # fmt: skip
+    page.locator(CANVAS).scroll_into_view_if_needed()
+    box = page.locator(CANVAS).bounding_box()
+    rows = int((page.viewport_size["height"] - 10 - box["y"] - lay["y0"]) // lay["c"])  # rows on screen
+    rows = max(2, min(20, rows))
+    x, y, c = box["x"] + lay["x0"], box["y"] + lay["y0"], lay["c"]
+    return [(x + ((i * 7) % 20 + 0.5) * c, y + (i % rows + 0.5) * c) for i in range(n)]
 
 
 def bench_case(page: Any, kinds: list, runs: int) -> dict[str, Any]:
@@ -110,8 +114,10 @@ def bench_case(page: Any, kinds: list, runs: int) -> dict[str, Any]:
     click_button(page, "lines")[1]()
     page.wait_for_timeout(100)
     lay = page.locator(ROOT).evaluate("e => JSON.parse(e.dataset.layout)")
+    page.locator(CANVAS).scroll_into_view_if_needed()
     box = page.locator(CANVAS).bounding_box()
-    n = kinds[0].weights.shape[-2]
+    seen = int((page.viewport_size["height"] - 10 - box["y"] - lay["top"]) // lay["rowH"])  # rows on screen
+    n = max(2, min(kinds[0].weights.shape[-2], seen))
     rows = [box["y"] + lay["top"] + ((i * 3) % n + 0.5) * lay["rowH"] for i in range(runs + 2)]
     x = box["x"] + lay["left"] - 8  # a new query token each time: the lines are redrawn for it alone
     out["hover_lines"] = summary(repeat(page, [move(x, y) for y in rows], runs))

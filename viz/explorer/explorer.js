@@ -537,11 +537,14 @@ class Explorer {
 
   drawLegend() {
     const { fs } = this.theme, w = 8 * fs, h = Math.round(fs * 0.8);
-    const ctx = sizeCanvas(this.legendBar, w, h);
-    for (let x = 0; x < w; x++) {
-      const j = Math.round((x / (w - 1)) * 255) * 3;
-      ctx.fillStyle = `rgb(${LUT[j]},${LUT[j + 1]},${LUT[j + 2]})`;
-      ctx.fillRect(x, 0, 1, h);
+    if (this.legendBar.dataset.fs !== String(fs)) {  // the colour bar depends on the type size only
+      this.legendBar.dataset.fs = String(fs);
+      const ctx = sizeCanvas(this.legendBar, w, h);
+      for (let x = 0; x < w; x++) {
+        const j = Math.round((x / (w - 1)) * 255) * 3;
+        ctx.fillStyle = `rgb(${LUT[j]},${LUT[j + 1]},${LUT[j + 2]})`;
+        ctx.fillRect(x, 0, 1, h);
+      }
     }
     const s = this.st;
     let top = "1";
