@@ -6,6 +6,7 @@ sentence keeps the view and a reload restores it from the URL; the exported HTML
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable, Iterator
 from urllib.parse import parse_qs, urlparse
@@ -99,12 +100,12 @@ def url_state(page) -> dict[str, str]:
 def test_renders_with_markup_tokens_as_text(xpage, harness_url: str) -> None:
     root = open_case(xpage, harness_url)
     assert state(xpage)["view"] == "heatmap"
-    assert root.locator(".ae-caption").inner_text() == "Encoder self-attention · layer 0 · head 0 · heatmap"
+    expect(root.locator(".ae-caption")).to_have_text("Encoder self-attention · layer 0 · head 0 · heatmap")
     assert [b.inner_text() for b in root.locator(".ae-kinds button").all()] == [
         "Encoder self-attention", "Decoder self-attention", "Cross-attention"]  # fmt: skip
-    assert root.locator(".ae-axes").inner_text() == "rows: query = German · columns: key = German"
-    assert root.get_by_text(MARKUP, exact=True).count() >= 1  # shown as its characters
-    assert root.get_by_text("U+202Eevil", exact=True).count() == 1  # the bidi override as a code point
+    expect(root.locator(".ae-axes")).to_have_text("rows: query = German · columns: key = German")
+    expect(root.get_by_text(MARKUP, exact=True).first).to_be_visible()  # shown as its characters
+    expect(root.get_by_text("U+202Eevil", exact=True)).to_have_count(1)  # the bidi override as a code point
     assert xpage.locator("img[src=x]").count() == 0 and xpage.locator(f"{ROOT} img").count() == 0
     for tok in root.locator(".ae-strip .ae-tok").all():
         assert tok.get_attribute("dir") == "auto"
@@ -133,7 +134,7 @@ def test_viewing_sends_no_websocket_frame(xpage, harness_url: str) -> None:
     xpage.mouse.move(x + 200, y + 80)
     s = until(xpage, lambda s: s["kind"] == "cross" and s["view"] == "lines")
     assert (s["layer"], s["head"]) == (1, 1)  # a new kind keeps the layer and head where it has them
-    assert root.locator(".ae-caption").inner_text() == "Cross-attention · layer 1 · head 1 · lines"
+    expect(root.locator(".ae-caption")).to_have_text("Cross-attention · layer 1 · head 1 · lines")
     deadline = time.monotonic() + 5
     while url_state(xpage) != {"t_kind": "cross", "t_layer": "1", "t_head": "1", "t_view": "lines"}:
         assert time.monotonic() < deadline, f"the URL never followed: {xpage.url}"
@@ -162,8 +163,8 @@ def test_hover_reports_tokens_and_weight(xpage, harness_url: str, kind_index: in
         hov = s["hovered"]
         assert hov["query_token"] == display_token(ak.queries[q]) and hov["key_token"] == display_token(ak.keys[k])
         assert hov["weight"] == pytest.approx(float(ak.weights[0, 1, q, k]), abs=1e-7) and hov["masked"] is False
-        tip = root.locator(".ae-tip").inner_text()
-        assert f"{hov['query_token']} → {hov['key_token']}: {hov['weight']:.4f}" in tip.replace("\n", "")
+        tip = root.locator(".ae-tip-main")
+        expect(tip).to_have_text(f"{hov['query_token']} → {hov['key_token']}: {hov['weight']:.4f}")
 
 
 def test_masked_cells_say_masked(xpage, harness_url: str) -> None:
@@ -173,8 +174,8 @@ def test_masked_cells_say_masked(xpage, harness_url: str) -> None:
     xpage.mouse.move(*cell_point(xpage, 1, 6))  # above the diagonal: the future
     s = until(xpage, lambda s: s["hovered"] is not None and s["hovered"]["key"] == 6)
     assert s["hovered"]["masked"] is True and s["hovered"]["weight"] == 0
-    assert ": masked" in root.locator(".ae-tip").inner_text()
-    assert root.locator(".ae-mask-note").is_visible()
+    expect(root.locator(".ae-tip-main")).to_contain_text(": masked")
+    expect(root.locator(".ae-mask-note")).to_be_visible()
 
 
 def test_click_and_enter_send_the_cell_to_python(xpage, harness_url: str) -> None:
@@ -238,7 +239,7 @@ def test_classifier_rollout_lines_and_grid(xpage, harness_url: str) -> None:
     assert root.locator(".ae-kinds").is_hidden()  # one kind: no kind tabs
     root.get_by_role("button", name="rollout", exact=True).click()
     until(xpage, lambda s: s["view"] == "rollout")
-    assert root.locator(".ae-caption").inner_text().endswith("· rollout")
+    expect(root.locator(".ae-caption")).to_have_text(re.compile(r"· rollout$"))
     xpage.mouse.move(*cell_point(xpage, 2, 1))
     s = until(xpage, lambda s: s["hovered"] is not None)
     assert s["hovered"]["head"] is None
@@ -262,7 +263,7 @@ def test_classifier_rollout_lines_and_grid(xpage, harness_url: str) -> None:
     step = lay["thumb"] + lay["gap"]
     xpage.mouse.move(box["x"] + lay["x0"] + 3.5 * step, box["y"] + lay["y0"] + 1.5 * step)
     assert until(xpage, lambda s: s["peek"] is not None)["peek"] == {"layer": 1, "head": 3}
-    assert root.locator(".ae-peek").is_visible()
+    expect(root.locator(".ae-peek")).to_be_visible()
     xpage.mouse.click(box["x"] + lay["x0"] + 3.5 * step, box["y"] + lay["y0"] + 1.5 * step)
     s = until(xpage, lambda s: s["view"] == "heatmap")
     assert (s["layer"], s["head"]) == (1, 3)
@@ -330,5 +331,5 @@ def test_export_works_offline(xpage, harness_url: str, tmp_path) -> None:
     assert until(offline, lambda s: s["head"] == 1)["head"] == 1
     offline.mouse.click(*cell_point(offline, 3, 2))
     until(offline, lambda s: s["clicked"] is not None)
-    assert "needs the app" in root.locator(".ae-status").inner_text()
+    expect(root.locator(".ae-status")).to_contain_text("needs the app")  # drawn on the next frame
     assert errors == [] and requests == [path.as_uri()]
