@@ -51,6 +51,7 @@ def test_payload_holds_every_weight_in_order(kinds) -> None:
         np.testing.assert_array_equal(got, k.weights)  # float32 both ways: bit for bit
         assert (meta["query_axis"], meta["key_axis"], meta["title"]) == (k.query_axis, k.key_axis, k.title)
         assert meta["special"] == list(k.special) and meta["cross"] == k.cross
+    assert all(re.fullmatch(r"#[0-9A-Fa-f]{6}", c) for c in payload["head_colors"])
     json.dumps({key: v for key, v in payload.items() if key != "weights"})  # the header is plain JSON
 
 
@@ -75,11 +76,11 @@ def test_translator_axes_name_the_languages() -> None:
     [
         ("word", "word"),
         (MARKUP, MARKUP),  # markup stays text: the browser draws it with textContent / fillText
-        ("\u202eevil", "U+202Eevil"),  # a bidi override cannot reorder the page
-        ("a\u200db", "aU+200Db"),  # zero-width joiner
-        ("\n", "U+000A"),
-        ("\t", "U+0009"),
-        ("\u00a0", "U+00A0"),  # a no-break space is invisible too
+        ("\u202eevil", "⟨U+202E⟩evil"),  # a bidi override cannot reorder the page
+        ("a\u200db", "a⟨U+200D⟩b"),  # zero-width joiner
+        ("\n", "⏎"),
+        ("\t", "⇥"),
+        ("\u00a0", "⟨U+00A0⟩"),  # a no-break space is invisible too
         (" ", "␣"),
         ("", "∅"),
         ("é", "é"),
@@ -92,7 +93,7 @@ def test_display_token(token: str, shown: str) -> None:
 
 def test_payload_sends_display_labels_and_keeps_repeats() -> None:
     enc = explorer_payload(translator_run())["kinds"][0]
-    assert "U+202Eevil" in enc["keys"] and not any("\u202e" in t for t in enc["keys"])
+    assert "⟨U+202E⟩evil" in enc["keys"] and not any("\u202e" in t for t in enc["keys"])
     assert enc["keys"].count("ein") == 2 and MARKUP in enc["queries"]
 
 

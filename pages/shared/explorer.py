@@ -19,6 +19,7 @@ import numpy as np
 import streamlit as st
 
 from model.analysis.results import AttentionKind
+from pages.shared.projector import PROJECTOR_URL
 from viz.explorer import (
     asset,
     explorer_html,
@@ -50,7 +51,7 @@ def attention_explorer(
     """
     prefix = _prefix(url_prefix)
     payload = explorer_payload(kinds, state=state_from_url(st.query_params, prefix), rollout=rollout, title=title)
-    data = pack_payload(payload, url_prefix=prefix, projector=bool(st.session_state.get("projector", False)))
+    data = pack_payload(payload, url_prefix=prefix, projector=bool(st.session_state.get(PROJECTOR_URL, False)))
     result = _component(key=key, data=data, height=height or "content", on_cell_change=_ignore)
     return checked_cell(kinds, result.get("cell"), rollout)
 

@@ -105,7 +105,7 @@ def test_renders_with_markup_tokens_as_text(xpage, harness_url: str) -> None:
         "Encoder self-attention", "Decoder self-attention", "Cross-attention"]  # fmt: skip
     expect(root.locator(".ae-axes")).to_have_text("rows: query = German · columns: key = German")
     expect(root.get_by_text(MARKUP, exact=True).first).to_be_visible()  # shown as its characters
-    expect(root.get_by_text("U+202Eevil", exact=True)).to_have_count(1)  # the bidi override as a code point
+    expect(root.get_by_text("⟨U+202E⟩evil", exact=True)).to_have_count(1)  # the bidi override as a code point
     assert xpage.locator("img[src=x]").count() == 0 and xpage.locator(f"{ROOT} img").count() == 0
     for tok in root.locator(".ae-strip .ae-tok").all():
         assert tok.get_attribute("dir") == "auto"

@@ -19,7 +19,6 @@ import hashlib
 import html
 import json
 import struct
-import unicodedata
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -27,28 +26,20 @@ from typing import Any
 import numpy as np
 
 from model.analysis.results import AttentionKind
+from viz.common import HEAD_COLORS, printable
 
 HERE = Path(__file__).resolve().parent
 VIEWS = ("heatmap", "lines", "grid", "mean", "rollout")
 URL_FIELDS = ("kind", "layer", "head", "view")
 MAGIC = b"AEX1"  # packed payload: MAGIC, uint32 header length, header JSON, padding to 4, float32 weights
-INVISIBLE = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}  # Unicode categories shown as code points
 MAX_WEIGHTS = 16_000_000  # 64 MB of float32: more would be slow to send and to hold in a browser tab
 
 
 def display_token(token: str) -> str:
-    """``token`` as the explorer shows it: a lone space as ``␣``, the empty string as ``∅``, and every
-    control, format, separator or unassigned character (bidi overrides, zero-width joiners, newlines)
-    as its code point, e.g. ``U+202E``."""
-    if token == "":
-        return "∅"
-    if token == " ":
-        return "␣"
-    out = []
-    for ch in token:
-        cat = unicodedata.category(ch)
-        out.append(f"U+{ord(ch):04X}" if cat in INVISIBLE or (cat == "Zs" and ch != " ") else ch)
-    return "".join(out)
+    """``token`` as the explorer shows it: as every figure shows it (:func:`viz.common.printable`:
+    newline ``⏎``, a bidi override ``⟨U+202E⟩``), and a lone space as ``␣``, the empty string as ``∅``,
+    so no token is blank."""
+    return {"": "∅", " ": "␣"}.get(token) or printable(token)
 
 
 def url_prefix(prefix: str) -> str:
@@ -159,6 +150,7 @@ def explorer_payload(
         "kinds": meta,
         "rollout": rollout_meta,
         "state": clamp_state(kinds, state, rollout_meta and rollout_meta["kind"]),
+        "head_colors": list(HEAD_COLORS),  # the lines view's colours, the same as the figures'
     }
     digest = hashlib.sha1(json.dumps(header["kinds"], sort_keys=True).encode() + weights).hexdigest()[:16]
     return {**header, "digest": digest, "weights": weights}

@@ -8,7 +8,7 @@
 
 const VIRIDIS = ["#440154", "#482475", "#414487", "#355f8d", "#2a788e", "#21918c",
   "#22a884", "#44bf70", "#7ad151", "#bddf26", "#fde725"];
-const HEAD_COLOURS = ["#E69F00", "#56B4E9", "#009E73", "#CC79A7", "#0072B2", "#D55E00", "#F0E442", "#999999"];
+const HEAD_COLOURS = ["#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#999999"];  // Okabe–Ito
 const VIEWS = ["heatmap", "lines", "grid", "mean", "rollout"];
 const URL_FIELDS = ["kind", "layer", "head", "view"];
 const MAX_LABEL = 14;  // characters of a token on an axis; the tooltip shows all of it
@@ -258,6 +258,8 @@ class Explorer {
     this.header = header;
     this.prefix = typeof header.url_prefix === "string" && header.url_prefix ? header.url_prefix : null;
     this.standalone = !!header.standalone;
+    const colours = (header.head_colors || []).filter((c) => /^#[0-9a-f]{6}$/i.test(c));
+    this.headColours = colours.length ? colours : HEAD_COLOURS;
     this.root.classList.toggle("ae-projector", !!header.projector);
     this.root.classList.toggle("ae-standalone", this.standalone);
     this.root.setAttribute("aria-label", header.title ? `Attention explorer: ${header.title}` : "Attention explorer");
@@ -527,7 +529,7 @@ class Explorer {
         b.type = "button";
         b.dataset.head = String(h);
         const dot = el(d, "span", "ae-dot");
-        dot.style.background = HEAD_COLOURS[h % HEAD_COLOURS.length];
+        dot.style.background = this.headColours[h % this.headColours.length];
         b.append(dot, el(d, "span", "", `head ${h}`));
         return b;
       }));
@@ -769,7 +771,7 @@ class Explorer {
     ctx.lineWidth = 1 / (this.win.devicePixelRatio || 1);  // at most one device pixel: Skia draws these as fast hairlines
     for (const [id, p] of buckets) {
       ctx.globalAlpha = ((id % 16) + 1) / 16;
-      ctx.strokeStyle = HEAD_COLOURS[Math.floor(id / 16) % HEAD_COLOURS.length];
+      ctx.strokeStyle = this.headColours[Math.floor(id / 16) % this.headColours.length];
       ctx.stroke(p);
     }
     ctx.globalAlpha = 1;
@@ -869,7 +871,7 @@ class Explorer {
       ctx.strokeStyle = colour;
       ctx.stroke();
     };
-    const headOf = (cell) => HEAD_COLOURS[(cell.head ?? s.head) % HEAD_COLOURS.length];
+    const headOf = (cell) => this.headColours[(cell.head ?? s.head) % this.headColours.length];
     if (s.sel) { line(s.sel, this.theme.bg, 5 * this.theme.s); line(s.sel, headOf(s.sel), 2.5 * this.theme.s); }
     if (s.hover) { line(s.hover, this.theme.text, 4 * this.theme.s); line(s.hover, headOf(s.hover), 2.5 * this.theme.s); }
   }
