@@ -13,7 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from model.analysis.results import attention_kind, causal
-from pages.shared.explorer import checked_cell
+from pages.shared.explorer import _prefix, checked_cell
 from tests.apptest import ROOT
 from tests.explorer_runs import MARKUP, classifier_run, generator_run, rollout_of, translator_run
 from viz.explorer import (
@@ -211,6 +211,13 @@ def test_a_click_that_does_not_fit_the_run_is_dropped(change) -> None:
     assert checked_cell(translator_run(), {**cell, **change}) is None
 
 
+@pytest.mark.parametrize("raw", ["", "1cls", "cls-x", "a b", "<x>"])
+def test_url_prefix_must_be_a_plain_name(raw: str) -> None:
+    with pytest.raises(ValueError, match="url_prefix"):
+        _prefix(raw)
+    assert _prefix("cls") == _prefix("cls_") == "cls_"
+
+
 def test_no_click_is_none() -> None:
     assert checked_cell(translator_run(), None) is None and checked_cell(translator_run(), "x") is None
 
@@ -288,6 +295,7 @@ def harness_data(query: dict[str, str]) -> dict:
     at.run()
     assert not at.exception
     (element,) = at.get("bidi_component")
+    assert [b.proto.label for b in at.get("download_button")] == ["Download as interactive HTML"]
     return unpack_payload(element.proto.bytes)
 
 

@@ -3,10 +3,16 @@ and head of a run at once and does all viewing in the browser, and its HTML expo
 
 The component is registered once, at import, from ``viz/explorer/explorer.js`` and ``explorer.css``
 (inline strings: no build step, no CDN). The data goes as one ``bytes`` value (float32 weights, not
-JSON lists). The browser keeps the view (kind, layer, head, view) in the address bar under
-``url_prefix`` with ``history.replaceState``, without a message to the server; a rerun reads those
-keys from ``st.query_params`` and passes them as the initial view, clamped to what the new run has.
-A click (or Enter) on a cell comes back as a trigger value, checked here against the run.
+JSON lists). A click (or Enter) on a cell comes back as a trigger value, checked here against the run.
+
+The view (kind, layer, head, view) lives in the browser. It writes it to the address bar under
+``url_prefix`` with ``history.replaceState``, which sends nothing to the server. Streamlit's server
+sees those keys only when the page loads (a reload, a shared link): on a rerun its frontend sends the
+query string it loaded with, not the address bar's (tests/browser/test_explorer.py shows both), and
+components v2 has no way to set a value without a rerun. So a rerun with new data (a new sentence)
+keeps the view in the browser, where the same element clamps it to the new run; a fresh mount starts
+from the address bar; and this module passes ``st.query_params`` as the initial view for first loads,
+clamped the same way.
 """
 
 from __future__ import annotations
@@ -27,8 +33,8 @@ from viz.explorer import (
     pack_payload,
     rollout_kind,
     state_from_url,
-    url_prefix,
 )
+from viz.explorer import url_prefix as prefixed
 
 COMPONENT_NAME = "attention_explorer"
 _component = st.components.v2.component(COMPONENT_NAME, js=asset("explorer.js"), css=asset("explorer.css"))
@@ -63,7 +69,7 @@ def _ignore() -> None:
 def _prefix(raw: str) -> str:
     if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", raw or ""):
         raise ValueError(f"url_prefix must be letters, digits and _ (e.g. 'cls'), not {raw!r}")
-    return url_prefix(raw)
+    return prefixed(raw)
 
 
 def checked_cell(kinds: Sequence[AttentionKind], cell: Any, rollout: np.ndarray | None = None) -> dict[str, Any] | None:
