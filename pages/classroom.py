@@ -141,9 +141,10 @@ def show_reveal(q: Question, status: RoomStatus, round: int, mine: int | None = 
 
 
 def answer_widget(options: tuple[str, ...], *, key: str, disabled: bool, on_change: Callable, args: tuple) -> None:
-    """The click that answers (swap for the explorer component later): one pill per option."""
+    """The click that answers (swap for the explorer component later): one pill per option (pill
+    labels read Markdown, so each is escaped)."""
     st.pills(
-        "Your answer", range(len(options)), format_func=options.__getitem__, key=key, disabled=disabled,
+        "Your answer", range(len(options)), format_func=lambda i: markdown_escape(options[i]), key=key, disabled=disabled,
         on_change=on_change, args=args, width="stretch",
     )  # fmt: skip
 
