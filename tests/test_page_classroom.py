@@ -233,3 +233,30 @@ def test_questions_are_the_same_for_everyone():
     a = build_question("attend", 3, lambda task: None)
     b = build_question("attend", 3, lambda task: None)
     assert a == b and a.to_json() == b.to_json()
+
+
+def test_the_page_keeps_its_rooms_in_redis_when_told(monkeypatch):
+    from bench.classroom_load import redis_server
+    from model.lessons.rooms_redis import RedisStore
+
+    try:
+        server = redis_server()
+        url = server.__enter__()
+    except RuntimeError as e:
+        pytest.skip(f"no redis-server: {e}")
+    try:
+        monkeypatch.setenv("ATTENTION_ROOMS_REDIS_URL", url)
+        reset_stores()
+        assert isinstance(open_store(), RedisStore)
+        teacher, code = start_room()
+        student = join(code, "Ann")
+        ask(teacher)
+        student.run()
+        pick(student).set_value(4).run()
+        other_process = RedisStore.from_url(url)  # what a second app process would read
+        assert other_process.get(code).answered == 1 and list(other_process.data(code).nicknames.values()) == ["Ann"]
+        teacher.button(key="cr_reveal").click().run()
+        student.run()
+        assert "You got it." in texts(student)
+    finally:
+        server.__exit__(None, None, None)
