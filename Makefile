@@ -12,13 +12,14 @@ PIP_INSTALL := $(PY) -m pip install --retries 2 --progress-bar off --disable-pip
 HOST ?= 127.0.0.1
 PORT ?= 8501
 CHROMIUM := /usr/bin/chromium
+REDIS_SERVER := /usr/bin/redis-server
 
-.PHONY: run test lint venv deps dev-deps chromium clean
+.PHONY: run test lint venv deps dev-deps chromium redis-server clean
 
 run: deps
 	$(PY) -m streamlit run app.py --server.address $(HOST) --server.port $(PORT) --server.headless true
 
-test: dev-deps chromium
+test: dev-deps chromium redis-server
 	$(PY) -m ruff check .
 	$(PY) -m pytest -q --timeout=300 tests
 
@@ -55,6 +56,20 @@ chromium:
 	    || echo "warning: could not install chromium; the browser tests will be skipped" >&2; \
 	else \
 	  echo "warning: $(CHROMIUM) is missing and we are not root to apt-get it; the browser tests will be skipped" >&2; \
+	fi
+
+# The classroom's store tests run against a real Redis (Debian's redis-server, started by the tests
+# on a free loopback port, never as a service). Same rule as Chromium: install it when missing.
+redis-server:
+	@if [ -x $(REDIS_SERVER) ]; then \
+	  exit 0; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  apt-get install -y --no-install-recommends redis-server \
+	    || { apt-get update && apt-get install -y --no-install-recommends redis-server; } \
+	    || echo "warning: could not install redis-server; the Redis store tests will be skipped" >&2; \
+	else \
+	  echo "warning: $(REDIS_SERVER) is missing and we are not root to apt-get it; the Redis store tests will be skipped" >&2; \
 	fi
 
 clean:

@@ -18,6 +18,7 @@ PAGES = [
     st.Page("pages/profiles.py", title="Head profiles", url_path="profiles"),
     st.Page("pages/history.py", title="Training history", url_path="history"),
     st.Page("pages/workshop.py", title="Workshop: predict, then reveal", url_path="workshop"),
+    st.Page("pages/classroom.py", title="Classroom", url_path="classroom"),
 ]
 
 page = st.navigation(PAGES)

@@ -9,13 +9,13 @@ import streamlit as st
 from model.analysis.maps import rollout_of, without_special
 from model.analysis.results import RunResult
 from model.training.checkpoint import Checkpoint
-from pages.shared.display import export_view_button, show_figure
+from pages.shared.display import show_figure
 from pages.shared.models import require_checkpoint
 from pages.shared.runs import attempt, input_notes, run_model
 from pages.shared.state import init_state, sync_url
 from pages.shared.text import clean_text
 from pages.shared.views import attention_views, axes
-from viz.attention import attention_heatmap, head_grid, query_bar
+from viz.attention import query_bar
 
 TASK = "classifier"
 DEFAULT_TEXT = "the acting is wonderful but the plot is thin"
@@ -58,11 +58,18 @@ def prediction(result: RunResult) -> None:
 
 
 @st.fragment
-def attention(result: RunResult) -> None:
+def attention(ck: Checkpoint, result: RunResult) -> None:
     st.subheader("Attention")
+    st.caption(
+        "Every layer and head is here: pick a view, a layer (PageUp/PageDown) and a head ([ and ]); hover a word "
+        "to see what it looks at. Row = the query word, column = the key word it attends to. Rollout (Abnar & "
+        "Zuidema, 2020) follows attention through all layers: average the heads, add the residual connection, "
+        "rescale rows, multiply layer by layer."
+    )
     init_state("cls_hide", False, lambda raw: raw == "True")
     st.toggle("Hide special tokens and renormalise", key="cls_hide",
               help="Removes <unk> and <pad> rows and columns, then rescales each row to sum to 1 again.")  # fmt: skip
+    sync_url("cls_hide")
     kind = result.kinds["encoder"]
     if st.session_state["cls_hide"]:
         if any(kind.special):
@@ -72,21 +79,13 @@ def attention(result: RunResult) -> None:
         else:
             st.caption("This sentence has no special tokens to hide.")
     rolled = rollout_of(kind)
-    _, layer, head = attention_views(result, "cls", rollout=rolled, csv_name="classifier")
+    title = f"Sentiment classifier: {' '.join(kind.keys)} → {result.prediction}"
+    attention_views(result, "cls", ck=None if st.session_state["cls_hide"] else ck, rollout=rolled, title=title,
+                    csv_name="classifier")  # fmt: skip
     tokens = axes(kind, result)[0]
-    if st.session_state["cls_show"] == "rollout":
-        reach = query_bar(rolled.mean(axis=0), tokens, query_label="the sentence (mean of all positions)",
-                          title="how much each word reaches the pooled sentence vector that the classifier reads")  # fmt: skip
-        show_figure(reach, "cls-rollout-bar")
-    notes = f"Sentence: {' '.join(kind.keys)}\nPrediction: {result.prediction} ({result.confidence:.1%})"
-    export_view_button(
-        lambda: [head_grid(kind.weights, tokens), attention_heatmap(kind.head(layer, head), tokens, title=f"layer {layer} · head {head}"),
-                 attention_heatmap(rolled, tokens, title="attention rollout")],  # fmt: skip
-        "Sentiment classifier",
-        "cls-export",
-        notes=notes,
-    )
-    sync_url("cls_hide")
+    reach = query_bar(rolled.mean(axis=0), tokens, query_label="the sentence (mean of all positions)",
+                      title="how much each word reaches the pooled sentence vector that the classifier reads")  # fmt: skip
+    show_figure(reach, "cls-rollout-bar")
 
 
 @st.fragment
@@ -98,7 +97,7 @@ def page_body(ck: Checkpoint) -> None:
     if result is None or not input_notes(result, "the sentence"):
         return
     prediction(result)
-    attention(result)
+    attention(ck, result)
 
 
 st.title("Sentiment classifier")

@@ -150,9 +150,15 @@ def step_section(ck: Checkpoint, result: RunResult, layer: int, window: int) -> 
 @st.fragment
 def attention(ck: Checkpoint, result: RunResult) -> None:
     st.subheader("Every layer and head")
-    st.caption(f"The final context window of {len(result.kinds['encoder'].keys)} characters, as the model read it.")
-    _, layer, head = attention_views(result, "gen", csv_name="generator")
     T = len(result.kinds["encoder"].keys)
+    st.caption(
+        f"The final context window of {T} characters, as the model read it. The masked cells (hatched) are the "
+        "future: a character never sees what comes after it. Click a weight to see how it was computed; the steps "
+        "below follow the head you clicked."
+    )
+    title = "Shakespeare generator: " + result.notes["prompt"][:40]
+    cell = attention_views(result, "gen", ck=ck, title=title, csv_name="generator")
+    layer, head = (cell["layer"], cell["head"]) if cell and cell["head"] is not None else (0, 0)
     init_state("gen_window", min(16, T), bounded(2, min(MAX_WINDOW, T)))
     keep_valid("gen_window", range(2, min(MAX_WINDOW, T) + 1), min(16, T))
     st.slider("Characters shown in the steps below", 2, min(MAX_WINDOW, T), key="gen_window", help="The last N characters.")

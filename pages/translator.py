@@ -13,7 +13,7 @@ from pages.shared.runs import attempt, input_notes, run_translation
 from pages.shared.state import bounded, init_state, keep_valid, sync_url
 from pages.shared.text import clean_text, markdown_escape
 from pages.shared.views import attention_views, axes
-from viz.attention import attention_heatmap, heads_heatmap, query_bar
+from viz.attention import heads_heatmap, query_bar
 
 TASK = "translator"
 EXAMPLES = {  # simple Multi30k-style captions and a reference translation for each
@@ -95,16 +95,19 @@ def step_section(result: RunResult, layer: int) -> list:
 
 
 @st.fragment
-def attention(result: RunResult) -> None:
+def attention(ck: Checkpoint, result: RunResult) -> None:
     st.subheader("Attention")
-    kind, layer, head = attention_views(result, "tr", default_kind="cross", csv_name="translator")
-    figs = step_section(result, layer)
+    st.caption(
+        "Cross-attention: each English word (row) looking at the German words (columns). Encoder: German looking "
+        "at German. Decoder: English looking at the English written before it (later words are masked). Switch "
+        "kind, view, layer (PageUp/PageDown) and head ([ and ]) in the explorer; click a weight to see how it was "
+        "computed."
+    )
+    title = f"Translator: {' '.join(result.kinds['encoder'].keys[1:-1])} → {result.prediction}"
+    cell = attention_views(result, "tr", ck=ck, first=("cross",), title=title, csv_name="translator")
+    figs = step_section(result, cell["layer"] if cell and cell["layer"] is not None else 0)
     notes = f"German: {' '.join(result.kinds['encoder'].keys[1:-1])}\nEnglish: {result.prediction}"
-    k = result.kinds[kind]
-    rows, cols = axes(k, result)
-    head_fig = lambda: attention_heatmap(k.head(layer, head), rows, cols, title=f"{k.title}: layer {layer} · head {head}",  # noqa: E731
-                                         query_name=k.query_axis, key_name=k.key_axis)  # fmt: skip
-    export_view_button(lambda: [head_fig(), *figs], "Translator (German to English)", "tr-export", notes=notes)
+    export_view_button(figs, "Translator: decoding step by step", "tr-export", notes=notes)
 
 
 @st.fragment
@@ -126,7 +129,7 @@ def page_body(ck: Checkpoint) -> None:
             result = forced
             st.info("Teacher-forced view: the attention below is for the reference translation fed to the decoder, "
                     "not for the model's own output.")  # fmt: skip
-    attention(result)
+    attention(ck, result)
 
 
 st.title("Translator (German → English)")

@@ -71,3 +71,33 @@ def url(at: AppTest, key: str) -> str | None:
         return None
     value = at.query_params[key]
     return value[0] if isinstance(value, list) else value
+
+
+def explorers(at: AppTest) -> list[dict]:
+    """Every attention explorer on the page: its payload header, with each kind's weights as a
+    ``(layers, heads, queries, keys)`` array under ``"arrays"``."""
+    import numpy as np
+
+    from viz.explorer import unpack_payload, weights_array
+
+    out = []
+    for element in at.get("bidi_component"):
+        payload = unpack_payload(element.proto.bytes)
+        flat = weights_array(payload)
+        arrays = {}
+        for k in payload["kinds"]:
+            shape = (k["layers"], k["heads"], len(k["queries"]), len(k["keys"]))
+            arrays[k["name"]] = flat[k["offset"] : k["offset"] + int(np.prod(shape))].reshape(shape)
+        out.append({**payload, "arrays": arrays})
+    return out
+
+
+def explorer(at: AppTest, nth: int = 0) -> dict:
+    found = explorers(at)
+    assert len(found) > nth, f"{len(found)} explorer(s) on the page"
+    return found[nth]
+
+
+def kind(payload: dict, name: str) -> dict:
+    """One kind's header in an explorer payload."""
+    return next(k for k in payload["kinds"] if k["name"] == name)

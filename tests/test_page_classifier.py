@@ -1,14 +1,14 @@
 """AppTest of the sentiment classifier page on a tiny random checkpoint: default run, every control,
 bad input, URL state and chart specs (a missing or corrupt checkpoint: tests/test_faults.py)."""
 
-import json
 from functools import partial
 
+import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests import apptest
-from tests.apptest import axis_titles, chart, charts, run_on, titles
+from tests.apptest import chart, explorer, kind, run_on, titles, url
 from tests.tiny import CLASSIFIER
 
 PAGE = apptest.page("classifier")
@@ -28,87 +28,8 @@ def test_default_run(default):
     assert default.text_input(key="cls_text").value == "the acting is wonderful but the plot is thin"
     assert default.metric[0].value in ("negative", "positive")
     assert len(default.get("progress")) == 2
-    assert [b.proto.label for b in default.get("download_button")] == ["Download CSV", "Download this view as HTML"]
-
-
-def test_one_view_at_a_time(default):
-    assert default.radio(key="cls_show").value == "head"
-    assert titles(default) == ["layer 0 · head 0"]  # a new sentence redraws one chart
-    grid = run(cls_show="grid")
-    [title] = titles(grid)
-    assert title.startswith("attention per layer and head")
-    assert [s.key for s in grid.selectbox] == ["cls_example"]  # layer and head belong to the views using them
-
-
-def test_chart_specs(default):
-    views = {show: run(cls_show=show) for show in ("grid", "mean", "rollout")}
-    grid = chart(views["grid"], "attention per layer and head")
-    assert [t["type"] for t in grid["data"]] == ["heatmap"] * CELLS
-    assert "query" in axis_titles(grid, "yaxis") and "key" in axis_titles(grid, "xaxis")
-    labels = grid["data"][0]["x"]
-    assert labels[0] == "0:the" and labels[5] == "5:the" and len(set(labels)) == len(labels)
-    specs = charts(default) + [c for at in views.values() for c in charts(at)]
-    assert len(specs) == 5
-    for spec in specs:
-        assert "query" in json.dumps(spec["layout"]) and "key" in json.dumps(spec["layout"]), spec["layout"]["title"]
-        assert spec["layout"]["font"]["size"] >= 12
-        assert "query" in spec["data"][0]["hovertemplate"]
-    assert chart(default, "layer 0 · head 0")["data"][0]["type"] == "heatmap"
-    assert chart(views["mean"], "layer 0: mean over the 3 heads")
-    rollout = chart(views["rollout"], "attention rollout through 2 layers")
-    assert all(abs(sum(row) - 1) < 1e-3 for row in rollout["data"][0]["z"])
-    assert chart(views["rollout"], "how much each word reaches")
-
-
-def test_url_state_is_used_and_written():
-    at = run({"cls_text": "not bad at all", "cls_show": "head", "cls_layer": "1", "cls_head": "9"})
-    assert not at.exception
-    assert at.text_input(key="cls_text").value == "not bad at all"
-    assert at.selectbox(key="cls_layer").value == 1
-    assert at.selectbox(key="cls_head").value == 0  # no head 9: the first head instead
-    assert chart(at, "layer 1 · head 0")
-    assert at.query_params["cls_text"] in ("not bad at all", ["not bad at all"])
-    assert at.query_params["cls_show"] in ("head", ["head"])
-
-
-@pytest.mark.parametrize(
-    "kind, key, value, check",
-    [
-        ("text_input", "cls_text", "i loved every minute of it", lambda at: at.metric),
-        (
-            "selectbox",
-            "cls_example",
-            "not bad at all",
-            lambda at: at.text_input(key="cls_text").value == "not bad at all",
-        ),
-        ("selectbox", "cls_layer", 1, lambda at: chart(at, "layer 1 · head 0")),
-        ("selectbox", "cls_head", 2, lambda at: chart(at, "layer 0 · head 2")),
-        ("radio", "cls_show", "mean", lambda at: [t[:14] for t in titles(at)] == ["layer 0: mean "]),
-        ("radio", "cls_show", "rollout", lambda at: chart(at, "attention rollout")),
-        ("toggle", "cls_hide", True, lambda at: "no special tokens" in " ".join(c.value for c in at.caption)),
-    ],
-)
-def test_each_control(kind, key, value, check):
-    at = run()
-    widget = getattr(at, kind)(key=key)
-    (widget.input(value) if kind == "text_input" else widget.set_value(value)).run()
-    assert not at.exception
-    assert check(at)
-
-
-def test_hide_special_tokens_drops_unknown_words_and_renormalises():
-    at = run(cls_text="the zzyzx plot is wonderful")
-    assert not at.exception
-    assert any("zzyzx" in w.value for w in at.warning)
-    assert "1:zzyzx (unk)" in chart(at, "layer 0 · head 0")["data"][0]["x"]
-    at.toggle(key="cls_hide").set_value(True).run()
-    assert not at.exception
-    head = chart(at, "layer 0 · head 0")["data"][0]
-    assert head["x"] == ["0:the", "1:plot", "2:is", "3:wonderful"]
-    assert all(abs(sum(row) - 1) < 1e-3 for row in head["z"])
-    at.radio(key="cls_show").set_value("grid").run()
-    grid = chart(at, "attention per layer and head")
-    assert len(grid["data"]) == CELLS and grid["data"][0]["x"] == head["x"]
+    labels = [b.proto.label for b in default.get("download_button")]
+    assert labels == ["Download as interactive HTML", "Download every weight (CSV)"]
 
 
 @pytest.mark.parametrize(
@@ -129,28 +50,73 @@ def test_bad_input_gives_a_message(text, kind, message):
     assert any(message in m.value for m in getattr(at, kind)), [m.value for m in getattr(at, kind)]
 
 
-def test_markup_is_never_rendered_as_html():
+
+
+def test_the_explorer_gets_every_layer_and_head_once(default):
+    payload = explorer(default)
+    [enc] = payload["kinds"]
+    assert (enc["layers"], enc["heads"]) == (CLASSIFIER.layers, CLASSIFIER.heads)
+    assert enc["queries"] == enc["keys"] == "the acting is wonderful but the plot is thin".split()
+    w = payload["arrays"]["encoder"]
+    assert np.allclose(w.sum(-1), 1, atol=1e-5)  # every row of every head sums to 1
+    assert payload["rollout"] is not None and payload["state"]["view"] == "heatmap"
+    assert titles(default) == ["how much each word reaches the pooled sentence vector that the classifier reads"]
+
+
+def test_url_state_opens_the_same_view_clamped_to_what_exists():
+    at = run({"cls_text": "not bad at all", "cls_view": "mean", "cls_layer": "1", "cls_head": "9"})
+    assert not at.exception
+    assert at.text_input(key="cls_text").value == "not bad at all"
+    state = explorer(at)["state"]
+    assert (state["view"], state["layer"], state["head"]) == ("mean", 1, CLASSIFIER.heads - 1)  # no head 9: the last
+    assert url(at, "cls_text") == "not bad at all"
+
+
+@pytest.mark.parametrize(
+    "widget, key, value, check",
+    [
+        ("text_input", "cls_text", "i loved every minute of it", lambda at: kind(explorer(at), "encoder")["keys"][:2] == ["i", "loved"]),
+        ("selectbox", "cls_example", "not bad at all", lambda at: at.text_input(key="cls_text").value == "not bad at all"),
+        ("toggle", "cls_hide", True, lambda at: "no special tokens" in " ".join(c.value for c in at.caption)),
+    ],
+)
+def test_each_control(widget, key, value, check):
+    at = run()
+    w = getattr(at, widget)(key=key)
+    (w.input(value) if widget == "text_input" else w.set_value(value)).run()
+    assert not at.exception
+    assert check(at)
+
+
+def test_typing_a_sentence_by_hand_resets_the_examples_box():
+    at = run()
+    at.selectbox(key="cls_example").set_value("not bad at all").run()
+    at.text_input(key="cls_text").input("not bad at all , really").run()
+    assert at.selectbox(key="cls_example").value == "(your own sentence)"
+
+
+def test_hide_special_tokens_drops_unknown_words_and_renormalises():
+    at = run(cls_text="the zzyzx plot is wonderful")
+    assert not at.exception
+    assert any("zzyzx" in w.value for w in at.warning)
+    assert "zzyzx (unk)" in kind(explorer(at), "encoder")["keys"]
+    at.toggle(key="cls_hide").set_value(True).run()
+    assert not at.exception
+    payload = explorer(at)
+    assert kind(payload, "encoder")["keys"] == ["the", "plot", "is", "wonderful"]
+    assert np.allclose(payload["arrays"]["encoder"].sum(-1), 1, atol=1e-5)
+
+
+def test_markup_is_sent_as_text_never_as_html():
     at = run(cls_text="<script>alert(1)</script> the plot is <b>wonderful</b>")
     assert not at.exception
-    labels = chart(at, "layer 0 · head 0")["data"][0]["x"]
-    assert labels[0].startswith("0:&lt;") and all("<" not in label for label in labels)
+    keys = kind(explorer(at), "encoder")["keys"]
+    assert "alert(1)</script (unk)" in keys  # the component draws tokens as text (textContent): sent as typed
     assert all("<script>" not in w.value for w in at.warning)
 
 
-def test_projector_mode_draws_larger_chart_fonts(default):
+def test_projector_mode_reaches_the_explorer_and_the_charts(default):
     big = run(projector=True)
     assert not big.exception
-    normal, large = chart(default, "layer 0 · head 0"), chart(big, "layer 0 · head 0")
-    assert large["layout"]["font"]["size"] > normal["layout"]["font"]["size"]
-    assert large["layout"]["height"] > normal["layout"]["height"]
-
-
-def test_the_chosen_head_survives_a_trip_through_other_views():
-    at = run()
-    at.selectbox(key="cls_layer").set_value(1).run()
-    at.selectbox(key="cls_head").set_value(2).run()
-    at.radio(key="cls_show").set_value("grid").run()
-    at.radio(key="cls_show").set_value("head").run()
-    assert not at.exception
-    assert at.selectbox(key="cls_layer").value == 1 and at.selectbox(key="cls_head").value == 2
-    assert chart(at, "layer 1 · head 2")
+    normal = chart(default, "how much each word")["layout"]["font"]["size"]
+    assert chart(big, "how much each word")["layout"]["font"]["size"] > normal

@@ -1,18 +1,22 @@
-"""The attention of one run as every page shows it: pick a kind, a view, a layer and a head."""
+"""The attention of one run as every page shows it: the explorer (every kind, layer and head, viewed
+in the browser), its downloads, and the explanation of the clicked weight."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
 from model.analysis.results import AttentionKind, RunResult
-from pages.shared.display import show_figure
-from pages.shared.state import bounded, init_state, keep_valid, one_of, sync_url
-from viz.attention import attention_heatmap, grid_frame, head_grid, mean_heads_heatmap, visible_chars, weights_frame
-
-VIEWS = {"head": "One head", "mean": "Mean over heads", "grid": "Every layer and head", "rollout": "Rollout"}
+from model.training.checkpoint import Checkpoint
+from pages.shared.explain import explain_panel, remembered_cell
+from pages.shared.explorer import attention_explorer, explorer_download
+from pages.shared.state import bounded, init_state, keep_valid, sync_url
+from viz.attention import grid_frame, visible_chars
 
 
 def token_labels(tokens: Sequence[str], special: Sequence[bool], unknown: Sequence[str]) -> list[str]:
@@ -31,20 +35,60 @@ def axes(kind: AttentionKind, result: RunResult) -> tuple[list[str], list[str]]:
     return queries, keys
 
 
-def pick_kind(result: RunResult, prefix: str, default: str | None = None) -> AttentionKind:
-    """A radio over the result's kinds (none when there is one), kept in the URL as ``<prefix>_kind``."""
-    names = list(result.kinds)
-    key = f"{prefix}_kind"
-    default = default if default in names else names[-1]
-    init_state(key, default, one_of(names))
-    keep_valid(key, names, default)
-    if len(names) > 1:
-        st.radio("Attention", names, key=key, horizontal=True, format_func=lambda k: result.kinds[k].title)
-    return result.kinds[st.session_state[key]]
+def labelled(result: RunResult, order: Sequence[str] = ()) -> list[AttentionKind]:
+    """The result's kinds with display labels on their axes, ``order`` first (the kind a page opens on)."""
+    names = [n for n in order if n in result.kinds] + [n for n in result.kinds if n not in order]
+    out = []
+    for name in names:
+        kind = result.kinds[name]
+        queries, keys = axes(kind, result)
+        out.append(replace(kind, queries=queries, keys=keys))
+    return out
 
 
-def pick_head(layers: int, heads: int, prefix: str, *, head: bool = True, default_layer: int = 0) -> tuple[int, int]:
-    """Layer and head selects kept in the URL as ``<prefix>_layer`` and ``<prefix>_head``."""
+def attention_views(
+    result: RunResult,
+    prefix: str,
+    *,
+    ck: Checkpoint | None = None,
+    rollout: np.ndarray | None = None,
+    first: Sequence[str] = (),
+    title: str = "",
+    csv_name: str = "attention",
+) -> dict[str, Any] | None:
+    """The explorer over every kind of ``result`` (``first`` opens first), its HTML and CSV downloads and,
+    with ``ck``, the explanation of the clicked weight. Returns the last clicked cell of this run."""
+    kinds = labelled(result, first)
+    clicked = attention_explorer(kinds, key=f"{prefix}-explorer", url_prefix=prefix, rollout=rollout, title=title)
+    cell = remembered_cell(result, prefix, clicked)
+    left, right = st.columns(2)
+    with left:
+        explorer_download(kinds, title or "Attention Explorer", f"{prefix}-explorer-html", rollout=rollout)
+    right.download_button(
+        "Download every weight (CSV)",
+        data=lambda: weights_csv(kinds).encode("utf-8"),
+        file_name=f"{csv_name}-all-heads.csv",
+        mime="text/csv",
+        key=f"{prefix}-csv",
+        on_click="ignore",
+    )
+    if ck is not None:
+        explain_panel(ck, result, cell, prefix)
+    elif cell is not None:
+        kind = next(k for k in kinds if k.name == cell["kind"])
+        st.caption(f"{kind.queries[cell['query']]} → {kind.keys[cell['key']]}: {cell['weight']:.4f}")
+    return cell
+
+
+def weights_csv(kinds: Sequence[AttentionKind]) -> str:
+    """Every weight of every kind, layer and head, one table (kind as its first column)."""
+    frames = [grid_frame(k.weights, k.queries, k.keys).reset_index() for k in kinds]
+    return pd.concat(frames, keys=[k.name for k in kinds], names=["kind", None]).droplevel(1).to_csv()
+
+
+def pick_head(layers: int, heads: int, prefix: str, *, default_layer: int = 0) -> tuple[int, int]:
+    """Layer and head selects kept in the URL as ``<prefix>_layer`` and ``<prefix>_head``, for the views
+    drawn on the server (differences, ablation)."""
     lk, hk = f"{prefix}_layer", f"{prefix}_head"
     init_state(lk, default_layer, bounded(0, layers - 1))
     init_state(hk, 0, bounded(0, heads - 1))
@@ -52,54 +96,9 @@ def pick_head(layers: int, heads: int, prefix: str, *, head: bool = True, defaul
     keep_valid(hk, range(heads), 0)
     left, right = st.columns(2)
     left.selectbox("Layer", range(layers), key=lk, format_func=lambda l: f"layer {l}")
-    if head:
-        right.selectbox("Head", range(heads), key=hk, format_func=lambda h: f"head {h}")
+    right.selectbox("Head", range(heads), key=hk, format_func=lambda h: f"head {h}")
+    sync_url(lk, hk)
     return st.session_state[lk], st.session_state[hk]
-
-
-def attention_views(
-    result: RunResult,
-    prefix: str,
-    *,
-    rollout: np.ndarray | None = None,
-    default_kind: str | None = None,
-    csv_name: str = "attention",
-) -> tuple[str, int, int]:
-    """Every kind, layer and head of ``result``, one view at a time; returns the (kind, layer, head) shown."""
-    kind = pick_kind(result, prefix, default_kind)
-    views = {k: v for k, v in VIEWS.items() if k != "rollout" or rollout is not None}
-    show_key = f"{prefix}_show"
-    init_state(show_key, "head", one_of(list(views)))
-    st.radio("Show", list(views), key=show_key, format_func=views.get, horizontal=True,
-             help="One view at a time, so a new input redraws one chart.")  # fmt: skip
-    show = st.session_state[show_key]
-    L, H = kind.layers, kind.heads
-    layer, head = pick_head(L, H, prefix, head=show == "head") if show in ("head", "mean") else (0, 0)
-    rows, cols = axes(kind, result)
-    named = f"{kind.title}: " if len(result.kinds) > 1 else ""
-    names = dict(query_name=kind.query_axis, key_name=kind.key_axis)
-    if show == "head":
-        w = kind.head(layer, head)
-        fig = attention_heatmap(w, rows, cols, title=f"layer {layer} · head {head}", **names)
-        show_figure(fig, f"{prefix}-head", csv=weights_frame(w, rows, cols),
-                    csv_name=f"{csv_name}-{kind.name}-layer{layer}-head{head}.csv")  # fmt: skip
-    elif show == "mean":
-        title = f"layer {layer}: mean over the {H} heads"
-        show_figure(mean_heads_heatmap(kind.weights[layer], rows, cols, title=title, **names), f"{prefix}-mean")
-    elif show == "grid":
-        st.caption(f"{L} layers × {H} heads. Each small heatmap is one head: row = query, column = key.")
-        fig = head_grid(kind.weights, rows, cols, title=f"{named}attention per layer and head", **names)
-        show_figure(fig, f"{prefix}-grid", csv=grid_frame(kind.weights, rows, cols),
-                    csv_name=f"{csv_name}-{kind.name}-all-heads.csv")  # fmt: skip
-    else:
-        st.caption(
-            "Rollout (Abnar & Zuidema, 2020) follows attention through all layers: average the heads, add the "
-            "residual connection (the identity), rescale rows, multiply layer by layer. Row i: how much of each "
-            "input token reaches position i at the top."
-        )
-        show_figure(attention_heatmap(rollout, rows, cols, title=f"attention rollout through {L} layers"), f"{prefix}-rollout")
-    sync_url(f"{prefix}_kind", show_key, f"{prefix}_layer", f"{prefix}_head")
-    return kind.name, layer, head
 
 
 GENERATOR_WINDOW = 40  # characters per heatmap axis: the last ones, readable on a projector

@@ -1,0 +1,336 @@
+"""Classroom load: one teacher and ``--students`` students play ``--rounds`` rounds in one room.
+
+    python -m bench.classroom_load [--students 60] [--rounds 3] [--backend memory|redis|both]
+
+The clients are not browsers (60 Chromium contexts do not fit this 2-core machine) but
+**websocket-level sessions**: each speaks the Streamlit web frontend's protocol to the app
+(``/_stcore/stream``, BackMsg/ForwardMsg protobufs) the way the frontend does: it runs the page at
+its URL, sends its widget values and button clicks, and keeps the ``st.fragment(run_every=...)``
+timers the server asks for (an auto-rerun of the fragment every 1.5 s). So the server does the same
+work as for browsers (every script run, fragment poll and store call); only drawing is left out,
+and "visible" means "the message that draws it has arrived".
+
+Per round the teacher asks a question (``Ask``), every student waits for it, clicks an answer (the
+pills widget, through its fragment), the teacher waits until the live count says every answer
+is in, then clicks ``Reveal``; each student times the reveal from the teacher's click to the
+arrival of "The answer: ...". Counted: answers the room has (from the teacher's histogram, and
+with Redis from the store itself) against answers sent; errors are exceptions, error or warning
+messages on any page, timeouts and dropped connections. ``memory``: one app process with the
+in-process store; ``redis``: a throw-away ``redis-server`` and two app processes on it, the
+students split between them. Prints one JSON object (progress on stderr).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import re
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+
+from bench._server import emit, free_port, log, stop, streamlit_server, summary
+
+REDIS_SERVER = "redis-server"
+REDIS_ENV = "ATTENTION_ROOMS_REDIS_URL"
+TIMEOUT_S = 60.0
+
+
+@contextmanager
+def redis_server(startup_seconds: float = 20) -> Iterator[str]:
+    """A throw-away ``redis-server`` on a free loopback port (no snapshots, no append-only file);
+    yields its URL and stops it (by its process id) on exit. RuntimeError when it is not installed
+    or does not answer."""
+    exe = shutil.which(REDIS_SERVER)
+    if exe is None:
+        raise RuntimeError("redis-server is not installed (Debian: apt-get install redis-server; `make redis-server`)")
+    import redis
+
+    port = free_port()
+    cmd = [exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"redis://127.0.0.1:{port}/0"
+    try:
+        client, deadline = redis.Redis.from_url(url), time.monotonic() + startup_seconds
+        while True:
+            try:
+                client.ping()
+                break
+            except redis.ConnectionError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"redis-server on port {port} did not start") from None
+                time.sleep(0.05)
+        client.close()
+        yield url
+    finally:
+        stop(proc)
+
+
+class Client:
+    """One browser tab, at the protocol level: widget values, fragment timers, and every text that
+    arrived (with its arrival time), for :meth:`wait_text`."""
+
+    def __init__(self, base: str, name: str, query: str = "") -> None:
+        self.base, self.name, self.query = base, name, query
+        self.page_hash = ""
+        self.widgets: dict[str, tuple[str, str, object]] = {}  # key -> (widget id, fragment id, element)
+        self.values: dict[str, object] = {}  # widget id -> WidgetState
+        self.texts: list[tuple[float, str]] = []
+        self.errors: list[str] = []
+        self.timers: dict[str, asyncio.Task] = {}
+        self.news = asyncio.Event()
+        self.ws = None
+        self.run_ids: set[str] | None = None  # widgets drawn by the run in progress
+        self.run_timers: set[str] = set()  # fragment timers started by the run in progress
+        self.abort = lambda: None  # a reason to stop waiting (the teacher stops when a student failed)
+
+    async def open(self) -> None:
+        import websockets
+
+        url = self.base.replace("http", "ws", 1) + "/_stcore/stream"
+        self.ws = await websockets.connect(url, subprotocols=["streamlit"], max_size=None, ping_interval=None)
+        self.reader = asyncio.create_task(self._read())
+        await self.send()
+
+    async def close(self) -> None:
+        for task in self.timers.values():
+            task.cancel()
+        self.reader.cancel()
+        await self.ws.close()
+
+    async def send(self, *, trigger: str | None = None, fragment: str = "", auto: bool = False, **values) -> float:
+        """A rerun as the frontend sends it: every widget value, ``trigger`` (a button key) clicked,
+        ``values`` (key -> (field, value)) changed. Returns the time just before it left (its answer
+        may arrive while the send is still being awaited)."""
+        from streamlit.proto.BackMsg_pb2 import BackMsg
+        from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+        for key, (field, value) in values.items():
+            state = WidgetState(id=self.widgets[key][0])
+            if field == "string_array_value":
+                state.string_array_value.data.extend(value)
+            else:
+                setattr(state, field, value)
+            self.values[state.id] = state
+        msg = BackMsg()
+        rs = msg.rerun_script
+        rs.query_string, rs.page_name, rs.page_script_hash = self.query, "classroom", self.page_hash
+        rs.fragment_id, rs.is_auto_rerun = fragment, auto
+        rs.context_info.url = f"{self.base}/classroom"
+        rs.widget_states.widgets.extend(self.values.values())
+        if trigger:
+            rs.widget_states.widgets.append(WidgetState(id=self.widgets[trigger][0], trigger_value=True))
+        data, t = msg.SerializeToString(), time.perf_counter()
+        await self.ws.send(data)
+        return t
+
+    async def _tick(self, fragment: str, interval: float) -> None:
+        while True:
+            await asyncio.sleep(interval)
+            await self.send(fragment=fragment, auto=True)
+
+    def _element(self, el, fragment: str) -> None:
+        kind = el.WhichOneof("type")
+        sub = getattr(el, kind)
+        wid = getattr(sub, "id", "")
+        if wid.startswith("$$ID-") and wid.count("-") >= 2:
+            self.widgets[wid.split("-", 2)[2]] = (wid, fragment, sub)
+            if self.run_ids is not None:
+                self.run_ids.add(wid)
+        text = {"plotly_chart": "spec", "exception": "message"}.get(kind, "body")
+        if hasattr(sub, text):
+            self.texts.append((time.perf_counter(), getattr(sub, text)))
+        if kind == "exception" or (kind == "alert" and sub.format in (1, 2)):
+            self.errors.append(f"{self.name}: {kind}: {getattr(sub, text)[:200]}")
+
+    async def _read(self) -> None:
+        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+        try:
+            async for data in self.ws:
+                f = ForwardMsg()
+                f.ParseFromString(data)
+                kind = f.WhichOneof("type")
+                if kind == "delta" and f.delta.WhichOneof("type") == "new_element":
+                    self._element(f.delta.new_element, f.delta.fragment_id)
+                elif kind == "navigation":
+                    self.page_hash = next(
+                        (p.page_script_hash for p in f.navigation.app_pages if p.url_pathname == "classroom"), ""
+                    )
+                elif kind == "new_session":  # a run starts (of the page or of a fragment)
+                    self.run_ids, self.run_timers = set(), set()
+                elif kind == "script_finished" and f.script_finished == 0 and self.run_ids is not None:
+                    # like the frontend after a full run: forget the values of widgets it did not draw
+                    # and stop the timers of fragments it did not start
+                    self.values = {k: v for k, v in self.values.items() if k in self.run_ids}
+                    for fid in set(self.timers) - self.run_timers:
+                        self.timers.pop(fid).cancel()
+                    self.run_ids = None
+                elif kind == "page_info_changed":
+                    self.query = f.page_info_changed.query_string
+                elif kind == "auto_rerun":
+                    fid = f.auto_rerun.fragment_id
+                    self.run_timers.add(fid)
+                    if fid not in self.timers:
+                        self.timers[fid] = asyncio.create_task(self._tick(fid, f.auto_rerun.interval))
+                elif kind == "stop_auto_rerun":
+                    for fid in f.stop_auto_rerun.fragment_ids:
+                        task = self.timers.pop(fid, None)
+                        task and task.cancel()
+                self.news.set()
+        except Exception as e:  # a dropped connection is an error of the run, not of the script
+            if not isinstance(e, asyncio.CancelledError):
+                self.errors.append(f"{self.name}: connection: {type(e).__name__}: {e}")
+
+    async def wait(self, found, timeout: float = TIMEOUT_S):
+        """Wait until ``found()`` returns something other than None; TimeoutError after ``timeout``."""
+        deadline = time.perf_counter() + timeout
+        while (value := found()) is None:
+            if reason := self.abort():
+                raise RuntimeError(f"{self.name}: gave up waiting: {reason}")
+            self.news.clear()
+            left = deadline - time.perf_counter()
+            if left <= 0:
+                raise TimeoutError(f"{self.name}: timed out")
+            try:
+                await asyncio.wait_for(self.news.wait(), left)
+            except TimeoutError:
+                pass
+        return value
+
+    async def wait_text(self, pattern: str, since: float = 0.0, timeout: float = TIMEOUT_S) -> tuple[float, str]:
+        """The arrival time and text of the first text after ``since`` that matches ``pattern``."""
+        rx = re.compile(pattern)
+        return await self.wait(lambda: next(((t, s) for t, s in self.texts if t >= since and rx.search(s)), None), timeout)
+
+    async def wait_widget(self, key: str, timeout: float = TIMEOUT_S) -> tuple[str, str, object]:
+        return await self.wait(lambda: self.widgets.get(key), timeout)
+
+
+async def student(c: Client, code: str, rounds: int, go: list[asyncio.Event], reveal_at: list[float], out: dict) -> None:
+    """Join, then per round: see the question, answer, and time the reveal."""
+    await c.wait_widget("cr_join_here")
+    await c.send(trigger="cr_join_here", cr_name=("string_value", c.name))
+    await c.wait_text("Waiting for the teacher")
+    out["joined"] += 1
+    for r in range(1, rounds + 1):
+        await go[r - 1].wait()
+        await c.wait_text(rf"^Question {r}:")
+        key = f"cr_pick_{code}_{r}"
+        _, fragment, pills = await c.wait_widget(key)
+        label = random.choice(pills.options).content
+        sent = await c.send(fragment=fragment, **{key: ("string_array_value", [label])})
+        await c.wait_text("Answer sent", since=sent)
+        out["sent"][r - 1] += 1
+        seen, _ = await c.wait_text(r"^The answer:", since=sent)
+        out["reveal_s"].append(seen - reveal_at[r - 1])
+
+
+async def play(bases: list[str], students: int, rounds: int, redis_url: str | None) -> dict:
+    teacher = Client(bases[0], "teacher")
+    await teacher.open()
+    await teacher.wait_widget("cr_start")
+    await teacher.send(trigger="cr_start")
+    await teacher.wait_text(r"^Room code:")
+    code = re.search(r"room=([A-Z0-9]{6})", teacher.query).group(1)
+    log(f"room {code}; {students} students connecting")
+    clients = [Client(bases[i % len(bases)], f"s{i}", f"room={code}") for i in range(students)]
+    go, reveal_at = [asyncio.Event() for _ in range(rounds)], [0.0] * rounds
+    out = {"joined": 0, "sent": [0] * rounds, "counted": [], "store_counted": [], "reveal_s": [], "question_s": []}
+    for c in clients:
+        await c.open()
+    tasks = [asyncio.create_task(student(c, code, rounds, go, reveal_at, out)) for c in clients]
+    teacher.abort = lambda: next((repr(t.exception()) for t in tasks if t.done() and not t.cancelled() and t.exception()), None)
+    await teacher.wait(lambda: True if out["joined"] == students or any(t.done() for t in tasks) else None, 300)
+    await teacher.wait_widget("cr_show_hist")
+    await teacher.send(cr_show_hist=("bool_value", True))  # the projector shows the live histogram
+    for r in range(1, rounds + 1):
+        asked = await teacher.send(trigger="cr_ask", cr_number=("double_value", float(r - 1)))
+        go[r - 1].set()
+        shown, _ = await teacher.wait_text(rf"^Question {r}:", since=asked)
+        log(f"round {r}: asked")
+        # the live count, from after the new question was drawn (a poll sent before the click may still
+        # bring the last round's count)
+        await teacher.wait_text(rf"^{students} / {students}$", since=shown, timeout=120)
+        reveal_at[r - 1] = await teacher.send(trigger="cr_reveal")
+        counted = r"everyone's answers \S+ (\d+) answer"  # the reveal's histogram title (· may be \u00b7 in JSON)
+        _, spec = await teacher.wait_text(counted, since=reveal_at[r - 1])
+        out["counted"].append(int(re.search(counted, spec).group(1)))
+        if redis_url:
+            from model.lessons.rooms_redis import RedisStore
+
+            out["store_counted"].append(RedisStore.from_url(redis_url).get(code).answered)
+        await teacher.wait(lambda n=r * students: True if len(out["reveal_s"]) >= n or any(t.done() for t in tasks) else None)
+        log(f"round {r}: revealed; {out['counted'][-1]} answers counted")
+    await teacher.send(trigger="cr_close")
+    await teacher.wait_text("This room is closed")
+    failures = [repr(t.exception()) for t in tasks if t.done() and t.exception()]
+    for t in tasks:
+        t.cancel()
+    errors = [e for c in (teacher, *clients) for e in c.errors] + failures
+    for c in (teacher, *clients):
+        await c.close()
+    sent = sum(out["sent"])
+    return {
+        "answers_sent": sent,
+        "answers_counted": sum(out["counted"]),
+        "answers_lost": sent - sum(out["counted"]),
+        "answers_in_store": sum(out["store_counted"]) if redis_url else None,
+        "reveal_latency_s": summary(out["reveal_s"], 3),
+        "errors": len(errors),
+        "error_samples": errors[:5],
+    }
+
+
+def memory_mb(pid: int) -> dict[str, float]:
+    """Resident and peak resident memory of one process, from /proc."""
+    fields = {}
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(("VmRSS:", "VmHWM:")):
+                name, kb = line.split()[:2]
+                fields[{"VmRSS:": "rss_mb", "VmHWM:": "peak_rss_mb"}[name]] = round(int(kb) / 1024, 1)
+    return fields
+
+
+def run_backend(backend: str, students: int, rounds: int) -> dict:
+    with ExitStack() as stack:
+        env, url = {REDIS_ENV: ""}, None
+        if backend == "redis":
+            url = stack.enter_context(redis_server())
+            env = {REDIS_ENV: url}
+        n = 2 if backend == "redis" else 1
+        servers = [stack.enter_context(streamlit_server(env=env, log_name=f"classroom-{backend}-{i}")) for i in range(n)]
+        log(f"{backend}: {n} app process(es) up")
+        t0 = time.perf_counter()
+        result = asyncio.run(play([s.url for s in servers], students, rounds, url))
+        result.update(
+            backend=backend, app_processes=n, wall_s=round(time.perf_counter() - t0, 1),
+            server_memory=[memory_mb(s.pid) for s in servers],
+        )  # fmt: skip
+        return result
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--students", type=int, default=60)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--backend", choices=("memory", "redis", "both"), default="both")
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    random.seed(args.seed)
+    backends = ("memory", "redis") if args.backend == "both" else (args.backend,)
+    emit({
+        "clients": "websocket-level sessions speaking the Streamlit frontend's protocol (not browsers), "
+                   "fragment auto-reruns honoured; 'visible' = the drawing message arrived",
+        "students": args.students, "teacher": 1, "rounds": args.rounds, "cpu_cores": os.cpu_count(),
+        "runs": [run_backend(b, args.students, args.rounds) for b in backends],
+    })  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,332 @@
+"""Classroom rooms: a teacher asks, every student answers, the teacher reveals; no streamlit here.
+
+A room has a short join code, a teacher secret (only its holder may ask, reveal or close), its
+participants (a random id each, known only to that student's session, and a nickname) and its
+rounds: one :class:`~model.lessons.classroom_questions.Question` each, with at most one answer per
+participant, changeable until the reveal. Every store (:class:`RoomStore`) keeps the same data
+and obeys the same rules; :class:`MemoryStore` keeps it in this process (one lock, for
+``make run`` and a single Streamlit Cloud container), ``model.lessons.rooms_redis.RedisStore``
+in Redis so several app processes share the rooms. :func:`open_store` picks one from
+``$ATTENTION_ROOMS_REDIS_URL``. Rooms expire after :data:`ROOM_TTL_S` seconds without a change.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import secrets
+import threading
+import time
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Protocol
+
+from model.lessons.classroom_questions import Question
+
+REDIS_ENV = "ATTENTION_ROOMS_REDIS_URL"
+ROOM_TTL_S = 3 * 3600  # idle rooms go after three hours
+MAX_ROOMS = 500  # rooms alive at once (per store)
+MAX_PARTICIPANTS = 250  # per room
+MAX_ROUNDS = 100  # questions per room
+NICKNAME_MAX = 24
+CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: read off a projector
+CODE_LENGTH = 6
+NICKNAME_PUNCTUATION = " -_.'"
+
+
+class RoomError(Exception):
+    """A refused action. ``reason`` is a fixed word for code and tests; ``str(e)`` is for people and
+    never repeats what they typed."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+MESSAGES = {
+    "not_found": "There is no room with that code: it may have ended, expired after 3 hours idle, or been mistyped.",
+    "closed": "The teacher has closed this room.",
+    "full": f"This room is full ({MAX_PARTICIPANTS} people).",
+    "rooms": "Too many rooms are open on this server right now; try again later.",
+    "teacher": "Only the teacher of this room can do that.",
+    "member": "You are not in this room (yet): join it first.",
+    "revealed": "The answer has been revealed: answers for this question are closed.",
+    "stale": "The teacher has moved on to another question; answer the new one.",
+    "no_question": "There is no question to answer yet.",
+    "choice": "That is not one of the answers.",
+    "rounds": f"This room has asked its {MAX_ROUNDS} questions; start a new room.",
+}
+
+
+def refuse(reason: str) -> RoomError:
+    return RoomError(reason, MESSAGES.get(reason, "The room could not do that; try again."))
+
+
+def normalise_code(raw: str | None) -> str:
+    """``" abc-234 "`` -> ``"ABC234"``; RoomError("not_found") when it cannot be a code."""
+    code = "".join(ch for ch in (raw or "").upper() if ch not in " -\t")
+    if len(code) != CODE_LENGTH or any(ch not in CODE_ALPHABET for ch in code):
+        raise refuse("not_found")
+    return code
+
+
+def clean_nickname(raw: str | None) -> str:
+    """A nickname: letters, digits, spaces and ``-_.'`` only, 1..NICKNAME_MAX characters; ``""``
+    when none was given (the store then names the student). RoomError("nickname") otherwise, with
+    a message that does not repeat the text."""
+    name = " ".join(unicodedata.normalize("NFKC", raw or "").split())
+    if len(name) > NICKNAME_MAX:
+        raise RoomError("nickname", f"A nickname has at most {NICKNAME_MAX} characters.")
+    if any(not (ch.isalnum() or ch in NICKNAME_PUNCTUATION) for ch in name):
+        raise RoomError("nickname", "A nickname may use letters, digits, spaces and - _ . ' only.")
+    return name
+
+
+def unique_nickname(name: str, taken: set[str], number: int) -> str:
+    """``name`` (or ``"Student <number>"``), with `` (2)``, `` (3)``... when taken."""
+    base = name or f"Student {number}"
+    candidate, n = base, 2
+    while candidate in taken:
+        candidate, n = f"{base[: NICKNAME_MAX - 5]} ({n})", n + 1
+    return candidate
+
+
+def new_code() -> str:
+    return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
+
+
+def secret_hash(secret: str) -> str:
+    """Stores keep a hash of the teacher secret, never the secret."""
+    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
+
+
+def same_secret(secret: str | None, stored_hash: str) -> bool:
+    return bool(secret) and hmac.compare_digest(secret_hash(secret), stored_hash)
+
+
+@dataclass(frozen=True)
+class RoomKeys:
+    """What :meth:`RoomStore.create_room` hands the teacher: the join code and the teacher secret."""
+
+    code: str
+    secret: str
+
+
+@dataclass(frozen=True)
+class RoomStatus:
+    """The cheap view of a room that every device polls."""
+
+    code: str
+    closed: bool
+    round: int  # 0 before the first question
+    revealed: bool
+    participants: int
+    answered: int  # answers to the current round
+    counts: tuple[int, ...]  # answers per option of the current round
+    mine: int | None  # the asking participant's answer to the current round
+    version: int  # changes with every teacher action (a new question, a reveal, closing)
+
+
+@dataclass
+class RoomData:
+    """Everything a room holds, for summaries; the same from every store."""
+
+    code: str
+    closed: bool
+    revealed: bool
+    nicknames: dict[str, str]  # participant id -> nickname, in joining order
+    questions: list[Question]  # round i + 1 is questions[i]
+    answers: list[dict[str, int]] = field(default_factory=list)  # per round: participant id -> option
+
+
+class RoomStore(Protocol):
+    """One interface for the in-process and the Redis rooms."""
+
+    def create_room(self) -> RoomKeys: ...
+    def get(self, code: str, member: str | None = None) -> RoomStatus: ...
+    def question(self, code: str, round: int) -> Question: ...
+    def join(self, code: str, nickname: str = "") -> tuple[str, str]: ...
+    def nickname(self, code: str, member: str) -> str: ...
+    def set_question(self, code: str, secret: str, question: Question) -> int: ...
+    def answer(self, code: str, member: str, round: int, choice: int) -> None: ...
+    def reveal(self, code: str, secret: str) -> None: ...
+    def close(self, code: str, secret: str) -> None: ...
+    def is_teacher(self, code: str, secret: str | None) -> bool: ...
+    def data(self, code: str) -> RoomData: ...
+
+
+@dataclass
+class _Room:
+    secret_hash: str
+    touched: float
+    closed: bool = False
+    revealed: bool = False
+    version: int = 0
+    nicknames: dict[str, str] = field(default_factory=dict)
+    questions: list[Question] = field(default_factory=list)
+    answers: list[dict[str, int]] = field(default_factory=list)
+
+
+class MemoryStore:
+    """Rooms in this process's memory behind one lock: every method is atomic."""
+
+    def __init__(
+        self, *, ttl_s: float = ROOM_TTL_S, max_rooms: int = MAX_ROOMS, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.ttl_s, self.max_rooms, self.clock = ttl_s, max_rooms, clock
+        self._rooms: dict[str, _Room] = {}
+        self._lock = threading.Lock()
+
+    def _expire(self) -> None:
+        now = self.clock()
+        for code in [c for c, r in self._rooms.items() if now - r.touched > self.ttl_s]:
+            del self._rooms[code]
+
+    def _room(self, code: str) -> _Room:
+        self._expire()
+        room = self._rooms.get(normalise_code(code))
+        if room is None:
+            raise refuse("not_found")
+        return room
+
+    def _teacher_room(self, code: str, secret: str) -> _Room:
+        room = self._room(code)
+        if not same_secret(secret, room.secret_hash):
+            raise refuse("teacher")
+        if room.closed:
+            raise refuse("closed")
+        return room
+
+    def create_room(self) -> RoomKeys:
+        with self._lock:
+            self._expire()
+            if len(self._rooms) >= self.max_rooms:
+                raise refuse("rooms")
+            code = new_code()
+            while code in self._rooms:
+                code = new_code()
+            secret = secrets.token_urlsafe(24)
+            self._rooms[code] = _Room(secret_hash(secret), self.clock())
+            return RoomKeys(code, secret)
+
+    def get(self, code: str, member: str | None = None) -> RoomStatus:
+        with self._lock:
+            room = self._room(code)
+            n = len(room.questions)
+            answers = room.answers[-1] if n else {}
+            counts = [0] * (len(room.questions[-1].options) if n else 0)
+            for choice in answers.values():
+                counts[choice] += 1
+            return RoomStatus(
+                normalise_code(code), room.closed, n, room.revealed, len(room.nicknames), len(answers),
+                tuple(counts), answers.get(member) if member else None, room.version,
+            )  # fmt: skip
+
+    def question(self, code: str, round: int) -> Question:
+        with self._lock:
+            room = self._room(code)
+            if not 1 <= round <= len(room.questions):
+                raise refuse("no_question")
+            return room.questions[round - 1]
+
+    def join(self, code: str, nickname: str = "") -> tuple[str, str]:
+        name = clean_nickname(nickname)
+        with self._lock:
+            room = self._room(code)
+            if room.closed:
+                raise refuse("closed")
+            if len(room.nicknames) >= MAX_PARTICIPANTS:
+                raise refuse("full")
+            member = secrets.token_urlsafe(16)
+            name = unique_nickname(name, set(room.nicknames.values()), len(room.nicknames) + 1)
+            room.nicknames[member] = name
+            room.touched = self.clock()
+            return member, name
+
+    def nickname(self, code: str, member: str) -> str:
+        with self._lock:
+            room = self._room(code)
+            if member not in room.nicknames:
+                raise refuse("member")
+            return room.nicknames[member]
+
+    def set_question(self, code: str, secret: str, question: Question) -> int:
+        with self._lock:
+            room = self._teacher_room(code, secret)
+            if len(room.questions) >= MAX_ROUNDS:
+                raise refuse("rounds")
+            room.questions.append(question)
+            room.answers.append({})
+            room.revealed, room.version, room.touched = False, room.version + 1, self.clock()
+            return len(room.questions)
+
+    def answer(self, code: str, member: str, round: int, choice: int) -> None:
+        with self._lock:
+            room = self._room(code)
+            if member not in room.nicknames:
+                raise refuse("member")
+            check_answer(room.closed, room.revealed, len(room.questions), round)
+            if not 0 <= choice < len(room.questions[-1].options):
+                raise refuse("choice")
+            room.answers[-1][member] = choice
+            room.touched = self.clock()
+
+    def reveal(self, code: str, secret: str) -> None:
+        with self._lock:
+            room = self._teacher_room(code, secret)
+            if not room.questions:
+                raise refuse("no_question")
+            room.revealed, room.version, room.touched = True, room.version + 1, self.clock()
+
+    def close(self, code: str, secret: str) -> None:
+        with self._lock:
+            room = self._room(code)
+            if not same_secret(secret, room.secret_hash):
+                raise refuse("teacher")
+            room.closed, room.version, room.touched = True, room.version + 1, self.clock()
+
+    def is_teacher(self, code: str, secret: str | None) -> bool:
+        with self._lock:
+            return same_secret(secret, self._room(code).secret_hash)
+
+    def data(self, code: str) -> RoomData:
+        with self._lock:
+            r = self._room(code)
+            return RoomData(
+                normalise_code(code), r.closed, r.revealed, dict(r.nicknames), list(r.questions),
+                [dict(a) for a in r.answers],
+            )  # fmt: skip
+
+
+def check_answer(closed: bool, revealed: bool, rounds: int, round: int) -> None:
+    """The rules every store applies before taking an answer to ``round``."""
+    if closed:
+        raise refuse("closed")
+    if rounds == 0:
+        raise refuse("no_question")
+    if round != rounds:
+        raise refuse("stale")
+    if revealed:
+        raise refuse("revealed")
+
+
+@lru_cache(maxsize=4)
+def _store_for(redis_url: str) -> RoomStore:
+    if not redis_url:
+        return MemoryStore()
+    from model.lessons.rooms_redis import RedisStore
+
+    return RedisStore.from_url(redis_url)
+
+
+def open_store() -> RoomStore:
+    """The process's store: Redis at ``$ATTENTION_ROOMS_REDIS_URL`` when set, else in memory."""
+    return _store_for(os.environ.get(REDIS_ENV, "").strip())
+
+
+def reset_stores() -> None:
+    """Forget the process's stores (tests start each from an empty in-memory store)."""
+    _store_for.cache_clear()

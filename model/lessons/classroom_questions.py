@@ -1,0 +1,213 @@
+"""Classroom questions: one :class:`Question` per round, self-contained (options, points, the answer,
+the explanation and the numbers of the figures), so every device and every app process shows the
+same round without running a model.
+
+Kinds (:data:`KINDS`): the workshop's three (``model.lessons.workshop``: which key wins in the
+hand-worked example, what shape a reshape step gives, which key wins in a classifier head) and two
+more: which of four generator heads is the previous-token head (the ``previous`` metric of
+``model.analysis.profiles`` on a real run), and what happens to the classifier's prediction when
+one head is switched off (``model.analysis.ablation``). Like the workshop's, every question is
+built from its number alone (seeded), so the same number is the same question everywhere.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from model.analysis.ablation import ablate
+from model.analysis.profiles import model_attention, previous_token
+from model.lessons.walkthrough import input_tensor, reshape_steps
+from model.lessons.workshop import (
+    HEAD_SENTENCES,
+    AttendQuestion,
+    ShapeQuestion,
+    hand_question,
+    head_question,
+    head_sentence,
+    score_attention_guess,
+    score_shape_guess,
+    shape_question,
+)
+from model.training.checkpoint import Checkpoint
+
+KINDS = {  # kind -> (what the teacher picks from, the model it needs or "")
+    "attend": ("Which key wins? (hand-worked example)", ""),
+    "shape": ("What shape comes out of this reshape step?", ""),
+    "head": ("Which key wins? (a sentiment-classifier head)", "classifier"),
+    "previous": ("Which head is the previous-token head? (Shakespeare generator)", "generator"),
+    "ablation": ("What happens when this head is switched off? (sentiment classifier)", "classifier"),
+}
+PREVIOUS_TEXTS = ("To be, or not to be", "O Romeo, Romeo!", "All the world's a stage", "But soft, what light")
+CANDIDATE_HEADS = 4
+DIGITS = 4  # weights are kept to 4 decimals: enough for a heatmap, small to send
+
+
+@dataclass(frozen=True)
+class Question:
+    """One round. ``prompt`` and ``explanation`` are plain text (pages escape them);
+    ``figure`` holds the numbers shown with the question (``{}``: none) and ``reveal`` those shown
+    with the answer: ``{"title", "tokens", "weights", "highlight_row", "names"}``, where
+    ``weights`` is ``(T, T)`` for one map or ``(n, T, T)`` with one name per map."""
+
+    kind: str
+    number: int
+    title: str
+    prompt: str
+    options: tuple[str, ...]
+    points: tuple[float, ...]  # per option: 1 for the answer, partial credit or 0 otherwise
+    answer: int
+    explanation: str
+    figure: dict = field(default_factory=dict)
+    reveal: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if len(self.options) < 2 or len(set(self.options)) != len(self.options):
+            raise ValueError("a question needs at least two different options")
+        if len(self.points) != len(self.options) or not 0 <= self.answer < len(self.options):
+            raise ValueError("points must match the options and the answer must be one of them")
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str) -> Question:
+        d = json.loads(text)
+        return cls(**{**d, "options": tuple(d["options"]), "points": tuple(d["points"])})
+
+
+def labels(tokens: Sequence[str]) -> list[str]:
+    """``"i:token"``: repeated tokens stay different options."""
+    return [f"{i}:{t}" for i, t in enumerate(tokens)]
+
+
+def _round(a) -> list:
+    return np.round(np.asarray(a, dtype=float), DIGITS).tolist()
+
+
+def from_attend(q: AttendQuestion, kind: str = "attend") -> Question:
+    """A workshop attention question as a round: click the key you think wins."""
+    options, row = labels(q.tokens), q.row
+    order = np.argsort(-row, kind="stable")
+    where = "the hand-worked example (random weights)" if q.source == "hand" else f"the sentiment classifier, {q.detail}"
+    query, best, second = options[q.query], options[q.answer], options[int(order[1])]
+    return Question(
+        kind, q.number, f"Which key does {query} attend to most?",
+        f"In {where}, the sentence is “{q.sentence}”. The query is {query}. Which key gets the largest weight?",
+        tuple(options), tuple(round(score_attention_guess(row, i), 4) for i in range(len(row))), q.answer,
+        f"{best} gets weight {row[q.answer]:.3f}: its key has the largest scaled dot product with the query of "
+        f"{query}, and the softmax keeps that order. Next is {second} ({row[int(order[1])]:.3f}). "
+        "Points: the weight of your key relative to the strongest.",
+        reveal={"title": f"{q.detail}: every query (framed: {query})", "tokens": list(q.tokens),
+                "weights": _round(q.weights), "highlight_row": q.query},
+    )  # fmt: skip
+
+
+def _shape_text(shape: Sequence[int]) -> str:
+    return "(" + ", ".join(map(str, shape)) + ")"
+
+
+def from_shape(q: ShapeQuestion) -> Question:
+    """A workshop shape question as a round: the true shape among those of the other reshape steps."""
+    steps = reshape_steps(input_tensor(q.b, q.t, q.k, seed=q.number), q.heads, wide=q.wide, seed=q.number).steps
+    others = sorted({tuple(s.shape) for s in steps} - {tuple(q.shape)})
+    rng = random.Random(q.number)
+    shapes = [tuple(q.shape), *rng.sample(others, min(3, len(others)))]
+    rng.shuffle(shapes)
+    named = ", ".join(f"{d} = {n}" for d, n in zip(q.dims, q.shape))
+    heads = f"wide heads, s = k = {q.k}" if q.wide else f"narrow heads, s = k / h = {q.head_dim}"
+    return Question(
+        "shape", q.number, f"What shape comes out of “{q.step}”?",
+        f"Multi-head self-attention on x of shape (b, t, k) = ({q.b}, {q.t}, {q.k}) with h = {q.heads} heads "
+        f"({heads}). The step before, “{q.before}”, gave {_shape_text(q.before_shape)}. Next: “{q.step}”: {q.note}"
+        + (" (Queries, keys and values go through it side by side: give the queries'.)" if q.together else ""),
+        tuple(_shape_text(s) for s in shapes), tuple(round(score_shape_guess(s, q.shape), 4) for s in shapes),
+        shapes.index(tuple(q.shape)),
+        f"“{q.step}” gives {_shape_text(q.shape)}: ({named}). {q.note}",
+    )  # fmt: skip
+
+
+def previous_question(number: int, weights, tokens: Sequence[str]) -> Question:
+    """Which of four heads of ``weights`` ``(layers, heads, T, T)`` (a causal model on ``tokens``) puts
+    the most weight on the token just before each query (``profiles.previous_token``)?"""
+    w = np.asarray(weights, dtype=float)
+    L, H, T, _ = w.shape
+    if T < 3 or L * H < 2:
+        raise ValueError("a previous-token question needs at least 3 tokens and 2 heads")
+    metric = previous_token(w)  # (L, H)
+    best = int(np.argmax(metric))
+    rng = random.Random(number)
+    others = rng.sample([i for i in range(L * H) if i != best], min(CANDIDATE_HEADS - 1, L * H - 1))
+    heads = [best, *others]
+    rng.shuffle(heads)
+    names = [f"layer {i // H} · head {i % H}" for i in heads]
+    scores = [float(metric.flat[i]) for i in heads]
+    summary = "; ".join(f"{n}: {s:.2f}" for n, s in sorted(zip(names, scores), key=lambda p: -p[1]))
+    maps = [w[i // H, i % H] for i in heads]
+    return Question(
+        "previous", number, "Which of these heads is the previous-token head?",
+        f"The Shakespeare generator reads “{''.join(tokens)}” one character at a time. Here are four of its "
+        "heads. Which one puts the most weight on the character just before each query?",
+        tuple(names), tuple(1.0 if i == best else 0.0 for i in heads), heads.index(best),
+        f"{names[heads.index(best)]}: its weight sits on the diagonal just below the main one (key = query - 1). "
+        f"Mean weight on the previous character (model.analysis.profiles, 'previous'): {summary}.",
+        figure={"title": "four heads: rows query, columns key", "tokens": list(tokens), "weights": _round(maps),
+                "names": names},
+        reveal={"title": f"the previous-token head, {names[heads.index(best)]}", "tokens": list(tokens),
+                "weights": _round(maps[heads.index(best)]), "highlight_row": None},
+    )  # fmt: skip
+
+
+def ablation_question(number: int, ck: Checkpoint) -> Question:
+    """What does the classifier say about a workshop sentence when one seeded head is switched off?"""
+    layers, heads = ck.model.config.layers, ck.model.config.heads
+    rng = random.Random(number)
+    sentence = HEAD_SENTENCES[rng.randrange(len(HEAD_SENTENCES))]
+    layer, head = rng.randrange(layers), rng.randrange(heads)
+    run = ablate(ck, sentence, [("encoder", layer, head)])
+    before, after = run.before, run.after
+    label, other = before.label, next(x for x in ("negative", "positive") if x != before.label)
+    p_before = max(before.probs)
+    p_after = after.probs[before.probs.index(p_before)]
+    options = (f"stays {label}, more confident", f"stays {label}, less confident", f"flips to {other}")
+    truth = 2 if after.label != label else (0 if p_after >= p_before else 1)
+    return Question(
+        "ablation", number, f"Switch off layer {layer} · head {head}: what happens?",
+        f"The sentiment classifier reads “{sentence}” and says {label} ({p_before:.1%}). "
+        f"Layer {layer}, head {head} is switched off (its output multiplied by 0). What happens to the prediction?",
+        options, tuple(1.0 if i == truth else 0.0 for i in range(3)), truth,
+        f"With the head off the model says {after.label} ({max(after.probs):.1%}); the probability of {label} "
+        f"went from {p_before:.1%} to {p_after:.1%}. The head's own weights stay the same; everything it passed "
+        "to the layers above (and so to the prediction) is gone.",
+        reveal={"title": f"what layer {layer} · head {head} attended to", "tokens": list(before.tokens),
+                "weights": _round(before.attention.encoder[layer][0, head]), "highlight_row": None},
+    )  # fmt: skip
+
+
+def build_question(kind: str, number: int, checkpoint: Callable[[str], Checkpoint | None]) -> Question:
+    """Question ``number`` of ``kind``; ``checkpoint(task)`` gives a loaded model or None. ValueError
+    (saying what is missing) when the kind needs a model that is not there."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown kind {kind!r}; choose one of {', '.join(KINDS)}")
+    if not 0 <= number <= 9999:
+        raise ValueError("question numbers run from 0 to 9999")
+    if kind == "attend":
+        return from_attend(hand_question(number))
+    if kind == "shape":
+        return from_shape(shape_question(number))
+    task = KINDS[kind][1]
+    ck = checkpoint(task)
+    if ck is None:
+        raise ValueError(f"this question needs the {task} model, which is not trained here")
+    if kind == "ablation":
+        return ablation_question(number, ck)
+    if kind == "head":
+        view = model_attention(ck, head_sentence(number)).views["encoder"]
+        return from_attend(head_question(number, view.weights, view.keys), "head")
+    text = PREVIOUS_TEXTS[number % len(PREVIOUS_TEXTS)]
+    view = model_attention(ck, text).views["encoder"]
+    return previous_question(number, view.weights, view.keys)

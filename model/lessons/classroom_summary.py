@@ -1,0 +1,113 @@
+"""What a room adds up to: per participant and per question, and the CSV files the teacher downloads
+(nicknames only: a room keeps no other personal data).
+
+Only finished rounds count: every round before the current one, the current one once revealed,
+and all of them once the room is closed, so a summary never gives away an answer early.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+
+from model.lessons.classroom import RoomData
+
+
+@dataclass(frozen=True)
+class ParticipantRow:
+    nickname: str
+    answered: int  # finished rounds this participant answered
+    correct: int
+    points: float  # with partial credit (see each Question's points)
+    choices: tuple[str | None, ...]  # per finished round: the option chosen, or None
+
+
+@dataclass(frozen=True)
+class QuestionRow:
+    round: int
+    kind: str
+    title: str
+    answer: str
+    answered: int
+    correct: int
+    counts: tuple[int, ...]  # answers per option
+
+    @property
+    def share_correct(self) -> float:
+        return self.correct / self.answered if self.answered else 0.0
+
+
+@dataclass(frozen=True)
+class Summary:
+    finished: int  # how many rounds count
+    participants: tuple[ParticipantRow, ...]  # in joining order
+    questions: tuple[QuestionRow, ...]
+
+    def of(self, nickname: str) -> ParticipantRow | None:
+        return next((p for p in self.participants if p.nickname == nickname), None)
+
+
+def finished_rounds(data: RoomData) -> int:
+    n = len(data.questions)
+    return n if data.closed or data.revealed else max(n - 1, 0)
+
+
+def summarise(data: RoomData) -> Summary:
+    """Per-participant and per-question totals over the finished rounds of ``data``."""
+    finished = finished_rounds(data)
+    questions = []
+    for i in range(finished):
+        q, answers = data.questions[i], data.answers[i]
+        counts = [0] * len(q.options)
+        for choice in answers.values():
+            counts[choice] += 1
+        questions.append(
+            QuestionRow(i + 1, q.kind, q.title, q.options[q.answer], len(answers), counts[q.answer], tuple(counts))
+        )
+    people = []
+    for member, nickname in data.nicknames.items():
+        picks = [data.answers[i].get(member) for i in range(finished)]
+        qs = data.questions[:finished]
+        people.append(
+            ParticipantRow(
+                nickname,
+                sum(p is not None for p in picks),
+                sum(p == q.answer for p, q in zip(picks, qs)),
+                round(sum(q.points[p] for p, q in zip(picks, qs) if p is not None), 4),
+                tuple(None if p is None else q.options[p] for p, q in zip(picks, qs)),
+            )
+        )
+    return Summary(finished, tuple(people), tuple(questions))
+
+
+def _cell(value: object) -> object:
+    """Text a spreadsheet will not run as a formula (a nickname may start with "-")."""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@"):
+        return "'" + value
+    return value
+
+
+def _csv(header: list[str], rows: list[list[object]]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows([[_cell(v) for v in row] for row in rows])
+    return out.getvalue()
+
+
+def participants_csv(summary: Summary) -> str:
+    """One row per participant: nickname, totals, then the option chosen in each finished round."""
+    header = ["nickname", "answered", "correct", "points", *(f"round {q.round}" for q in summary.questions)]
+    rows = [[p.nickname, p.answered, p.correct, p.points, *(c or "" for c in p.choices)] for p in summary.participants]
+    return _csv(header, rows)
+
+
+def questions_csv(summary: Summary) -> str:
+    """One row per finished round: the question, its answer, how many answered and how many got it."""
+    header = ["round", "kind", "question", "answer", "answered", "correct", "share correct"]
+    rows = [
+        [q.round, q.kind, q.title, q.answer, q.answered, q.correct, round(q.share_correct, 4)]
+        for q in summary.questions
+    ]
+    return _csv(header, rows)

@@ -1,0 +1,113 @@
+"""Classroom questions (every kind, against independent references) and the classroom figures."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+
+from model.analysis.ablation import ablate
+from model.lessons.classroom_questions import (
+    KINDS,
+    Question,
+    build_question,
+    from_shape,
+    previous_question,
+)
+from model.lessons.workshop import hand_question, score_attention_guess, shape_question
+from model.training.checkpoint import load_checkpoint
+from viz.classroom import ANSWER_COLOR, OTHER_COLOR, answer_histogram, candidate_heads, reveal_heatmap
+
+
+@pytest.fixture(scope="module")
+def models(checkpoints):
+    return {t: load_checkpoint(str(checkpoints / t), task=t, device="cpu") for t in ("classifier", "generator")}
+
+
+def test_attend_question_is_the_workshops_with_its_scores():
+    q = build_question("attend", 0, lambda task: None)
+    w = hand_question(0)
+    assert q.options[q.answer] == "4:dessert" and q.title == "Which key does 1:is attend to most?"
+    assert q.points == tuple(round(score_attention_guess(w.row, i), 4) for i in range(6))
+    assert np.allclose(q.reveal["weights"], w.weights, atol=1e-4) and q.reveal["highlight_row"] == 1
+
+
+@pytest.mark.parametrize("number", [1, 4, 7, 10, 13, 16])
+def test_shape_question_offers_the_true_shape_among_other_steps(number):
+    q, s = from_shape(shape_question(number)), shape_question(number)
+    assert q.options[q.answer] == "(" + ", ".join(map(str, s.shape)) + ")"
+    assert q.points[q.answer] == 1 and all(p < 1 for i, p in enumerate(q.points) if i != q.answer)
+    assert 2 <= len(q.options) <= 4
+
+
+def test_previous_token_head_is_found():
+    T, rng = 7, np.random.default_rng(0)
+    w = rng.dirichlet(np.ones(T), size=(2, 3, T))  # (layers, heads, T, T) rows sum to 1
+    prev = np.eye(T, k=-1)
+    prev[0, 0] = 1.0
+    w[1, 2] = 0.9 * prev + 0.1 / T  # layer 1 head 2 looks at the previous token
+    q = previous_question(5, w, list("abcdefg"))
+    assert q.options[q.answer] == "layer 1 · head 2" and len(q.options) == 4 and sum(q.points) == 1
+    assert np.allclose(q.reveal["weights"], w[1, 2], atol=1e-4)
+    shown = np.asarray(q.figure["weights"])
+    assert shown.shape == (4, T, T) and q.figure["names"] == list(q.options)
+    with pytest.raises(ValueError):
+        previous_question(0, w[:, :, :2, :2], ["a", "b"])
+
+
+def test_model_questions_on_tiny_models(models):
+    for kind in ("head", "previous", "ablation"):
+        q = build_question(kind, 3, models.get)
+        assert q.kind == kind and q == Question.from_json(q.to_json())
+        json.loads(q.to_json())  # plain JSON: any app process can read it
+    q = build_question("ablation", 3, models.get)
+    layer, head = map(int, re.search(r"layer (\d+) · head (\d+)", q.title).groups())
+    sentence = re.search(r"reads “(.+?)”", q.prompt).group(1)
+    run = ablate(models["classifier"], sentence, [("encoder", layer, head)])  # the reference
+    flipped = run.after.label != run.before.label
+    assert q.options[q.answer].startswith("flips" if flipped else "stays")
+
+
+def test_a_kind_without_its_model_says_which():
+    for kind, (_, task) in KINDS.items():
+        if task:
+            with pytest.raises(ValueError, match=f"needs the {task} model"):
+                build_question(kind, 0, lambda t: None)
+    with pytest.raises(ValueError):
+        build_question("nonsense", 0, lambda t: None)
+    with pytest.raises(ValueError):
+        build_question("attend", 10_000, lambda t: None)
+
+
+def test_questions_refuse_bad_options():
+    with pytest.raises(ValueError):
+        Question("attend", 0, "t", "p", ("a", "a"), (1, 0), 0, "e")
+    with pytest.raises(ValueError):
+        Question("attend", 0, "t", "p", ("a", "b"), (1, 0), 2, "e")
+
+
+# ---- figures -------------------------------------------------------------------------------------
+
+
+def test_histogram_counts_and_the_revealed_answer():
+    fig = answer_histogram(["0:<b>x</b>", "1:y", "2:z"], [2, 0, 1], answer=0, title="it's <i>")
+    spec = fig.to_plotly_json()
+    bar = spec["data"][0]
+    assert list(bar["x"]) == [2, 0, 1] and list(bar["y"]) == ["0:&lt;b&gt;x&lt;/b&gt;", "1:y", "2:z"]
+    assert list(bar["marker"]["color"]) == [ANSWER_COLOR, OTHER_COLOR, OTHER_COLOR]
+    assert "&lt;i&gt;" in spec["layout"]["title"]["text"] and "3 answers" in spec["layout"]["title"]["text"]
+    open_bars = answer_histogram(["a", "b"], [0, 0]).to_plotly_json()["data"][0]
+    assert len(set(open_bars["marker"]["color"])) == 1  # before the reveal no bar stands out
+    with pytest.raises(ValueError):
+        answer_histogram(["a"], [1, 2])
+
+
+def test_reveal_and_candidate_figures():
+    q = previous_question(1, np.full((2, 2, 4, 4), 0.25), list("ab c"))
+    heat = reveal_heatmap(q.reveal).to_plotly_json()
+    assert heat["data"][0]["type"] == "heatmap" and "2:␣" in heat["data"][0]["y"]
+    grid = candidate_heads(q.figure).to_plotly_json()
+    assert [a["text"] for a in grid["layout"]["annotations"]] == list(q.options)
+    assert all(name in t["hovertemplate"] for name, t in zip(q.options, grid["data"]))

@@ -1,0 +1,262 @@
+"""The Classroom page through AppTest: one teacher and several students, each an AppTest (its own
+session) on the same in-process store, play rounds; bad codes, nicknames, late answers, a student
+trying the teacher's controls and two rooms at once each get a clear message."""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from model.lessons.classroom import MAX_PARTICIPANTS, open_store, reset_stores
+from model.lessons.classroom_questions import build_question
+from pages.common import markdown_escape
+from tests.apptest import charts, page, run, url
+
+PAGE = page("classroom")
+pytestmark = pytest.mark.usefixtures("app_env")
+
+
+@pytest.fixture(autouse=True)
+def fresh_store(monkeypatch):
+    monkeypatch.delenv("ATTENTION_ROOMS_REDIS_URL", raising=False)
+    reset_stores()
+    yield
+    reset_stores()
+
+
+def texts(at: AppTest) -> str:
+    parts = [e.value for kind in ("markdown", "caption", "subheader", "success", "info", "warning", "error")
+             for e in getattr(at, kind)]  # fmt: skip
+    return " ".join(str(p) for p in parts)
+
+
+def start_room() -> tuple[AppTest, str]:
+    teacher = run(PAGE)
+    teacher.button(key="cr_start").click().run()
+    code = url(teacher, "room")
+    assert code and not teacher.exception
+    return teacher, code
+
+
+def join(code: str, nickname: str = "") -> AppTest:
+    student = run(PAGE, query={"room": code})
+    student.text_input(key="cr_name").input(nickname).run()
+    student.button(key="cr_join_here").click().run()
+    assert not student.exception
+    return student
+
+
+def ask(teacher: AppTest, kind: str = "attend", number: int = 0) -> None:
+    teacher.selectbox(key="cr_kind").set_value(kind)
+    teacher.number_input(key="cr_number").set_value(number)
+    teacher.button(key="cr_ask").click().run()
+    assert not teacher.exception and not teacher.error, [e.value for e in teacher.error]
+
+
+def pick(student: AppTest):
+    pills = student.pills
+    assert len(pills) == 1
+    return pills[0]
+
+
+def test_lobby_never_polls_the_store(monkeypatch):
+    store = open_store()
+    calls = []
+    monkeypatch.setattr(store, "get", lambda *a, **k: calls.append(a))
+    at = run(PAGE)
+    assert not at.exception and not at.error
+    assert {b.key for b in at.button} == {"cr_join", "cr_start"}
+    assert not calls  # outside a room nothing asks the store, so nothing polls
+
+
+def test_a_whole_round_with_three_students():
+    teacher, code = start_room()
+    assert f"Room code: {code}" in texts(teacher) and f"/classroom?room={code}" in texts(teacher)
+    assert teacher.get("image")  # the QR code
+    link = next(t.value for t in teacher.text if "teacher=" in t.value)
+    assert link.startswith("http") and f"room={code}&teacher=" in link
+    students = [join(code, name) for name in ("Ann", "Bob", "")]
+    assert "Waiting for the teacher's first question" in texts(students[0])
+    assert "You are Student 3" in texts(students[2])
+    ask(teacher, "attend", 0)
+    assert "Question 1: Which key does 1:is attend to most?" in texts(teacher)
+    for s in students:
+        s.run()
+        assert "Question 1" in texts(s) and pick(s).options[4] == "4:dessert"
+    pick(students[0]).set_value(4).run()
+    pick(students[1]).set_value(0).run()
+    pick(students[1]).set_value(4).run()  # changed: still one answer
+    assert "Answer sent" in texts(students[1])
+    teacher.run()
+    assert teacher.metric[0].value == "2 / 3"
+    assert not charts(teacher)  # the histogram waits for the teacher
+    teacher.toggle(key="cr_show_hist").set_value(True).run()
+    (hist,) = charts(teacher)
+    assert hist["data"][0]["x"] == [0, 0, 0, 0, 2, 0] and "2 answers" in hist["layout"]["title"]["text"]
+    teacher.button(key="cr_reveal").click().run()
+    assert "The answer: **4:dessert**" in texts(teacher)
+    for s, verdict in zip(students, ("You got it.", "You got it.", "The answer")):
+        s.run()
+        assert verdict in texts(s) and not s.pills
+        heat = [c for c in charts(s) if c["data"][0]["type"] == "heatmap"]
+        assert heat and heat[0]["data"][0]["z"][1][4] == pytest.approx(0.4917, abs=1e-4)
+    assert "1 of 1 right, 1.00 points" in texts(students[0])
+    assert "0 of 1 right" in texts(students[2])
+    teacher.button(key="cr_close").click().run()
+    assert "This room is closed" in texts(teacher)
+    people = teacher.dataframe[0].value
+    assert list(people["nickname"]) == ["Ann", "Bob", "Student 3"] and list(people["correct"]) == [1, 1, 0]
+    assert {b.key for b in teacher.get("download_button")} >= {"cr_csv_participants", "cr_csv_questions"}
+    students[0].run()
+    assert "closed this room" in texts(students[0]) and not students[0].exception
+
+
+@pytest.mark.parametrize("kind, number", [("shape", 1), ("head", 2), ("previous", 0), ("ablation", 3)])
+def test_every_kind_of_question_plays(kind, number):
+    teacher, code = start_room()
+    student = join(code, "Ann")
+    ask(teacher, kind, number)
+    student.run()
+    q = open_store().question(code, 1)
+    assert q.kind == kind and pick(student).options == [markdown_escape(o) for o in q.options]
+    if kind == "previous":
+        assert charts(student)[0]["layout"]["annotations"][0]["text"] == q.options[0]  # the four heads
+    pick(student).set_value(q.answer).run()
+    teacher.button(key="cr_reveal").click().run()
+    student.run()
+    assert "You got it." in texts(student) and not student.exception
+
+
+def test_a_question_the_models_cannot_ask_says_so(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTENTION_CHECKPOINTS", str(tmp_path))
+    teacher, _ = start_room()
+    teacher.selectbox(key="cr_kind").set_value("previous")
+    teacher.button(key="cr_ask").click().run()
+    assert "generator model, which is not trained here" in teacher.error[0].value
+    assert not teacher.exception and not teacher.pills
+
+
+@pytest.mark.parametrize("raw", ["ZZZZZZ", "abc", "<script>alert(1)</script>", "x" * 5000])
+def test_wrong_codes_get_a_message_and_the_lobby(raw):
+    at = run(PAGE, query={"room": raw})
+    assert not at.exception
+    assert "There is no room with that code" in at.error[0].value and "<script>" not in texts(at)
+    assert at.button(key="cr_start")
+
+
+def test_joining_from_the_lobby_with_a_typed_code():
+    _, code = start_room()
+    at = run(PAGE)
+    at.text_input(key="cr_code").input(code.lower()).run()
+    at.text_input(key="cr_name").input("Dee").run()
+    at.button(key="cr_join").click().run()
+    assert url(at, "room") == code and "You are Dee" in texts(at)
+
+
+@pytest.mark.parametrize("name", ["<b>bold</b>", "x" * 5000, "**hi**"])
+def test_bad_nicknames_are_refused_clearly(name):
+    _, code = start_room()
+    at = run(PAGE, query={"room": code})
+    at.text_input(key="cr_name").input(name).run()
+    at.button(key="cr_join_here").click().run()
+    assert not at.exception and "nickname" in at.error[0].value.lower()
+    assert name[:6] not in texts(at) and open_store().get(code).participants == 0
+
+
+def test_a_full_room_says_so():
+    _, code = start_room()
+    store = open_store()
+    for i in range(MAX_PARTICIPANTS):
+        store.join(code, f"p{i}")
+    at = run(PAGE, query={"room": code})
+    at.button(key="cr_join_here").click().run()
+    assert "This room is full" in at.error[0].value and not at.exception
+
+
+def test_an_answer_after_the_reveal_is_refused():
+    teacher, code = start_room()
+    student = join(code, "Late")
+    ask(teacher)
+    student.run()
+    teacher.button(key="cr_reveal").click().run()
+    pick(student).set_value(2).run()  # the student's page still showed the question
+    assert "answers for this question are closed" in texts(student)
+    assert open_store().get(code).answered == 0
+
+
+def test_a_student_cannot_use_the_teachers_controls():
+    teacher, code = start_room()
+    student = join(code, "Eve")
+    ask(teacher)
+    student.run()
+    keys = {b.key for b in student.button}
+    assert not keys & {"cr_reveal", "cr_close", "cr_ask"}
+    forged = run(PAGE, query={"room": code, "teacher": "guessed-secret"})
+    assert "not valid for this room" in forged.warning[0].value and url(forged, "teacher") is None
+    assert not {b.key for b in forged.button} & {"cr_reveal", "cr_close", "cr_ask"}
+    assert not open_store().get(code).revealed
+
+
+def test_the_teacher_link_hands_the_room_to_another_session():
+    teacher, code = start_room()
+    link = next(t.value for t in teacher.text if "teacher=" in t.value)
+    secret = link.split("teacher=")[1]
+    other = run(PAGE, query={"room": code, "teacher": secret})
+    assert other.button(key="cr_reveal") and url(other, "teacher") is None  # the secret leaves the URL
+    ask(other, "shape", 4)
+    teacher.run()
+    assert "Question 1: What shape" in texts(teacher)
+
+
+def test_two_rooms_at_once_never_mix():
+    teacher_a, code_a = start_room()
+    teacher_b, code_b = start_room()
+    assert code_a != code_b
+    ann, bob = join(code_a, "Ann"), join(code_b, "Bob")
+    ask(teacher_a, "attend", 0)
+    ask(teacher_b, "shape", 1)
+    ann.run(), bob.run()
+    assert "1:is" in texts(ann) and "What shape" in texts(bob)
+    pick(ann).set_value(4).run()
+    teacher_a.run(), teacher_b.run()
+    assert teacher_a.metric[0].value == "1 / 1" and teacher_b.metric[0].value == "0 / 1"
+    # one session (one tab) that teaches room A and then opens room B as a student
+    teacher_a.query_params["room"] = code_b
+    teacher_a.run()
+    assert f"also has room {code_a}" in texts(teacher_a) and teacher_a.button(key="cr_join_here")
+    assert not {b.key for b in teacher_a.button} & {"cr_reveal", "cr_close", "cr_ask"}
+    data_b = open_store().data(code_b)
+    assert list(data_b.nicknames.values()) == ["Bob"] and data_b.answers == [{}]
+
+
+def test_questions_are_the_same_for_everyone():
+    a = build_question("attend", 3, lambda task: None)
+    b = build_question("attend", 3, lambda task: None)
+    assert a == b and a.to_json() == b.to_json()
+
+
+def test_the_page_keeps_its_rooms_in_redis_when_told(monkeypatch):
+    from bench.classroom_load import redis_server
+    from model.lessons.rooms_redis import RedisStore
+
+    try:
+        server = redis_server()
+        url = server.__enter__()
+    except RuntimeError as e:
+        pytest.skip(f"no redis-server: {e}")
+    try:
+        monkeypatch.setenv("ATTENTION_ROOMS_REDIS_URL", url)
+        reset_stores()
+        assert isinstance(open_store(), RedisStore)
+        teacher, code = start_room()
+        student = join(code, "Ann")
+        ask(teacher)
+        student.run()
+        pick(student).set_value(4).run()
+        other_process = RedisStore.from_url(url)  # what a second app process would read
+        assert other_process.get(code).answered == 1 and list(other_process.data(code).nicknames.values()) == ["Ann"]
+        teacher.button(key="cr_reveal").click().run()
+        student.run()
+        assert "You got it." in texts(student)
+    finally:
+        server.__exit__(None, None, None)

@@ -1,0 +1,85 @@
+"""Classroom figures: the histogram of a round's answers, and the attention maps a round shows with
+its question and with its answer (from a ``Question``'s ``figure`` / ``reveal`` numbers).
+
+Option labels and titles are escaped, because plotly reads markup; nicknames never reach a figure.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from viz.attention import attention_heatmap, head_grid, visible_chars
+from viz.common import HEAD_COLORS, house_layout, make_figure, margins, text_px
+
+ANSWER_COLOR = "#009E73"  # the right answer, once revealed (Okabe-Ito green)
+OTHER_COLOR = "#999999"
+OPEN_COLOR = HEAD_COLORS[4]  # before the reveal every bar is alike
+
+
+def _escape(text: str) -> str:
+    return html.escape(str(text), quote=False)
+
+
+def answer_histogram(
+    options: Sequence[str], counts: Sequence[int], *, answer: int | None = None, title: str = "answers"
+) -> go.Figure:
+    """How many chose each option, one horizontal bar per option (first at the top, long labels fit a
+    phone). With ``answer`` (after the reveal) that bar is green and the others grey."""
+    if len(options) != len(counts) or not options:
+        raise ValueError(f"{len(options)} options and {len(counts)} counts: give one count per option")
+    if any(c < 0 for c in counts):
+        raise ValueError("counts cannot be negative")
+    labels = [_escape(o) for o in options]
+    if answer is None:
+        colors = [OPEN_COLOR] * len(options)
+    else:
+        colors = [ANSWER_COLOR if i == answer else OTHER_COLOR for i in range(len(options))]
+    total = sum(counts)
+    share = [c / total if total else 0.0 for c in counts]
+    trace = dict(
+        type="bar", orientation="h", y=labels, x=list(map(int, counts)), marker=dict(color=colors),
+        text=[f"{c} ({s:.0%})" for c, s in zip(counts, share)], textposition="outside", cliponaxis=False,
+        hovertemplate="%{y}: %{x} answers<extra></extra>",
+    )  # fmt: skip
+    layout = house_layout(title=f"{_escape(title)} · {total} answer{'s' if total != 1 else ''}", height=120 + 44 * len(options))
+    layout.update(
+        xaxis=dict(title=dict(text="answers"), rangemode="tozero", range=[0, max(max(counts), 1) * 1.3], dtick=None),
+        yaxis=dict(type="category", autorange="reversed", automargin=False),
+        margin=margins(l=text_px(labels, 14) + 20, t=70, b=50, r=20),
+        showlegend=False,
+    )
+    return make_figure([trace], layout)
+
+
+def _tokens(spec: dict) -> list[str]:
+    return visible_chars(spec["tokens"])
+
+
+def reveal_heatmap(spec: dict) -> go.Figure:
+    """One ``(T, T)`` map of a question's ``reveal`` numbers, its ``highlight_row`` framed."""
+    return attention_heatmap(
+        np.asarray(spec["weights"], dtype=float), _tokens(spec), title=spec.get("title", "attention"),
+        highlight_row=spec.get("highlight_row"),
+    )  # fmt: skip
+
+
+def candidate_heads(spec: dict) -> go.Figure:
+    """The ``(n, T, T)`` maps of a question's ``figure`` numbers, titled with their ``names``:
+    two by two when there are four (they fit a phone), else in one row."""
+    w = np.asarray(spec["weights"], dtype=float)
+    names = list(spec["names"])
+    if w.ndim != 3 or len(names) != w.shape[0]:
+        raise ValueError(f"expected (n, T, T) maps with one name each; got {w.shape} and {len(names)} names")
+    n = w.shape[0]
+    rows = 2 if n == 4 else 1
+    fig = head_grid(w.reshape(rows, n // rows, *w.shape[1:]), _tokens(spec), title=spec.get("title", "heads"))
+    cols = n // rows
+    for i, (annotation, trace) in enumerate(zip(fig.layout.annotations, fig.data)):
+        grid_name = f"layer {i // cols} · head {i % cols}"  # what head_grid calls position i
+        annotation.text = _escape(names[i])
+        trace.hovertemplate = trace.hovertemplate.replace(grid_name, _escape(names[i]))
+    return fig
