@@ -174,7 +174,8 @@ def fit_size(n_rows: int, n_cols: int, *, cell: int = 34, min_size: int = 320, m
 def for_projector(fig: go.Figure, scale: float = 1.4) -> go.Figure:
     """A copy of ``fig`` with every font (layout, title, axes, legend, colour bars, annotations,
     cell text) ``scale`` times larger and the height grown to match; ``fig`` itself is untouched,
-    so cached figures stay as they are."""
+    so cached figures stay as they are. Category axes show every label: with larger fonts plotly
+    would otherwise drop every other token."""
     out = go.Figure(fig)
 
     def grow(font, default: int) -> dict:
@@ -196,7 +197,30 @@ def for_projector(fig: go.Figure, scale: float = 1.4) -> go.Figure:
         out.update_layout(height=round(out.layout.height * min(scale, 1.25)))
     margin = out.layout.margin
     out.update_layout(margin={side: round(getattr(margin, side) * scale) for side in "ltb" if getattr(margin, side)})
+    _every_label(out)
     return out
+
+
+MAX_PROJECTOR_HEIGHT = 1400  # a heatmap may grow this tall to show every row's label
+
+
+def _every_label(fig: go.Figure) -> None:
+    """Show every category label of a single heatmap's axes, growing its height until the rows fit:
+    with large fonts plotly would otherwise drop every other token. Heatmaps too long for that (a
+    128-character prompt) keep plotly's thinned labels rather than overlapping ones."""
+    if len(fig.data) != 1 or fig.data[0].type != "heatmap" or not fig.layout.height:
+        return
+    trace, layout = fig.data[0], fig.layout
+    rows, cols = len(trace.y if trace.y is not None else ()), len(trace.x if trace.x is not None else ())
+    font = (layout.yaxis.tickfont.size if layout.yaxis.tickfont and layout.yaxis.tickfont.size else FONT_SIZE)
+    frame = (layout.margin.t or 0) + (layout.margin.b or 0)
+    needed = round(rows * font * 1.3 + frame)
+    every = dict(tickmode="linear", tick0=0, dtick=1)
+    if layout.yaxis.type == "category" and rows and needed <= MAX_PROJECTOR_HEIGHT:
+        fig.update_layout(height=max(layout.height, needed))
+        fig.update_yaxes(**every)
+    if layout.xaxis.type == "category" and 0 < cols <= 40:  # angled when many: each takes about one font height
+        fig.update_xaxes(**every)
 
 
 def z_values(m: np.ndarray) -> list:

@@ -9,6 +9,9 @@ from pages.shared.state import init_state, set_url
 PROJECTOR_URL = "projector"  # ?projector=1 turns the projector theme on
 
 
+# Larger text everywhere a room reads from the back, and nothing lost on the way: the rules at the
+# end keep the metric value large (Markdown's p rule above would shrink it), grow st.text output,
+# wrap labels that Streamlit cuts with an ellipsis, and lift slider values clear of their thumbs.
 PROJECTOR_CSS = """<style>
 [data-testid="stMain"] [data-testid="stMarkdownContainer"] p,
 [data-testid="stMain"] [data-testid="stMarkdownContainer"] li { font-size: 1.35rem !important; line-height: 1.5; }
@@ -21,6 +24,17 @@ PROJECTOR_CSS = """<style>
 [data-testid="stMain"] button p, [data-testid="stMain"] input, [data-testid="stMain"] textarea,
 [data-baseweb="select"] div, [data-baseweb="tab"] p { font-size: 1.3rem !important; }
 [data-testid="stSidebar"] p, [data-testid="stSidebar"] label { font-size: 1.15rem !important; }
+[data-testid="stMain"] [data-testid="stMetricValue"] [data-testid="stMarkdownContainer"] p {
+  font-size: 3rem !important; line-height: 1.2; }
+[data-testid="stMain"] [data-testid="stText"], [data-testid="stMain"] [data-testid="stText"] span {
+  font-size: 1.35rem !important; line-height: 1.5; }
+[data-testid="stSidebarNavLink"] span, [data-testid="stSidebarNavLink"] [data-testid="stMarkdownContainer"],
+[data-testid="stSidebarNavLink"] p, [data-testid="stWidgetLabel"] [data-testid="stMarkdownContainer"] {
+  white-space: normal !important; overflow: visible !important; text-overflow: clip !important; }
+[data-testid="stSidebarNavLink"] { height: auto !important; min-height: 2rem; }
+[data-testid="stMain"] [data-testid="stSliderThumbValue"] { top: auto !important; bottom: 100%; }
+[data-testid="stMain"] [data-testid="stSliderThumbValue"] [data-testid="stMarkdownContainer"] p,
+[data-testid="stMain"] [data-testid="stSliderThumbValue"] { font-size: 1.2rem !important; line-height: 1.3; }
 </style>"""
 
 
