@@ -4,11 +4,12 @@ corrupt checkpoints: tests/test_faults.py."""
 
 from functools import partial
 
+import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests import apptest
-from tests.apptest import chart, run_on, titles
+from tests.apptest import chart, explorer, kind, run_on, titles
 from tests.tiny import GENERATOR
 
 PAGE = apptest.page("generator")
@@ -38,12 +39,13 @@ def steps_drawn(at: AppTest) -> list[str]:
 def test_causal_steps_draw_one_tab_at_a_time(default, checkpoints):
     """The four causal-mask steps are lazy tabs: the first is drawn, the others when chosen."""
     assert steps_drawn(default) == ["1. "]
-    assert [b.proto.label for b in default.get("download_button")] == ["Download CSV", "Download this view as HTML"]
+    explore = ["Download as interactive HTML", "Download every weight (CSV)"]
+    assert [b.proto.label for b in default.get("download_button")] == [*explore, "Download this view as HTML"]
     at = run_on(checkpoints, PAGE, gen_causal_tab="4. softmax")
     assert steps_drawn(at) == ["4. "]
     assert at.query_params["gen_causal_tab"] in ("4. softmax", ["4. softmax"])  # the open tab is in the URL
     labels = [b.proto.label for b in at.get("download_button")]
-    assert labels == ["Download CSV", "Download CSV", "Download this view as HTML"]
+    assert labels == [*explore, "Download CSV", "Download this view as HTML"]
 
 
 def test_causal_step_charts(checkpoints):
@@ -65,10 +67,14 @@ def test_causal_step_charts(checkpoints):
 
 
 def test_grid_and_step_charts(default, checkpoints):
-    assert not [t for t in titles(default) if t.startswith("attention per layer and head")]  # one view: the head
-    grid = chart(run_on(checkpoints, PAGE, gen_show="grid"), "attention per layer and head")
-    assert [t["type"] for t in grid["data"]] == ["heatmap"] * CELLS
-    assert len(grid["data"][0]["x"]) == GENERATOR.block_size  # the final context window, whole
+    payload = explorer(default)
+    [enc] = payload["kinds"]
+    assert (enc["layers"], enc["heads"]) == (GENERATOR.layers, GENERATOR.heads)
+    assert len(enc["keys"]) == GENERATOR.block_size  # the final context window, whole
+    T = len(enc["keys"])
+    assert enc["mask"] == "".join("1" if j <= i else "0" for i in range(T) for j in range(T))  # causal
+    w = payload["arrays"]["encoder"]
+    assert np.all(np.triu(w, k=1) == 0) and np.allclose(w.sum(-1), 1, atol=1e-5)
     heads = chart(default, "query ")
     assert heads["data"][0]["y"] == [f"head {h}" for h in range(GENERATOR.heads)] + ["mean"]
     bar = chart(default, "mean over heads: what")
@@ -78,11 +84,12 @@ def test_grid_and_step_charts(default, checkpoints):
 
 
 def test_url_state_is_used_and_written():
-    at = run({"gen_prompt": "JULIET:", "gen_length": "50", "gen_layer": "2", "gen_head": "7", "gen_temp": "9"})
+    at = run({"gen_prompt": "JULIET:", "gen_length": "50", "gen_layer": "2", "gen_head": "7", "gen_temp": "9",
+              "gen_view": "lines"})  # fmt: skip
     assert not at.exception
     assert at.text[0].value.startswith("JULIET:") and len(at.text[0].value) == len("JULIET:") + 50
-    assert at.selectbox(key="gen_layer").value == 2
-    assert at.selectbox(key="gen_head").value == 0  # out of range: first head
+    state = explorer(at)["state"]
+    assert (state["layer"], state["head"], state["view"]) == (2, GENERATOR.heads - 1, "lines")  # head 7: clamped
     assert at.slider(key="gen_temp").value == 0.8  # out of range: default
     assert at.query_params["gen_length"] in ("50", ["50"])
 
@@ -95,8 +102,6 @@ def test_url_state_is_used_and_written():
         ("slider", "gen_topk", 5),
         ("slider", "gen_length", 20),
         ("number_input", "gen_seed", 7),
-        ("selectbox", "gen_layer", 2),
-        ("selectbox", "gen_head", 1),
         ("slider", "gen_window", 40),
         ("slider", "gen_step", 150),
     ],
@@ -114,8 +119,6 @@ def test_each_control(kind, key, value):
         assert at.text[0].value == before
         at.button(key="gen_write").click().run()
         assert at.text[0].value != before
-    if key == "gen_layer":
-        assert "Layer 2, head 0" in " ".join(c.value for c in at.caption)
     if key == "gen_window":
         assert len(chart(at, "1. scores")["data"][0]["x"]) == 40
     if key == "gen_step":
@@ -151,7 +154,7 @@ def test_bad_input_gives_a_message(prompt, kind, message):
 
 
 def test_unknown_characters_are_labelled():
-    at = run(gen_prompt="ROMEO 😀:", gen_length=20, gen_show="grid")
+    at = run(gen_prompt="ROMEO 😀:", gen_length=20)
     assert not at.exception
-    labels = chart(at, "attention per layer and head")["data"][0]["x"]
-    assert any(label.endswith("&lt;unk&gt;") for label in labels)
+    keys = kind(explorer(at), "encoder")["keys"]
+    assert "<unk>" in keys and "😀" not in keys  # what the model read
