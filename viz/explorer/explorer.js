@@ -13,6 +13,7 @@ const VIEWS = ["heatmap", "lines", "grid", "mean", "rollout"];
 const URL_FIELDS = ["kind", "layer", "head", "view"];
 const MAX_LABEL = 14;  // characters of a token on an axis; the tooltip shows all of it
 const BASE = 1, OVER = 2, CHROME = 4, ALL = 7;
+const FOLLOW_MS = 300;  // how long the arrow keys rest before the explanation follows the selection
 const LUT = (() => {  // 256 viridis colours, interpolated between the 11 published stops
   const stops = VIRIDIS.map((h) => [1, 3, 5].map((i) => parseInt(h.slice(i, i + 2), 16)));
   const out = new Uint8ClampedArray(256 * 3);
@@ -1036,6 +1037,12 @@ class Explorer {
         s.sel = { q: within(from.q + step * dq, k.nq), k: within(from.k + step * dk, k.nk) };
         s.note = "";
         this.changed(OVER | CHROME);
+        // once a weight is being explained, the panel follows the selection (one message when the keys
+        // rest, not one per press); before any click, moving sends nothing
+        if (s.clicked && !this.standalone) {
+          this.win.clearTimeout(this.followTimer);
+          this.followTimer = this.win.setTimeout(() => this.explain(), FOLLOW_MS);
+        }
       }
     } else if (e.key === "[" || e.key === "]") {
       this.go({ head: within(s.head + (e.key === "]" ? 1 : -1), k.heads) });
