@@ -10,11 +10,12 @@ import streamlit as st
 
 from model.analysis.ablation import Ablation, Head, head_layout
 from pages.shared.display import export_view_button, output_text, show_figure
+from pages.shared.explorer import attention_explorer
 from pages.shared.models import require_checkpoint
 from pages.shared.runs import INPUT_NAMES, SHORT, TASK_NAMES, TASKS, attempt, input_notes, read_input, run_ablation
 from pages.shared.state import bounded, init_state, keep_valid, sync_url
 from pages.shared.text import markdown_escape, points
-from pages.shared.views import axes, window
+from pages.shared.views import axes, labelled, window
 from viz.attention import visible_chars
 from viz.compare import change_grid, difference_heatmap, distribution_bars
 
@@ -142,6 +143,8 @@ def downstream(task: str, res: Ablation, off: tuple[Head, ...], figs: list, note
         title=f"{name}: largest change of any weight, per head",
     )
     show_figure(grid, "abl-grid")
+    st.markdown("**After, every layer and head** (the heads you switched off still compute their weights)")
+    attention_explorer(labelled(res.after), key="abl-explorer", url_prefix="ablx", title="Head ablation: after")
     left, right = st.columns(2)
     left.selectbox("Layer", range(L), key="abl_layer", format_func=lambda l: f"layer {l}")
     right.selectbox("Head", range(H), key="abl_head", format_func=lambda h: f"head {h}")
@@ -178,11 +181,11 @@ sync_url("abl_model")
 ck = require_checkpoint(task)
 text_key = f"abl_{SHORT[task]}_text"
 init_state(text_key, DEFAULT_TEXT[task])
-st.text_input(INPUT_NAMES[task], key=text_key)
+st.text_input(INPUT_NAMES[task][0].upper() + INPUT_NAMES[task][1:], key=text_key)
 sync_url(text_key)
 off, switch_keys = head_switches(task, head_layout(ck.model))
 sync_url(*switch_keys)
-text = read_input(task, st.session_state[text_key], INPUT_NAMES[task].lower())
+text = read_input(task, st.session_state[text_key], INPUT_NAMES[task])
 res = text and attempt(run_ablation, ck, text, off, what="Nothing to run")
 if res is None or not input_notes(res.before, "the input"):
     st.stop()

@@ -9,16 +9,17 @@ import streamlit as st
 
 from model.analysis.results import RunResult
 from pages.shared.display import export_view_button, output_text, show_figure
+from pages.shared.explorer import attention_explorer
 from pages.shared.models import require_checkpoint
 from pages.shared.runs import INPUT_NAMES, SHORT, TASK_NAMES, TASKS, attempt, input_notes, read_input, run_model
 from pages.shared.state import init_state, keep_valid, sync_url
 from pages.shared.text import listing, points
-from pages.shared.views import axes, pick_head, window
+from pages.shared.views import axes, labelled, pick_head, window
 from viz.attention import visible_chars
 from viz.compare import difference_heatmap, distribution_bars, pair_heatmaps
 
 DEFAULT_PAIRS = {
-    "classifier": ("a good film", "not a good film"),
+    "classifier": ("a good film", "a bad film"),  # one word swapped: the same length, so B − A is drawn
     "generator": ("thy father", "thy mother"),
     "translator": ("ein mann fährt fahrrad .", "eine frau fährt fahrrad ."),
 }
@@ -149,5 +150,11 @@ st.subheader("Predictions")
 figs = predictions(task, a, b)
 notes = f"Model: {TASK_NAMES[task]}\nA: {texts[0]}\nB: {texts[1]}\n"
 notes += f"A: {a.prediction}\nB: {b.prediction}"
-st.subheader("Attention of one head, A and B")
+st.subheader("A and B, every layer and head")
+st.caption("Each explorer holds one input's attention: pick the same kind, layer and head in both to compare.")
+for col, r, n in zip(st.columns(2), (a, b), NAMES):
+    with col:
+        st.markdown(f"**{n}**")
+        attention_explorer(labelled(r), key=f"pair-explorer-{n}", url_prefix=f"pair{n}", title=f"Minimal pair {n}")
+st.subheader("One head, A and B, and their difference")
 attention(task, a, b, figs, notes)

@@ -18,13 +18,13 @@ from model.analysis.profiles import (
     standardise,
 )
 from model.analysis.results import AttentionKind, RunResult
+from model.training.checkpoint import Checkpoint
 from pages.shared.display import show_figure
 from pages.shared.models import require_checkpoint
 from pages.shared.runs import TASK_NAMES, attempt, input_notes, run_model
 from pages.shared.state import bounded, init_state, keep_valid, sync_url
 from pages.shared.text import clean_text, listing
-from pages.shared.views import axes
-from viz.attention import attention_heatmap
+from pages.shared.views import head_explorer
 from viz.profiles import head_label, metric_grid, profile_lines
 
 TASKS = TASK_NAMES
@@ -80,18 +80,18 @@ def metric_table(frame: pd.DataFrame, metrics: list[str]) -> None:
     )  # fmt: skip
 
 
-def similar_heads(profiles, frame: pd.DataFrame, view: AttentionKind, labels: tuple[list[str], list[str]]) -> None:
+def similar_heads(profiles, frame: pd.DataFrame, view: AttentionKind, ck: Checkpoint, result: RunResult) -> None:
     L, H = profiles.shape
     st.subheader("Heads like this one")
-    heads = [f"{l}.{h}" for l in range(L) for h in range(H)]
+    heads = [f"{l}-{h}" for l in range(L) for h in range(H)]  # "1-2": layer 1, head 2 (not a number in the URL)
     init_state("pro_head", heads[0])
     keep_valid("pro_head", heads, heads[0])
     left, right = st.columns([2, 1])
     left.selectbox(
-        "Head", heads, key="pro_head", format_func=lambda s: head_label(*map(int, s.split("."))),
+        "Head", heads, key="pro_head", format_func=lambda s: head_label(*map(int, s.split("-"))),
         help="Its nearest heads: Euclidean distance over the metrics, each standardised over all heads.",
     )  # fmt: skip
-    layer, head = map(int, st.session_state["pro_head"].split("."))
+    layer, head = map(int, st.session_state["pro_head"].split("-"))
     if L * H < 2:
         st.info("This attention has only one head, so there is nothing to compare it with.")
         return None
@@ -121,14 +121,8 @@ def similar_heads(profiles, frame: pd.DataFrame, view: AttentionKind, labels: tu
     lines = [(t["head"], z[n_l * H + n_h]) for t, (n_l, n_h) in zip(
         table.to_dict("records"), [(layer, head)] + [(n["layer"], n["head"]) for n in nearest])]  # fmt: skip
     show_figure(profile_lines(lines, names, title=f"{head_label(layer, head)} and its nearest heads"), "pro-lines")
-    queries, keys = labels
-    show_figure(
-        attention_heatmap(
-            view.head(layer, head), queries, keys, title=f"{head_label(layer, head)}: its attention",
-            query_name=view.query_axis, key_name=view.key_axis,
-        ),
-        "pro-head-map",
-    )  # fmt: skip
+    st.markdown(f"**{head_label(layer, head)}: its attention**")
+    head_explorer(result, view.name, layer, head, "proex", ck=ck, title=f"{head_label(layer, head)}: its attention")
     return layer, head
 
 
@@ -143,7 +137,8 @@ def main() -> None:
     text = clean_text(st.session_state["pro_text"], what="text" if task == "generator" else "sentence")
     if text is None:
         return
-    result: RunResult | None = attempt(run_model, require_checkpoint(task), text, what="Nothing to profile")
+    ck = require_checkpoint(task)
+    result: RunResult | None = attempt(run_model, ck, text, what="Nothing to profile")
     if result is None or not input_notes(result, "the text"):
         return
     if result.task != "generator":
@@ -158,7 +153,6 @@ def main() -> None:
     profiles = head_profiles(view.weights, special=view.special, cross=view.cross)
     metrics = list(profiles.metrics)
     frame = pd.DataFrame(profiles.rows())
-    labels = axes(view, result)
     L, H = profiles.shape
 
     st.subheader(f"Every head ({L} layers × {H} heads)")
@@ -168,7 +162,7 @@ def main() -> None:
     metric = st.session_state["pro_metric"]
     grid_slot = st.container()  # drawn last: it frames the head chosen further down
     metric_table(frame, metrics)
-    selected = similar_heads(profiles, frame, view, labels)
+    selected = similar_heads(profiles, frame, view, ck, result)
     zmin, zmax = colour_range(metric, len(view.keys))
     with grid_slot:
         show_figure(

@@ -11,7 +11,7 @@ from pages.shared.display import export_view_button, output_text, show_figure
 from pages.shared.models import require_checkpoint
 from pages.shared.runs import attempt, input_notes, run_translation
 from pages.shared.state import bounded, init_state, keep_valid, sync_url
-from pages.shared.text import clean_text, markdown_escape
+from pages.shared.text import clean_text, listing, markdown_escape
 from pages.shared.views import attention_views, axes
 from viz.attention import heads_heatmap, query_bar
 
@@ -127,6 +127,10 @@ def page_body(ck: Checkpoint) -> None:
         forced = reference and attempt(run_translation, ck, text, 1, reference, what="No reference to read")
         if forced is not None:
             result = forced
+            unknown = [w for w in forced.notes.get("reference_unknown", "").split("\n") if w]
+            if unknown:
+                st.warning(f"{len(unknown)} word(s) of the reference are not in the English vocabulary and were read "
+                           f"as `<unk>`: {listing(unknown)}")  # fmt: skip
             st.info("Teacher-forced view: the attention below is for the reference translation fed to the decoder, "
                     "not for the model's own output.")  # fmt: skip
     attention(ck, result)

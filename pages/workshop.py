@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from model.analysis.results import AttentionKind
+from model.analysis.results import AttentionKind, attention_kind
 from model.lessons.workshop import (
     MAX_QUESTION,
     AttendQuestion,
@@ -23,11 +23,12 @@ from model.lessons.workshop import (
 )
 from model.training.checkpoint import Checkpoint
 from pages.shared.display import show_figure
+from pages.shared.explorer import attention_explorer
 from pages.shared.models import get_checkpoint
 from pages.shared.runs import run_model
 from pages.shared.state import bounded, set_url, url_value
 from pages.shared.text import markdown_escape, plural, sentence_end
-from viz.attention import attention_heatmap, query_bar
+from viz.attention import query_bar
 from viz.common import unique_labels
 from viz.matrix import matrix_heatmap
 from viz.reshape import step_figure
@@ -128,12 +129,9 @@ def attend_round(q: AttendQuestion, s) -> None:
             csv=pd.DataFrame({"key": labels, "weight": np.round(q.row, 6)}),
             csv_name=f"question{q.number}.csv",
         )
-        show_figure(
-            attention_heatmap(
-                q.weights, q.tokens, title=f"every query of this head ({q.detail})", highlight_row=q.query
-            ),
-            "ws-map",
-        )
+        st.caption(f"Every query of this head ({q.detail}): hover a word to see what it looks at.")
+        kind = attention_kind("encoder", q.weights[None, None], q.tokens, q.tokens, title=q.detail)
+        attention_explorer([kind], key=f"ws-explorer-{q.number}", url_prefix="ws")
 
 
 def shape_round(q: ShapeQuestion, s) -> None:

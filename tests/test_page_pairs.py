@@ -9,7 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests import apptest
-from tests.apptest import chart, charts, run_on, titles
+from tests.apptest import chart, charts, explorers, run_on, titles
 from tests.tiny import CLASSIFIER, GENERATOR, TRANSLATOR
 
 PAGE = apptest.page("pairs")
@@ -26,25 +26,33 @@ def default(checkpoints) -> AppTest:
     return run_on(checkpoints, PAGE)
 
 
-def test_default_run_explains_why_there_is_no_difference(default):
+def test_default_run_shows_the_difference(default):
     assert not default.exception
     assert not default.warning and not default.error
     assert default.text_input(key="pair_cls_a").value == "a good film"
-    assert default.text_input(key="pair_cls_b").value == "not a good film"
+    assert default.text_input(key="pair_cls_b").value == "a bad film"
     assert [m.label for m in default.metric] == ["A", "B", "B − A: P(positive)"]
     a, b = chart(default, "class probabilities")["data"]
     shown = default.metric[2].value
     assert shown.endswith(" pp") and shown[0] in "+-±"
     assert float(shown[1:-3]) * (-1 if shown[0] == "-" else 1) == pytest.approx(100 * (b["y"][1] - a["y"][1]), abs=0.06)
-    assert any(
-        "needs A and B of equal lengths" in i.value and "3 × 3" in i.value and "4 × 4" in i.value for i in default.info
-    )
-    assert not any(t.startswith("B − A") for t in titles(default))
+    assert not default.info  # a newcomer's first sight is the difference, not a note on lengths
+    assert any(t.startswith("B − A") for t in titles(default))
+    assert len(explorers(default)) == 2  # A and B, every layer and head
     labels = [b.proto.label for b in default.get("download_button")]
-    assert labels.count("Download HTML") == 2 and labels[-1] == "Download this view as HTML"
+    assert labels.count("Download HTML") == 3 and labels[-1] == "Download this view as HTML"
 
 
-def test_chart_specs(default):
+def test_unequal_pair_explains_why_there_is_no_difference():
+    at = run(pair_cls_a="a good film", pair_cls_b="not a good film")
+    assert any(
+        "needs A and B of equal lengths" in i.value and "3 × 3" in i.value and "4 × 4" in i.value for i in at.info
+    )
+    assert not any(t.startswith("B − A") for t in titles(at))
+
+
+def test_chart_specs():
+    default = run(pair_cls_a="a good film", pair_cls_b="not a good film")
     bars = chart(default, "class probabilities")
     assert [t["name"] for t in bars["data"]] == ["A", "B"] and bars["data"][0]["x"] == ["negative", "positive"]
     side = chart(default, "Self-attention, layer 0 · head 0: A and B")

@@ -141,3 +141,9 @@ def test_empty_reference_warns():
     assert not at.exception
     assert any("reference translation is empty" in w.value for w in at.warning)
     assert explorer(at)  # the model's own translation is still shown
+
+
+def test_unknown_words_in_the_reference_are_named():
+    at = run(tr_forced=True, tr_reference="a man rides a zyxwv .")
+    assert not at.exception
+    assert any("zyxwv" in w.value and "reference" in w.value for w in at.warning)

@@ -4,13 +4,14 @@ and the projector theme in the shared sidebar (?projector=1)."""
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from model.lessons.workshop import score_shape_guess, shape_question
 from pages.shared.projector import PROJECTOR_CSS
 from pages.shared.stepper import STEP_KEYS_JS
-from tests.apptest import charts, run, url
+from tests.apptest import charts, explorer, run, url
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE, HAND, APP = (str(ROOT / p) for p in ("pages/workshop.py", "pages/hand.py", "app.py"))
@@ -140,7 +141,8 @@ def test_classifier_head_question():
     assert not at.exception
     points = float(score(at).split(" / ")[0])
     assert 0 < points <= 1
-    assert any(c["data"][0]["type"] == "heatmap" for c in charts(at))
+    [head] = explorer(at)["kinds"]  # the true heatmap of the head, in the explorer
+    assert np.allclose(explorer(at)["arrays"]["encoder"].sum(-1), 1, atol=1e-5) and head["keys"]
 
 
 def test_classifier_question_without_a_checkpoint_uses_the_hand_example(tmp_path, monkeypatch):

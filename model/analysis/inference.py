@@ -133,6 +133,7 @@ class Translation:
     reference: str | None = None  # the English reference read teacher-forced, when one was given
     # {"src": [...], "tgt": [...]}: the encoder's ids and the decoder inputs (the ids of tgt_in) the maps are of
     inputs: dict[str, list[int]] = field(default_factory=dict)
+    reference_unknown: list[str] = field(default_factory=list)  # reference words outside the English vocabulary
 
 
 def source_ids(ck: Checkpoint, text: str) -> tuple[list[str], list[int], list[str], bool]:
@@ -173,8 +174,10 @@ def translate(
     src_tokens, ids, unknown, truncated = source_ids(ck, text)
     src = torch.tensor([ids], device=model_device(ck))
     maps = None  # greedy keeps its own; beam search and a reference need a teacher-forced pass
+    ref_unknown: list[str] = []
     if reference is not None:
         ref_words = tokenize(reference, "en")[: model.config.max_len - 2]
+        ref_unknown = tgt_vocab.unknown(ref_words)
         out = torch.tensor([tgt_vocab.encode(ref_words, add_sos_eos=True)], device=src.device)
     elif beam_size > 1:
         out = model.beam(src, beam_size=beam_size, max_len=max_output_len(len(ids)), head_mask=head_mask)
@@ -194,7 +197,7 @@ def translate(
     inputs = {"src": ids, "tgt": out_ids[:-1] if len(out_ids) > 1 else out_ids}
     return Translation(
         src_tokens, tgt_in, tokens[1:] or tokens, detokenize(words), maps.to("cpu"), unknown, truncated, reference,
-        inputs,
+        inputs, ref_unknown,
     )
 
 

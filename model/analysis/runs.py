@@ -145,7 +145,7 @@ def translator_result(ck: Checkpoint, t: Translation) -> RunResult:
         unit="words",
         read=len(words),
         unknown_read=sum(w in unknown for w in words),
-        notes={"reference": t.reference} if t.reference is not None else {},
+        notes={} if t.reference is None else {"reference": t.reference, "reference_unknown": "\n".join(t.reference_unknown)},
         inputs=t.inputs,
     )
 

@@ -25,7 +25,7 @@ TASK_NAMES = {
 }
 TASKS = tuple(TASK_NAMES)
 SHORT = {"classifier": "cls", "generator": "gen", "translator": "tr"}
-INPUT_NAMES = {"classifier": "English sentence", "generator": "Prompt", "translator": "German sentence"}
+INPUT_NAMES = {"classifier": "English sentence", "generator": "prompt", "translator": "German sentence"}  # after "the"
 
 T = TypeVar("T")
 

@@ -80,6 +80,24 @@ def attention_views(
     return cell
 
 
+def head_explorer(
+    result: RunResult, name: str, layer: int, head: int, prefix: str, *, ck: Checkpoint | None = None, title: str = ""
+) -> None:
+    """One head of ``result`` in the explorer (hover, lines, the token strip) and, with ``ck``, the
+    explanation of a clicked weight. The head chosen elsewhere on the page decides what is sent."""
+    kind = next(k for k in labelled(result) if k.name == name)
+    one = replace(kind, weights=kind.weights[layer : layer + 1, head : head + 1],
+                  title=f"{kind.title}, layer {layer} · head {head}")  # fmt: skip
+    clicked = attention_explorer([one], key=f"{prefix}-explorer-{layer}-{head}", url_prefix=prefix, title=title)
+    if clicked is not None:  # indices of the one head sent -> the model's
+        clicked = {**clicked, "layer": layer, "head": head if clicked["head"] is not None else None}
+    cell = remembered_cell(result, prefix, clicked)
+    if cell is not None and (cell["kind"], cell["layer"], cell["head"]) != (name, layer, head):
+        cell = None
+    if ck is not None:
+        explain_panel(ck, result, cell, prefix)
+
+
 def weights_csv(kinds: Sequence[AttentionKind]) -> str:
     """Every weight of every kind, layer and head, one table (kind as its first column)."""
     frames = [grid_frame(k.weights, k.queries, k.keys).reset_index() for k in kinds]
