@@ -15,7 +15,7 @@ from model.training.tokenize import UNK, encode_chars
 from pages.shared.display import export_view_button, output_text, show_figure
 from pages.shared.models import require_checkpoint
 from pages.shared.runs import CACHE, attempt, input_notes, read_input, run_generation, run_model
-from pages.shared.state import bounded, init_state, keep_valid, one_of, sync_url
+from pages.shared.state import bounded, hold, init_state, keep_valid, one_of, sync_url
 from pages.shared.text import markdown_escape
 from pages.shared.views import attention_views
 from viz.attention import causal_step_figures, heads_heatmap, query_bar, visible_chars, weights_frame
@@ -124,6 +124,7 @@ def step_section(ck: Checkpoint, result: RunResult, layer: int, window: int) -> 
     n_new = len(new_text)
     init_state("gen_step", 1, bounded(1, n_new))
     keep_valid("gen_step", range(1, n_new + 1), 1)
+    hold("gen_step")
     st.slider("Generated character n", 1, n_new, key="gen_step")
     n = st.session_state["gen_step"]
     full = prompt + new_text
@@ -161,6 +162,7 @@ def attention(ck: Checkpoint, result: RunResult) -> None:
     layer, head = (cell["layer"], cell["head"]) if cell and cell["head"] is not None else (0, 0)
     init_state("gen_window", min(16, T), bounded(2, min(MAX_WINDOW, T)))
     keep_valid("gen_window", range(2, min(MAX_WINDOW, T) + 1), min(16, T))
+    hold("gen_window")
     st.slider("Characters shown in the steps below", 2, min(MAX_WINDOW, T), key="gen_window", help="The last N characters.")
     window = st.session_state["gen_window"]
     full = result.notes["prompt"] + result.notes["new_text"]

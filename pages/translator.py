@@ -10,7 +10,7 @@ from model.training.checkpoint import Checkpoint
 from pages.shared.display import export_view_button, output_text, show_figure
 from pages.shared.models import require_checkpoint
 from pages.shared.runs import attempt, input_notes, run_translation
-from pages.shared.state import bounded, init_state, keep_valid, sync_url
+from pages.shared.state import bounded, hold, init_state, keep_valid, sync_url
 from pages.shared.text import clean_text, listing, markdown_escape
 from pages.shared.views import attention_views, axes
 from viz.attention import heads_heatmap, query_bar
@@ -67,6 +67,7 @@ def step_section(result: RunResult, layer: int) -> list:
     T = len(cross.queries)
     init_state("tr_step", 1, bounded(1, T))
     keep_valid("tr_step", range(1, T + 1), 1)
+    hold("tr_step")
     st.subheader("Decoding step by step")
     if T > 1:
         st.slider("Decoding step n", 1, T, key="tr_step", help="Output token n: what its query attended to.")

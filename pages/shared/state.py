@@ -82,3 +82,10 @@ def sync_url(*keys: str) -> None:
             value = st.session_state[key]
             values[key] = ",".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
     set_url(values)
+
+
+def hold(key: str) -> None:
+    """Keep a widget's value when its range changes with the input (a slider's maximum): Streamlit makes
+    such a widget anew and would start it at its default; a value set in the session is kept instead."""
+    if key in st.session_state:
+        st.session_state[key] = st.session_state[key]
