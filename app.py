@@ -3,6 +3,7 @@
 import streamlit as st
 
 from pages.shared.sidebar import sidebar
+from pages.shared.state import flush_url, start_url
 
 st.set_page_config(page_title="Attention Explorer", page_icon="🔍", layout="wide")
 
@@ -22,5 +23,9 @@ PAGES = [
 ]
 
 page = st.navigation(PAGES)
+start_url()
 sidebar()
-page.run()
+try:
+    page.run()
+finally:  # also after st.stop(): a page that stops early still writes what it set
+    flush_url(page.url_path)

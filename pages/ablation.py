@@ -144,7 +144,7 @@ def downstream(task: str, res: Ablation, off: tuple[Head, ...], figs: list, note
     )
     show_figure(grid, "abl-grid")
     st.markdown("**After, every layer and head** (the heads you switched off still compute their weights)")
-    attention_explorer(labelled(res.after), key="abl-explorer", url_prefix="ablx", title="Head ablation: after")
+    attention_explorer(labelled(res.after), key="abl-explorer", url_prefix="abl_x", title="Head ablation: after")
     left, right = st.columns(2)
     left.selectbox("Layer", range(L), key="abl_layer", format_func=lambda l: f"layer {l}")
     right.selectbox("Head", range(H), key="abl_head", format_func=lambda h: f"head {h}")

@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 
 def url_value(key: str, default: Any, cast: Callable[[str], Any] = str) -> Any:
@@ -69,9 +70,41 @@ def set_url(values: dict[str, str]) -> None:
     """Put ``values`` into the URL in one message to the browser, and none when the URL already
     holds them: every write makes the browser push a history entry and match the page routes again
     (about 3 ms each in Chromium's profile of an interaction, and pages sync several keys a run)."""
+    pending = st.session_state.get(PENDING_URL)
+    if pending is not None and not in_fragment():  # a whole run: one write at its end (flush_url)
+        pending.update(values)
+        return
     changed = {k: v for k, v in values.items() if st.query_params.get(k) != v}
     if changed:
         st.query_params.update(changed)
+
+
+PENDING_URL = "_url_pending"  # the URL a whole run wants, written once by flush_url at the end of app.py
+
+
+def in_fragment() -> bool:
+    """Whether this is a fragment's own rerun (app.py does not run to its end then)."""
+    ctx = get_script_run_ctx()
+    return bool(ctx and ctx.fragment_ids_this_run)
+
+
+def start_url() -> None:
+    """Collect this run's URL writes (app.py, before the page); :func:`flush_url` writes them at once, so
+    a change makes one browser history entry and Back undoes one change."""
+    if not in_fragment():
+        st.session_state[PENDING_URL] = {}
+
+
+def flush_url(url_path: str) -> None:
+    """Write the URL this run wants in one message: this page's keys and the global ones, nothing else."""
+    pending = st.session_state.pop(PENDING_URL, None)
+    if pending is None:
+        return
+    prefixes = PAGE_URL_KEYS.get(url_path, ())
+    wanted = {k: st.query_params[k] for k in st.query_params if k in GLOBAL_URL_KEYS or (prefixes and k.startswith(prefixes))}
+    wanted.update(pending)
+    if wanted != st.query_params.to_dict():
+        st.query_params.from_dict(wanted)
 
 
 def sync_url(*keys: str) -> None:
@@ -89,3 +122,11 @@ def hold(key: str) -> None:
     such a widget anew and would start it at its default; a value set in the session is kept instead."""
     if key in st.session_state:
         st.session_state[key] = st.session_state[key]
+
+
+GLOBAL_URL_KEYS = ("projector", "device")  # the sidebar's: every page keeps them
+PAGE_URL_KEYS = {  # url_path -> the prefixes of the keys that page writes (its widgets' and its explorers')
+    "classifier": ("cls_",), "generator": ("gen_",), "translator": ("tr_",), "ablation": ("abl_",),
+    "pairs": ("pair",), "profiles": ("pro_", "proex_"), "history": ("hist_",), "workshop": ("q", "ws_"),
+    "hand": ("hand_", "step"), "reshape": ("reshape_",), "any-model": ("hub_",), "classroom": ("room", "teacher", "crk_", "crr_"),
+}  # fmt: skip

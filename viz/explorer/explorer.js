@@ -140,6 +140,7 @@ class Explorer {
     this.parent = parent;
     this.doc = parent.ownerDocument || document;
     this.win = this.doc.defaultView || window;
+    this.path = this.win.location.pathname;  // the page this explorer belongs to: it never writes another's URL
     this.generation = 0;
     this.send = null;
     this.header = null;
@@ -385,8 +386,9 @@ class Explorer {
 
   writeUrl() {
     this.urlTimer = 0;
-    if (!this.prefix || !this.st) return;
+    if (!this.prefix || !this.st || !this.root.isConnected) return;
     const loc = this.win.location, params = new URLSearchParams(loc.search);
+    if (loc.pathname !== this.path) return;  // the user has moved to another page meanwhile
     for (const f of URL_FIELDS) params.set(this.prefix + f, String(this.st[f]));
     const search = `?${params.toString()}`;
     if (search === loc.search) return;
