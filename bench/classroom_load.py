@@ -116,8 +116,9 @@ async def play(bases: list[str], students: int, rounds: int, redis_url: str | No
     for c in clients:
         await c.open()
     tasks = [asyncio.create_task(student(c, code, rounds, go, reveal_at, out)) for c in clients]
+    # a student that failed stops the teacher (a student that finished its last round has not failed)
     teacher.abort = lambda: next((repr(t.exception()) for t in tasks if t.done() and not t.cancelled() and t.exception()), None)
-    await teacher.wait(lambda: True if out["joined"] == students or any(t.done() for t in tasks) else None, 300)
+    await teacher.wait(lambda: True if out["joined"] == students else None, 300)
     await teacher.wait_widget("cr_show_hist")
     await teacher.send(cr_show_hist=("bool_value", True))  # the projector shows the live histogram
     for r in range(1, rounds + 1):
@@ -136,7 +137,7 @@ async def play(bases: list[str], students: int, rounds: int, redis_url: str | No
             from model.lessons.rooms_redis import RedisStore
 
             out["store_counted"].append(RedisStore.from_url(redis_url).get(code).answered)
-        await teacher.wait(lambda n=r * students: True if len(out["reveal_s"]) >= n or any(t.done() for t in tasks) else None)
+        await teacher.wait(lambda n=r * students: True if len(out["reveal_s"]) >= n else None)
         log(f"round {r}: revealed; {out['counted'][-1]} answers counted")
     await teacher.send(trigger="cr_close")
     await teacher.wait_text("This room is closed")
