@@ -14,8 +14,9 @@ import pandas as pd
 import segno
 import streamlit as st
 
-from model.lessons.classroom import RoomError, RoomStatus, RoomStore, normalise_code, open_store
+from model.lessons.classroom import RoomStore, open_store
 from model.lessons.classroom_questions import KINDS, Question, build_question
+from model.lessons.classroom_rules import RoomError, RoomStatus, normalise_code
 from model.lessons.classroom_summary import Summary, participants_csv, questions_csv, summarise
 from model.training.checkpoint import Checkpoint
 from pages.shared.classroom import (

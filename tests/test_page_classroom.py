@@ -10,8 +10,9 @@ from streamlit.proto.WidgetStates_pb2 import WidgetStates
 from streamlit.testing.v1 import AppTest
 
 from bench._st_client import component_event
-from model.lessons.classroom import MAX_PARTICIPANTS, open_store, reset_stores
+from model.lessons.classroom import open_store, reset_stores
 from model.lessons.classroom_questions import build_question
+from model.lessons.classroom_rules import MAX_PARTICIPANTS
 from model.lessons.workshop import hand_question
 from pages.shared.text import markdown_escape
 from tests.apptest import charts, explorers, page, run, url

@@ -9,9 +9,10 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from model.lessons.classroom import RoomError, RoomStatus, RoomStore
+from model.lessons.classroom import RoomStore
 from model.lessons.classroom_kinds import answers_by_key, choice_from_cell, choice_kinds, reveal_kinds
 from model.lessons.classroom_questions import Question
+from model.lessons.classroom_rules import RoomError, RoomStatus
 from pages.shared.display import show_figure
 from pages.shared.explorer import attention_explorer
 from pages.shared.text import markdown_escape
