@@ -3,16 +3,17 @@
     python -m bench.classroom_load [--students 60] [--rounds 3] [--backend memory|redis|both]
 
 The clients are not browsers (60 Chromium contexts do not fit this 2-core machine) but
-**websocket-level sessions**: each speaks the Streamlit web frontend's protocol to the app
-(``/_stcore/stream``, BackMsg/ForwardMsg protobufs) the way the frontend does: it runs the page at
-its URL, sends its widget values and button clicks, and keeps the ``st.fragment(run_every=...)``
-timers the server asks for (an auto-rerun of the fragment every 1.5 s). So the server does the same
-work as for browsers (every script run, fragment poll and store call); only drawing is left out,
-and "visible" means "the message that draws it has arrived".
+**websocket-level sessions** (``bench/_st_client.py``): each speaks the Streamlit web frontend's
+protocol to the app (``/_stcore/stream``, BackMsg/ForwardMsg protobufs) the way the frontend does:
+it runs the page at its URL, sends its widget values, button clicks and component events, and keeps
+the ``st.fragment(run_every=...)`` timers the server asks for (an auto-rerun of the fragment every
+1.5 s). So the server does the same work as for browsers (every script run, fragment poll and store
+call); only drawing is left out, and "visible" means "the message that draws it has arrived".
 
-Per round the teacher asks a question (``Ask``), every student waits for it, clicks an answer (the
-pills widget, through its fragment), the teacher waits until the live count says every answer
-is in, then clicks ``Reveal``; each student times the reveal from the teacher's click to the
+Per round the teacher asks a question (``Ask``; "which key wins", answered in the explorer), every
+student waits for it, clicks an answer (a key of the explorer, the event its click sends, through
+the answer's fragment; a pill for other kinds), the teacher waits until the live count says every
+answer is in, then clicks ``Reveal``; each student times the reveal from the teacher's click to the
 arrival of "The answer: ...". Counted: answers the room has (from the teacher's histogram, and
 with Redis from the store itself) against answers sent; errors are exceptions, error or warning
 messages on any page, timeouts and dropped connections. ``memory``: one app process with the
@@ -34,10 +35,11 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 
 from bench._server import emit, free_port, log, stop, streamlit_server, summary
+from bench._st_client import Client
+from viz.explorer import unpack_payload
 
 REDIS_SERVER = "redis-server"
 REDIS_ENV = "ATTENTION_ROOMS_REDIS_URL"
-TIMEOUT_S = 60.0
 
 
 @contextmanager
@@ -70,145 +72,18 @@ def redis_server(startup_seconds: float = 20) -> Iterator[str]:
         stop(proc)
 
 
-class Client:
-    """One browser tab, at the protocol level: widget values, fragment timers, and every text that
-    arrived (with its arrival time), for :meth:`wait_text`."""
-
-    def __init__(self, base: str, name: str, query: str = "") -> None:
-        self.base, self.name, self.query = base, name, query
-        self.page_hash = ""
-        self.widgets: dict[str, tuple[str, str, object]] = {}  # key -> (widget id, fragment id, element)
-        self.values: dict[str, object] = {}  # widget id -> WidgetState
-        self.texts: list[tuple[float, str]] = []
-        self.errors: list[str] = []
-        self.timers: dict[str, asyncio.Task] = {}
-        self.news = asyncio.Event()
-        self.ws = None
-        self.run_ids: set[str] | None = None  # widgets drawn by the run in progress
-        self.run_timers: set[str] = set()  # fragment timers started by the run in progress
-        self.abort = lambda: None  # a reason to stop waiting (the teacher stops when a student failed)
-
-    async def open(self) -> None:
-        import websockets
-
-        url = self.base.replace("http", "ws", 1) + "/_stcore/stream"
-        self.ws = await websockets.connect(url, subprotocols=["streamlit"], max_size=None, ping_interval=None)
-        self.reader = asyncio.create_task(self._read())
-        await self.send()
-
-    async def close(self) -> None:
-        for task in self.timers.values():
-            task.cancel()
-        self.reader.cancel()
-        await self.ws.close()
-
-    async def send(self, *, trigger: str | None = None, fragment: str = "", auto: bool = False, **values) -> float:
-        """A rerun as the frontend sends it: every widget value, ``trigger`` (a button key) clicked,
-        ``values`` (key -> (field, value)) changed. Returns the time just before it left (its answer
-        may arrive while the send is still being awaited)."""
-        from streamlit.proto.BackMsg_pb2 import BackMsg
-        from streamlit.proto.WidgetStates_pb2 import WidgetState
-
-        for key, (field, value) in values.items():
-            state = WidgetState(id=self.widgets[key][0])
-            if field == "string_array_value":
-                state.string_array_value.data.extend(value)
-            else:
-                setattr(state, field, value)
-            self.values[state.id] = state
-        msg = BackMsg()
-        rs = msg.rerun_script
-        rs.query_string, rs.page_name, rs.page_script_hash = self.query, "classroom", self.page_hash
-        rs.fragment_id, rs.is_auto_rerun = fragment, auto
-        rs.context_info.url = f"{self.base}/classroom"
-        rs.widget_states.widgets.extend(self.values.values())
-        if trigger:
-            rs.widget_states.widgets.append(WidgetState(id=self.widgets[trigger][0], trigger_value=True))
-        data, t = msg.SerializeToString(), time.perf_counter()
-        await self.ws.send(data)
-        return t
-
-    async def _tick(self, fragment: str, interval: float) -> None:
-        while True:
-            await asyncio.sleep(interval)
-            await self.send(fragment=fragment, auto=True)
-
-    def _element(self, el, fragment: str) -> None:
-        kind = el.WhichOneof("type")
-        sub = getattr(el, kind)
-        wid = getattr(sub, "id", "")
-        if wid.startswith("$$ID-") and wid.count("-") >= 2:
-            self.widgets[wid.split("-", 2)[2]] = (wid, fragment, sub)
-            if self.run_ids is not None:
-                self.run_ids.add(wid)
-        text = {"plotly_chart": "spec", "exception": "message"}.get(kind, "body")
-        if hasattr(sub, text):
-            self.texts.append((time.perf_counter(), getattr(sub, text)))
-        if kind == "exception" or (kind == "alert" and sub.format in (1, 2)):
-            self.errors.append(f"{self.name}: {kind}: {getattr(sub, text)[:200]}")
-
-    async def _read(self) -> None:
-        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-
-        try:
-            async for data in self.ws:
-                f = ForwardMsg()
-                f.ParseFromString(data)
-                kind = f.WhichOneof("type")
-                if kind == "delta" and f.delta.WhichOneof("type") == "new_element":
-                    self._element(f.delta.new_element, f.delta.fragment_id)
-                elif kind == "navigation":
-                    self.page_hash = next(
-                        (p.page_script_hash for p in f.navigation.app_pages if p.url_pathname == "classroom"), ""
-                    )
-                elif kind == "new_session":  # a run starts (of the page or of a fragment)
-                    self.run_ids, self.run_timers = set(), set()
-                elif kind == "script_finished" and f.script_finished == 0 and self.run_ids is not None:
-                    # like the frontend after a full run: forget the values of widgets it did not draw
-                    # and stop the timers of fragments it did not start
-                    self.values = {k: v for k, v in self.values.items() if k in self.run_ids}
-                    for fid in set(self.timers) - self.run_timers:
-                        self.timers.pop(fid).cancel()
-                    self.run_ids = None
-                elif kind == "page_info_changed":
-                    self.query = f.page_info_changed.query_string
-                elif kind == "auto_rerun":
-                    fid = f.auto_rerun.fragment_id
-                    self.run_timers.add(fid)
-                    if fid not in self.timers:
-                        self.timers[fid] = asyncio.create_task(self._tick(fid, f.auto_rerun.interval))
-                elif kind == "stop_auto_rerun":
-                    for fid in f.stop_auto_rerun.fragment_ids:
-                        task = self.timers.pop(fid, None)
-                        task and task.cancel()
-                self.news.set()
-        except Exception as e:  # a dropped connection is an error of the run, not of the script
-            if not isinstance(e, asyncio.CancelledError):
-                self.errors.append(f"{self.name}: connection: {type(e).__name__}: {e}")
-
-    async def wait(self, found, timeout: float = TIMEOUT_S):
-        """Wait until ``found()`` returns something other than None; TimeoutError after ``timeout``."""
-        deadline = time.perf_counter() + timeout
-        while (value := found()) is None:
-            if reason := self.abort():
-                raise RuntimeError(f"{self.name}: gave up waiting: {reason}")
-            self.news.clear()
-            left = deadline - time.perf_counter()
-            if left <= 0:
-                raise TimeoutError(f"{self.name}: timed out")
-            try:
-                await asyncio.wait_for(self.news.wait(), left)
-            except TimeoutError:
-                pass
-        return value
-
-    async def wait_text(self, pattern: str, since: float = 0.0, timeout: float = TIMEOUT_S) -> tuple[float, str]:
-        """The arrival time and text of the first text after ``since`` that matches ``pattern``."""
-        rx = re.compile(pattern)
-        return await self.wait(lambda: next(((t, s) for t, s in self.texts if t >= since and rx.search(s)), None), timeout)
-
-    async def wait_widget(self, key: str, timeout: float = TIMEOUT_S) -> tuple[str, str, object]:
-        return await self.wait(lambda: self.widgets.get(key), timeout)
+async def answer(c: Client, keys: str, pills: str) -> float:
+    """Answer the round as a student does: click a random key in the explorer (a key question) or a
+    random pill (any other); returns when the click left."""
+    found = await c.wait(lambda: next((k for k in (keys, pills) if k in c.widgets), None))
+    _, fragment, element = c.widgets[found]
+    if found == pills:
+        label = random.choice(element.options).content
+        return await c.send(fragment=fragment, **{pills: ("string_array_value", [label])})
+    (kind,) = unpack_payload(element.bytes)["kinds"]  # the query's row: one cell per key
+    cell = {"kind": kind["name"], "layer": 0, "head": 0, "query": 0, "key": random.randrange(len(kind["keys"])),
+            "weight": 0.0}  # fmt: skip
+    return await c.send(fragment=fragment, event=(keys, "cell", cell))
 
 
 async def student(c: Client, code: str, rounds: int, go: list[asyncio.Event], reveal_at: list[float], out: dict) -> None:
@@ -220,10 +95,7 @@ async def student(c: Client, code: str, rounds: int, go: list[asyncio.Event], re
     for r in range(1, rounds + 1):
         await go[r - 1].wait()
         await c.wait_text(rf"^Question {r}:")
-        key = f"cr_pick_{code}_{r}"
-        _, fragment, pills = await c.wait_widget(key)
-        label = random.choice(pills.options).content
-        sent = await c.send(fragment=fragment, **{key: ("string_array_value", [label])})
+        sent = await answer(c, f"cr-keys-{code}-{r}", f"cr_pick_{code}_{r}")
         await c.wait_text("Answer sent", since=sent)
         out["sent"][r - 1] += 1
         seen, _ = await c.wait_text(r"^The answer:", since=sent)
@@ -244,8 +116,9 @@ async def play(bases: list[str], students: int, rounds: int, redis_url: str | No
     for c in clients:
         await c.open()
     tasks = [asyncio.create_task(student(c, code, rounds, go, reveal_at, out)) for c in clients]
+    # a student that failed stops the teacher (a student that finished its last round has not failed)
     teacher.abort = lambda: next((repr(t.exception()) for t in tasks if t.done() and not t.cancelled() and t.exception()), None)
-    await teacher.wait(lambda: True if out["joined"] == students or any(t.done() for t in tasks) else None, 300)
+    await teacher.wait(lambda: True if out["joined"] == students else None, 300)
     await teacher.wait_widget("cr_show_hist")
     await teacher.send(cr_show_hist=("bool_value", True))  # the projector shows the live histogram
     for r in range(1, rounds + 1):
@@ -264,7 +137,7 @@ async def play(bases: list[str], students: int, rounds: int, redis_url: str | No
             from model.lessons.rooms_redis import RedisStore
 
             out["store_counted"].append(RedisStore.from_url(redis_url).get(code).answered)
-        await teacher.wait(lambda n=r * students: True if len(out["reveal_s"]) >= n or any(t.done() for t in tasks) else None)
+        await teacher.wait(lambda n=r * students: True if len(out["reveal_s"]) >= n else None)
         log(f"round {r}: revealed; {out['counted'][-1]} answers counted")
     await teacher.send(trigger="cr_close")
     await teacher.wait_text("This room is closed")

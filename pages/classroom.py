@@ -1,44 +1,41 @@
 """Classroom: a live room. The teacher starts a room (code, link, QR code) and asks questions; every
-student's device shows each one at once, students answer with a click, the projector counts the
-answers live, and the teacher's reveal reaches every device. Rooms live in ``model.lessons``'s store
-(in this process, or Redis with ``$ATTENTION_ROOMS_REDIS_URL``); a room page polls it in a fragment,
-and nothing polls outside a room."""
+student's device shows each one at once, students answer with a click (on a key in the attention
+explorer when the answer is a key, else on a pill), the projector counts the answers live, and the
+teacher's reveal reaches every device with the head's real weights. Rooms live in ``model.lessons``'s
+store (in this process, or Redis with ``$ATTENTION_ROOMS_REDIS_URL``); a room page polls it in a
+fragment, and nothing polls outside a room. What every device shows of a round is in
+``pages/shared/classroom.py``."""
 
 from __future__ import annotations
 
 import io
-from collections.abc import Callable
 
 import pandas as pd
 import segno
 import streamlit as st
 
-from model.lessons.classroom import RoomError, RoomStatus, RoomStore, normalise_code, open_store
+from model.lessons.classroom import RoomStore, open_store
 from model.lessons.classroom_questions import KINDS, Question, build_question
+from model.lessons.classroom_rules import RoomError, RoomStatus, normalise_code
 from model.lessons.classroom_summary import Summary, participants_csv, questions_csv, summarise
 from model.training.checkpoint import Checkpoint
-from pages.common import get_checkpoint, markdown_escape, show_figure
-from viz.classroom import answer_histogram, candidate_heads, reveal_heatmap
+from pages.shared.classroom import (
+    answer_box,
+    flash,
+    get_question,
+    rooms,
+    show_flash,
+    show_question,
+    show_reveal,
+    watch,
+)
+from pages.shared.display import show_figure
+from pages.shared.models import get_checkpoint
+from pages.shared.text import markdown_escape
+from viz.classroom import answer_histogram
 
-POLL_S = 1.5  # how often a room page asks the store for news
 ROOM_URL, TEACHER_URL = "room", "teacher"
 PAGE_PATH = "classroom"
-
-
-def rooms(kind: str) -> dict:
-    """This session's rooms: ``"teacher"`` code -> secret, ``"member"`` code -> (id, nickname)."""
-    return st.session_state.setdefault(f"cr_{kind}", {})
-
-
-def flash(kind: str, text: str) -> None:
-    """A message for the next run (callbacks cannot draw)."""
-    st.session_state["cr_flash"] = (kind, text)
-
-
-def show_flash() -> None:
-    kind, text = st.session_state.pop("cr_flash", (None, None))
-    if kind:
-        getattr(st, kind)(text)
 
 
 def page_url() -> str:
@@ -110,82 +107,6 @@ def adopt_teacher_link(store: RoomStore, code: str) -> None:
         rooms("teacher")[code] = secret
     else:
         st.warning("That teacher link is not valid for this room; you can join it as a student.")
-
-
-# ---- a round, as every device shows it -----------------------------------------------------------
-
-
-def get_question(store: RoomStore, code: str, round: int) -> Question:
-    cache = st.session_state.setdefault("cr_questions", {})
-    if (code, round) not in cache:
-        cache[(code, round)] = store.question(code, round)
-    return cache[(code, round)]
-
-
-def show_question(q: Question, round: int) -> None:
-    st.subheader(f"Question {round}: {q.title}")
-    st.markdown(markdown_escape(q.prompt))
-    if q.figure:
-        show_figure(candidate_heads(q.figure), f"cr-figure-{round}")
-
-
-def show_reveal(q: Question, status: RoomStatus, round: int, mine: int | None = None) -> None:
-    verdict = ""
-    if mine is not None:
-        verdict = " You got it." if mine == q.answer else f" You chose {markdown_escape(q.options[mine])}."
-    (st.success if mine == q.answer else st.info)(f"The answer: **{markdown_escape(q.options[q.answer])}**.{verdict}")
-    st.markdown(markdown_escape(q.explanation))
-    show_figure(answer_histogram(q.options, status.counts, answer=q.answer, title="everyone's answers"), f"cr-hist-{round}")
-    if q.reveal:
-        show_figure(reveal_heatmap(q.reveal), f"cr-reveal-{round}")
-
-
-def answer_widget(options: tuple[str, ...], *, key: str, disabled: bool, on_change: Callable, args: tuple) -> None:
-    """The click that answers (swap for the explorer component later): one pill per option (pill
-    labels read Markdown, so each is escaped)."""
-    st.pills(
-        "Your answer", range(len(options)), format_func=lambda i: markdown_escape(options[i]), key=key, disabled=disabled,
-        on_change=on_change, args=args, width="stretch",
-    )  # fmt: skip
-
-
-def send_answer(store: RoomStore, code: str, member: str, round: int, key: str) -> None:
-    choice = st.session_state.get(key)
-    if choice is None:  # a second click on the chosen pill: the answer stays
-        st.session_state[key] = st.session_state.get(f"{key}_sent")
-        return
-    try:
-        store.answer(code, member, round, choice)
-        st.session_state[f"{key}_sent"] = choice
-    except RoomError as e:
-        flash("warning", str(e))
-
-
-@st.fragment
-def answer_box(store: RoomStore, code: str, member: str, q: Question, round: int, mine: int | None) -> None:
-    key = f"cr_pick_{code}_{round}"
-    if key not in st.session_state:
-        st.session_state[key] = st.session_state[f"{key}_sent"] = mine
-    answer_widget(q.options, key=key, disabled=False, on_change=send_answer, args=(store, code, member, round, key))
-    if "cr_flash" in st.session_state:  # a refused answer, when only this fragment reruns
-        show_flash()
-    elif st.session_state.get(f"{key}_sent") is not None:
-        st.caption("Answer sent; you can change it until the teacher reveals.")
-
-
-@st.fragment(run_every=POLL_S)
-def watch(store: RoomStore, code: str, seen: int, live: Callable[[RoomStatus], None] | None = None) -> None:
-    """Every ``POLL_S`` seconds: redraw the whole page when the teacher changed the room, else only
-    ``live`` (the projector's counts)."""
-    try:
-        status = store.get(code)
-    except RoomError as e:
-        st.error(str(e))
-        return
-    if status.version != seen:
-        st.rerun(scope="app")
-    if live:
-        live(status)
 
 
 # ---- the teacher's and the students' views ------------------------------------------------------

@@ -11,16 +11,16 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from model.lessons.classroom import (
+from model.lessons.classroom import MemoryStore
+from model.lessons.classroom_questions import Question
+from model.lessons.classroom_rules import (
     MAX_PARTICIPANTS,
     MAX_ROUNDS,
     NICKNAME_MAX,
-    MemoryStore,
     RoomError,
     clean_nickname,
     normalise_code,
 )
-from model.lessons.classroom_questions import Question
 from model.lessons.classroom_summary import participants_csv, questions_csv, summarise
 
 BACKENDS = ["memory", "redis"]

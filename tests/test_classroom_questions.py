@@ -1,4 +1,5 @@
-"""Classroom questions (every kind, against independent references) and the classroom figures."""
+"""Classroom questions (every kind, against independent references) and the classroom figures
+(the explorer's kinds for a round are in tests/test_classroom_kinds.py)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from model.lessons.classroom_questions import (
 )
 from model.lessons.workshop import hand_question, score_attention_guess, shape_question
 from model.training.checkpoint import load_checkpoint
-from viz.classroom import ANSWER_COLOR, OTHER_COLOR, answer_histogram, candidate_heads, reveal_heatmap
+from viz.classroom import ANSWER_COLOR, OTHER_COLOR, answer_histogram, candidate_heads
 
 
 @pytest.fixture(scope="module")
@@ -65,8 +66,8 @@ def test_model_questions_on_tiny_models(models):
     q = build_question("ablation", 3, models.get)
     layer, head = map(int, re.search(r"layer (\d+) · head (\d+)", q.title).groups())
     sentence = re.search(r"reads “(.+?)”", q.prompt).group(1)
-    run = ablate(models["classifier"], sentence, [("encoder", layer, head)])  # the reference
-    flipped = run.after.label != run.before.label
+    ablation = ablate(models["classifier"], sentence, [("encoder", layer, head)])  # the reference
+    flipped = ablation.after.prediction != ablation.before.prediction
     assert q.options[q.answer].startswith("flips" if flipped else "stays")
 
 
@@ -104,10 +105,15 @@ def test_histogram_counts_and_the_revealed_answer():
         answer_histogram(["a"], [1, 2])
 
 
-def test_reveal_and_candidate_figures():
+def test_candidate_figures():
     q = previous_question(1, np.full((2, 2, 4, 4), 0.25), list("ab c"))
-    heat = reveal_heatmap(q.reveal).to_plotly_json()
-    assert heat["data"][0]["type"] == "heatmap" and "2:␣" in heat["data"][0]["y"]
     grid = candidate_heads(q.figure).to_plotly_json()
     assert [a["text"] for a in grid["layout"]["annotations"]] == list(q.options)
     assert all(name in t["hovertemplate"] for name, t in zip(q.options, grid["data"]))
+    for note, trace in zip(grid["layout"]["annotations"], grid["data"]):  # each name above its own map
+        x_dom = grid["layout"][trace["xaxis"].replace("x", "xaxis", 1)]["domain"]
+        y_dom = grid["layout"][trace["yaxis"].replace("y", "yaxis", 1)]["domain"]
+        assert x_dom[0] < note["x"] < x_dom[1] and note["y"] == pytest.approx(y_dom[1])
+    assert len({(a["x"], a["y"]) for a in grid["layout"]["annotations"]}) == 4
+    y_titles = [(v.get("title") or {}).get("text") or "" for k, v in grid["layout"].items() if k.startswith("yaxis")]
+    assert "query (row)" in y_titles and not any("layer" in t for t in y_titles)  # the names say which head

@@ -4,13 +4,18 @@ trying the teacher's controls and two rooms at once each get a clear message."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
+from streamlit.proto.WidgetStates_pb2 import WidgetStates
 from streamlit.testing.v1 import AppTest
 
-from model.lessons.classroom import MAX_PARTICIPANTS, open_store, reset_stores
+from bench._st_client import component_event
+from model.lessons.classroom import open_store, reset_stores
 from model.lessons.classroom_questions import build_question
-from pages.common import markdown_escape
-from tests.apptest import charts, page, run, url
+from model.lessons.classroom_rules import MAX_PARTICIPANTS
+from model.lessons.workshop import hand_question
+from pages.shared.text import markdown_escape
+from tests.apptest import charts, explorers, page, run, url
 
 PAGE = page("classroom")
 pytestmark = pytest.mark.usefixtures("app_env")
@@ -59,6 +64,24 @@ def pick(student: AppTest):
     return pills[0]
 
 
+def click_key(student: AppTest, key: int, kind: str = "choice") -> AppTest:
+    """A click on key ``key`` of the page's first explorer, sent as the browser sends it: the element's
+    "cell" event (AppTest has no API for components v2 events, so the run gets it with the widgets)."""
+    element = student.get("bidi_component")[0]
+    states = WidgetStates()
+    states.CopyFrom(student._tree.get_widget_states())
+    cell = {"kind": kind, "layer": 0, "head": 0, "query": 0, "key": key, "weight": 0.0}
+    states.widgets.append(component_event(element.proto.id, "cell", cell))
+    return student._run(states)
+
+
+def choice_row(student: AppTest) -> dict:
+    """The one explorer a student answers in: its only kind, the query's row."""
+    (payload,) = explorers(student)
+    (kind,) = payload["kinds"]
+    return {**kind, "weights": payload["arrays"][kind["name"]]}
+
+
 def test_lobby_never_polls_the_store(monkeypatch):
     store = open_store()
     calls = []
@@ -80,13 +103,21 @@ def test_a_whole_round_with_three_students():
     assert "You are Student 3" in texts(students[2])
     ask(teacher, "attend", 0)
     assert "Question 1: Which key does 1:is attend to most?" in texts(teacher)
+    assert not explorers(teacher)  # the teacher's screen shows no weights before the reveal
     for s in students:
         s.run()
-        assert "Question 1" in texts(s) and pick(s).options[4] == "4:dessert"
-    pick(students[0]).set_value(4).run()
-    pick(students[1]).set_value(0).run()
-    pick(students[1]).set_value(4).run()  # changed: still one answer
-    assert "Answer sent" in texts(students[1])
+        row = choice_row(s)
+        assert "Question 1" in texts(s) and not s.pills  # a key question is answered in the explorer
+        assert row["queries"] == ["is"] and row["keys"] == hand_question(0).tokens
+        assert np.allclose(row["weights"], 1 / 6)  # every key alike: nothing gives the answer away
+    click_key(students[0], 4)
+    click_key(students[1], 0)
+    assert "Answer sent: 0:Life" in texts(students[1])
+    click_key(students[1], 4)  # changed: still one answer
+    assert "Answer sent: 4:dessert" in texts(students[1])
+    click_key(students[2], 4, kind="row")  # a click that names no key of the question is no answer
+    click_key(students[2], 99)
+    assert "Answer sent" not in texts(students[2]) and not students[2].exception
     teacher.run()
     assert teacher.metric[0].value == "2 / 3"
     assert not charts(teacher)  # the histogram waits for the teacher
@@ -95,11 +126,15 @@ def test_a_whole_round_with_three_students():
     assert hist["data"][0]["x"] == [0, 0, 0, 0, 2, 0] and "2 answers" in hist["layout"]["title"]["text"]
     teacher.button(key="cr_reveal").click().run()
     assert "The answer: **4:dessert**" in texts(teacher)
-    for s, verdict in zip(students, ("You got it.", "You got it.", "The answer")):
+    truth = hand_question(0).weights
+    for s, verdict in zip([teacher, *students], ("The answer", "You got it.", "You got it.", "The answer")):
         s.run()
         assert verdict in texts(s) and not s.pills
-        heat = [c for c in charts(s) if c["data"][0]["type"] == "heatmap"]
-        assert heat and heat[0]["data"][0]["z"][1][4] == pytest.approx(0.4917, abs=1e-4)
+        (payload,) = explorers(s)  # the real weights of the head, in the explorer
+        assert [k["name"] for k in payload["kinds"]] == ["row", "map"]
+        np.testing.assert_allclose(payload["arrays"]["row"][0, 0, 0], truth[1], atol=1e-4)
+        np.testing.assert_allclose(payload["arrays"]["map"][0, 0], truth, atol=1e-4)
+        assert payload["arrays"]["map"][0, 0, 1, 4] == pytest.approx(0.4917, abs=1e-4)
     assert "1 of 1 right, 1.00 points" in texts(students[0])
     assert "0 of 1 right" in texts(students[2])
     teacher.button(key="cr_close").click().run()
@@ -118,13 +153,27 @@ def test_every_kind_of_question_plays(kind, number):
     ask(teacher, kind, number)
     student.run()
     q = open_store().question(code, 1)
-    assert q.kind == kind and pick(student).options == [markdown_escape(o) for o in q.options]
+    assert q.kind == kind
+    if kind == "head":  # a key: clicked in the explorer, no pills
+        assert not student.pills and choice_row(student)["keys"] == q.reveal["tokens"]
+        click_key(student, q.answer)
+    else:  # a shape, a head among four, an outcome: pills
+        assert pick(student).options == [markdown_escape(o) for o in q.options] and not explorers(student)
+        pick(student).set_value(q.answer).run()
     if kind == "previous":
         assert charts(student)[0]["layout"]["annotations"][0]["text"] == q.options[0]  # the four heads
-    pick(student).set_value(q.answer).run()
     teacher.button(key="cr_reveal").click().run()
     student.run()
     assert "You got it." in texts(student) and not student.exception
+    shown = explorers(student)
+    if kind == "shape":
+        assert not shown  # no map to reveal
+    else:
+        (payload,) = shown
+        whole = payload["arrays"]["map"][0, 0]
+        np.testing.assert_allclose(whole, q.reveal["weights"], atol=1e-6)
+        mask = next(k for k in payload["kinds"] if k["name"] == "map")["mask"]
+        assert ("0" in mask) == (kind == "previous")  # the generator's future stays hidden
 
 
 def test_a_question_the_models_cannot_ask_says_so(tmp_path, monkeypatch):
@@ -176,12 +225,17 @@ def test_a_full_room_says_so():
 def test_an_answer_after_the_reveal_is_refused():
     teacher, code = start_room()
     student = join(code, "Late")
-    ask(teacher)
+    ask(teacher, "shape", 1)
     student.run()
     teacher.button(key="cr_reveal").click().run()
     pick(student).set_value(2).run()  # the student's page still showed the question
     assert "answers for this question are closed" in texts(student)
-    assert open_store().get(code).answered == 0
+    ask(teacher, "attend", 0)
+    student.run()
+    teacher.button(key="cr_reveal").click().run()
+    click_key(student, 4)  # a click on the old page: the page now shows the reveal, nothing is taken
+    assert "The answer: **4:dessert**" in texts(student) and "You got it" not in texts(student)
+    assert open_store().get(code).answered == 0 and open_store().data(code).answers == [{}, {}]
 
 
 def test_a_student_cannot_use_the_teachers_controls():
@@ -217,7 +271,7 @@ def test_two_rooms_at_once_never_mix():
     ask(teacher_b, "shape", 1)
     ann.run(), bob.run()
     assert "1:is" in texts(ann) and "What shape" in texts(bob)
-    pick(ann).set_value(4).run()
+    click_key(ann, 4)
     teacher_a.run(), teacher_b.run()
     assert teacher_a.metric[0].value == "1 / 1" and teacher_b.metric[0].value == "0 / 1"
     # one session (one tab) that teaches room A and then opens room B as a student
@@ -252,7 +306,7 @@ def test_the_page_keeps_its_rooms_in_redis_when_told(monkeypatch):
         student = join(code, "Ann")
         ask(teacher)
         student.run()
-        pick(student).set_value(4).run()
+        click_key(student, 4)
         other_process = RedisStore.from_url(url)  # what a second app process would read
         assert other_process.get(code).answered == 1 and list(other_process.data(code).nicknames.values()) == ["Ann"]
         teacher.button(key="cr_reveal").click().run()

@@ -1,5 +1,6 @@
-"""Classroom figures: the histogram of a round's answers, and the attention maps a round shows with
-its question and with its answer (from a ``Question``'s ``figure`` / ``reveal`` numbers).
+"""Classroom figures: the histogram of a round's answers, and the candidate heads a round shows with
+its question (a ``Question``'s ``figure`` numbers). The reveal's map is drawn by the attention
+explorer (``model.lessons.classroom_kinds``).
 
 Option labels and titles are escaped, because plotly reads markup; nicknames never reach a figure.
 """
@@ -12,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.attention import attention_heatmap, head_grid, visible_chars
+from viz.attention import head_grid, visible_chars
 from viz.common import HEAD_COLORS, house_layout, make_figure, margins, text_px
 
 ANSWER_COLOR = "#009E73"  # the right answer, once revealed (Okabe-Ito green)
@@ -59,27 +60,25 @@ def _tokens(spec: dict) -> list[str]:
     return visible_chars(spec["tokens"])
 
 
-def reveal_heatmap(spec: dict) -> go.Figure:
-    """One ``(T, T)`` map of a question's ``reveal`` numbers, its ``highlight_row`` framed."""
-    return attention_heatmap(
-        np.asarray(spec["weights"], dtype=float), _tokens(spec), title=spec.get("title", "attention"),
-        highlight_row=spec.get("highlight_row"),
-    )  # fmt: skip
-
-
 def candidate_heads(spec: dict) -> go.Figure:
-    """The ``(n, T, T)`` maps of a question's ``figure`` numbers, titled with their ``names``:
-    two by two when there are four (they fit a phone), else in one row."""
+    """The ``(n, T, T)`` maps of a question's ``figure`` numbers, each titled with its name from
+    ``names``: two by two when there are four (they fit a phone), else in one row."""
     w = np.asarray(spec["weights"], dtype=float)
     names = list(spec["names"])
     if w.ndim != 3 or len(names) != w.shape[0]:
         raise ValueError(f"expected (n, T, T) maps with one name each; got {w.shape} and {len(names)} names")
     n = w.shape[0]
     rows = 2 if n == 4 else 1
-    fig = head_grid(w.reshape(rows, n // rows, *w.shape[1:]), _tokens(spec), title=spec.get("title", "heads"))
     cols = n // rows
-    for i, (annotation, trace) in enumerate(zip(fig.layout.annotations, fig.data)):
-        grid_name = f"layer {i // cols} · head {i % cols}"  # what head_grid calls position i
-        annotation.text = _escape(names[i])
-        trace.hovertemplate = trace.hovertemplate.replace(grid_name, _escape(names[i]))
+    fig = head_grid(w.reshape(rows, cols, *w.shape[1:]), _tokens(spec), title=spec.get("title", "heads"))
+    # head_grid titles its columns "head h" and its rows "layer l"; these maps are named one by one
+    column_title = fig.layout.annotations[0]
+    titles = []
+    for i, trace in enumerate(fig.data):
+        x_axis, y_axis = fig.layout[trace.xaxis.replace("x", "xaxis", 1)], fig.layout[trace.yaxis.replace("y", "yaxis", 1)]
+        titles.append(go.layout.Annotation(column_title, text=_escape(names[i]), x=sum(x_axis.domain) / 2, y=y_axis.domain[1]))
+        trace.hovertemplate = trace.hovertemplate.replace(f"layer {i // cols} · head {i % cols}", _escape(names[i]))
+        if y_axis.title.text:
+            y_axis.title.text = y_axis.title.text.split(" · ", 1)[-1]  # "layer 1 · query" -> "query"
+    fig.layout.annotations = titles
     return fig

@@ -20,7 +20,8 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from model.analysis.ablation import ablate
-from model.analysis.profiles import model_attention, previous_token
+from model.analysis.profiles import previous_token
+from model.analysis.runs import run
 from model.lessons.walkthrough import input_tensor, reshape_steps
 from model.lessons.workshop import (
     HEAD_SENTENCES,
@@ -51,8 +52,9 @@ DIGITS = 4  # weights are kept to 4 decimals: enough for a heatmap, small to sen
 class Question:
     """One round. ``prompt`` and ``explanation`` are plain text (pages escape them);
     ``figure`` holds the numbers shown with the question (``{}``: none) and ``reveal`` those shown
-    with the answer: ``{"title", "tokens", "weights", "highlight_row", "names"}``, where
-    ``weights`` is ``(T, T)`` for one map or ``(n, T, T)`` with one name per map."""
+    with the answer: ``{"title", "tokens", "weights", "highlight_row", "names", "causal"}``, where
+    ``weights`` is ``(T, T)`` for one map or ``(n, T, T)`` with one name per map, and ``causal`` (when
+    true) says the model cannot see later tokens."""
 
     kind: str
     number: int
@@ -102,7 +104,7 @@ def from_attend(q: AttendQuestion, kind: str = "attend") -> Question:
         f"{best} gets weight {row[q.answer]:.3f}: its key has the largest scaled dot product with the query of "
         f"{query}, and the softmax keeps that order. Next is {second} ({row[int(order[1])]:.3f}). "
         "Points: the weight of your key relative to the strongest.",
-        reveal={"title": f"{q.detail}: every query (framed: {query})", "tokens": list(q.tokens),
+        reveal={"title": f"{q.detail}: every query", "tokens": list(q.tokens),
                 "weights": _round(q.weights), "highlight_row": q.query},
     )  # fmt: skip
 
@@ -158,7 +160,7 @@ def previous_question(number: int, weights, tokens: Sequence[str]) -> Question:
         figure={"title": "four heads: rows query, columns key", "tokens": list(tokens), "weights": _round(maps),
                 "names": names},
         reveal={"title": f"the previous-token head, {names[heads.index(best)]}", "tokens": list(tokens),
-                "weights": _round(maps[heads.index(best)]), "highlight_row": None},
+                "weights": _round(maps[heads.index(best)]), "highlight_row": None, "causal": True},
     )  # fmt: skip
 
 
@@ -168,23 +170,23 @@ def ablation_question(number: int, ck: Checkpoint) -> Question:
     rng = random.Random(number)
     sentence = HEAD_SENTENCES[rng.randrange(len(HEAD_SENTENCES))]
     layer, head = rng.randrange(layers), rng.randrange(heads)
-    run = ablate(ck, sentence, [("encoder", layer, head)])
-    before, after = run.before, run.after
-    label, other = before.label, next(x for x in ("negative", "positive") if x != before.label)
-    p_before = max(before.probs)
-    p_after = after.probs[before.probs.index(p_before)]
+    ablation = ablate(ck, sentence, [("encoder", layer, head)])
+    before, after = ablation.before, ablation.after
+    label = before.prediction
+    other = next(x for x in before.probs if x != label) if len(before.probs) == 2 else "another label"
+    p_before, p_after = before.probs[label], after.probs[label]
     options = (f"stays {label}, more confident", f"stays {label}, less confident", f"flips to {other}")
-    truth = 2 if after.label != label else (0 if p_after >= p_before else 1)
+    truth = 2 if after.prediction != label else (0 if p_after >= p_before else 1)
     return Question(
         "ablation", number, f"Switch off layer {layer} · head {head}: what happens?",
         f"The sentiment classifier reads “{sentence}” and says {label} ({p_before:.1%}). "
         f"Layer {layer}, head {head} is switched off (its output multiplied by 0). What happens to the prediction?",
         options, tuple(1.0 if i == truth else 0.0 for i in range(3)), truth,
-        f"With the head off the model says {after.label} ({max(after.probs):.1%}); the probability of {label} "
+        f"With the head off the model says {after.prediction} ({after.confidence:.1%}); the probability of {label} "
         f"went from {p_before:.1%} to {p_after:.1%}. The head's own weights stay the same; everything it passed "
         "to the layers above (and so to the prediction) is gone.",
-        reveal={"title": f"what layer {layer} · head {head} attended to", "tokens": list(before.tokens),
-                "weights": _round(before.attention.encoder[layer][0, head]), "highlight_row": None},
+        reveal={"title": f"what layer {layer} · head {head} attended to", "tokens": list(before.kinds["encoder"].keys),
+                "weights": _round(before.kinds["encoder"].weights[layer, head]), "highlight_row": None},
     )  # fmt: skip
 
 
@@ -206,8 +208,8 @@ def build_question(kind: str, number: int, checkpoint: Callable[[str], Checkpoin
     if kind == "ablation":
         return ablation_question(number, ck)
     if kind == "head":
-        view = model_attention(ck, head_sentence(number)).views["encoder"]
+        view = run(ck, head_sentence(number)).kinds["encoder"]
         return from_attend(head_question(number, view.weights, view.keys), "head")
     text = PREVIOUS_TEXTS[number % len(PREVIOUS_TEXTS)]
-    view = model_attention(ck, text).views["encoder"]
+    view = run(ck, text).kinds["encoder"]
     return previous_question(number, view.weights, view.keys)

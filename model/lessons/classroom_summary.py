@@ -11,7 +11,7 @@ import csv
 import io
 from dataclasses import dataclass
 
-from model.lessons.classroom import RoomData
+from model.lessons.classroom_rules import RoomData
 
 
 @dataclass(frozen=True)

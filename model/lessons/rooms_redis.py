@@ -17,7 +17,8 @@ import secrets
 
 import redis
 
-from model.lessons.classroom import (
+from model.lessons.classroom_questions import Question
+from model.lessons.classroom_rules import (
     MAX_PARTICIPANTS,
     MAX_ROOMS,
     MAX_ROUNDS,
@@ -34,7 +35,6 @@ from model.lessons.classroom import (
     same_secret,
     secret_hash,
 )
-from model.lessons.classroom_questions import Question
 
 PREFIX = "attn:room:"
 

@@ -1,18 +1,26 @@
 """A whole classroom round in a real browser: one teacher and three students (one on a 360 px wide
-phone), each its own browser context. Nobody reloads: the question, the live count and the reveal
-reach every page through the room's polling fragment. Ends with the summary and its CSV."""
+touch phone), each its own browser context. Nobody reloads: the question, the live count and the
+reveal reach every page through the room's polling fragment. The students answer "which key wins" in
+the attention explorer, each its own way: Ann clicks the key, Bob uses the keyboard (arrow keys,
+Enter), Zoë taps it on the phone. Before the reveal every key looks the same; after it, every page's
+explorer holds the head's real weights. Ends with the summary and its CSV."""
 
 from __future__ import annotations
 
 import csv
 import io
+import json
 import re
+import time
 
 from .conftest import ARTIFACTS
 from .test_pages import RUN_TIMEOUT_MS, wait_until_idle
 
 LIVE_MS = 30_000  # a change must show up by polling alone (every 1.5 s; generous for a busy machine)
 STUDENTS = (("Ann", 1400), ("Bob", 1400), ("Zoë_360", 360))
+EXPLORER = '[data-testid="attention-explorer"]'
+CANVAS = ".ae-pane:not([hidden]) canvas.ae-base"
+DESSERT = 0.4917  # the hand-worked example's weight of 4:dessert for the query 1:is (the seed's number)
 
 
 def text(page, value: str, timeout: int = LIVE_MS):
@@ -30,11 +38,52 @@ def bar_counts(page) -> list[int]:
     )
 
 
+def explorer_state(page, until, timeout_ms: int = LIVE_MS) -> dict:
+    """The page's explorer state (its data-state JSON) once ``until(state)`` holds."""
+    deadline = time.monotonic() + timeout_ms / 1000
+    while True:
+        raw = page.locator(EXPLORER).first.get_attribute("data-state") if page.locator(EXPLORER).count() else None
+        state = json.loads(raw) if raw else None
+        if state is not None and until(state):
+            return state
+        assert time.monotonic() < deadline, f"the explorer never got there; last state: {state}"
+        page.wait_for_timeout(100)
+
+
+def key_point(page, key: int) -> tuple[float, float]:
+    """Page coordinates of the centre of key ``key`` in the explorer's one-row heatmap."""
+    root = page.locator(EXPLORER).first
+    root.locator(CANVAS).scroll_into_view_if_needed()
+    lay = json.loads(root.get_attribute("data-layout"))
+    assert lay["type"] == "heat", lay
+    box = root.locator(CANVAS).bounding_box()
+    return box["x"] + lay["x0"] + (key + 0.5) * lay["c"], box["y"] + lay["y0"] + 0.5 * lay["c"]
+
+
+def answer(page, how: str, key: int) -> None:
+    """Answer in the explorer by a click, the keyboard (from the first key) or a tap."""
+    root = page.locator(EXPLORER).first
+    explorer_state(page, lambda s: s["kind"] == "choice")
+    if how == "keyboard":
+        page.mouse.move(1, 1)  # nothing hovered: the first arrow then selects the first key
+        explorer_state(page, lambda s: s["hovered"] is None)
+        root.focus()
+        for press in ["ArrowRight"] * (key + 1):  # the first arrow selects the first key, the rest move
+            root.press(press)
+        root.press("Enter")
+    elif how == "tap":
+        page.touchscreen.tap(*key_point(page, key))
+    else:
+        page.mouse.click(*key_point(page, key))
+    explorer_state(page, lambda s: (s["clicked"] or {}).get("key") == key)
+
+
 def test_a_round_with_a_teacher_and_three_students(browser, app_url: str) -> None:
     contexts, errors = [], []
 
     def open_page(width: int, url: str):
-        context = browser.new_context(viewport={"width": width, "height": 1000 if width > 400 else 740})
+        phone = width <= 400
+        context = browser.new_context(viewport={"width": width, "height": 740 if phone else 1000}, has_touch=phone)
         contexts.append(context)
         page = context.new_page()
         page.on("pageerror", lambda exc: errors.append(str(exc)))
@@ -70,12 +119,20 @@ def test_a_round_with_a_teacher_and_three_students(browser, app_url: str) -> Non
 
         teacher.get_by_role("button", name="Ask", exact=True).click()
         text(teacher, "Question 1:", RUN_TIMEOUT_MS)
-        for page, choice in zip(students, ("4:dessert", "0:Life", "4:dessert")):
+        assert teacher.locator(EXPLORER).count() == 0  # no weights on the projector before the reveal
+        for page, (how, key, label) in zip(students, (("click", 4, "4:dessert"), ("keyboard", 0, "0:Life"),
+                                                      ("tap", 4, "4:dessert"))):  # fmt: skip
             text(page, "Question 1: Which key does 1:is attend to most?")  # arrived without a reload
-            page.get_by_role("radio", name=choice, exact=True).click()  # st.pills: one radio per option
-            text(page, "Answer sent")
+            assert page.get_by_role("radio").count() == 0  # a key is answered in the explorer, not with pills
+            page.mouse.move(*key_point(page, 2))  # before the reveal every key has the same weight
+            hovered = explorer_state(page, lambda s: s["hovered"] is not None)["hovered"]
+            assert hovered["query_token"] == "is" and abs(hovered["weight"] - 1 / 6) < 1e-6
+            answer(page, how, key)
+            text(page, f"Answer sent: {label}")
         phone = students[2]
+        assert json.loads(phone.locator(EXPLORER).get_attribute("data-layout"))["c"] >= 32  # a key is a fingertip wide
         assert phone.evaluate("() => document.documentElement.scrollWidth") <= 360  # nothing wider than the phone
+        phone.screenshot(path=str(ARTIFACTS / "classroom-phone-question.png"), full_page=True)
 
         text(teacher, "3 / 3")  # the live count
         teacher.get_by_text("Show the answers' histogram").click()
@@ -86,10 +143,18 @@ def test_a_round_with_a_teacher_and_three_students(browser, app_url: str) -> Non
         assert bar_counts(teacher) == [1, 0, 0, 0, 2, 0]
 
         teacher.get_by_role("button", name="Reveal").click()
-        for page, verdict in zip(students, ("You got it.", "You chose 0:Life", "You got it.")):
+        for page, verdict in zip((teacher, *students), ("The answer: 4:dessert", "You got it.", "You chose 0:Life",
+                                                         "You got it.")):  # fmt: skip
             text(page, "The answer: 4:dessert")
             text(page, verdict)
-            page.wait_for_selector('.js-plotly-plot .heatmaplayer', state="attached", timeout=LIVE_MS)
+            # the real weights: the query's row first, the head's whole map a tab away
+            explorer_state(page, lambda s: s["kind"] == "row")
+            page.mouse.move(*key_point(page, 4))
+            hovered = explorer_state(page, lambda s: s["hovered"] is not None and s["hovered"]["key"] == 4)["hovered"]
+            assert abs(hovered["weight"] - DESSERT) < 1e-4, hovered
+        teacher.locator(EXPLORER).get_by_role("button", name=re.compile("every query")).click()
+        whole = explorer_state(teacher, lambda s: s["kind"] == "map")
+        assert whole["view"] == "heatmap"
         ARTIFACTS.mkdir(exist_ok=True)
         phone.screenshot(path=str(ARTIFACTS / "classroom-phone.png"), full_page=True)
 
