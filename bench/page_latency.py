@@ -63,6 +63,7 @@ class PageSpec:
     word_level: bool = True  # the input's words become the heatmap's labels (so a marker word can be found)
     path: str | None = None  # URL path when it is not the page's name
     app: str = "app.py"  # the Streamlit script that serves the page
+    explorer: bool = False  # chart_key is an attention explorer (a component), not a plotly chart
 
 
 # Widget and chart keys as used in pages/*.py; edit here when the pages change them.
@@ -71,12 +72,10 @@ PAGES: dict[str, PageSpec] = {
     "start": PageSpec(None, "start-picture", path=""),
     "hand": PageSpec("hand_sentence", "hand-weights"),
     "reshape": PageSpec(None, None),
-    "classifier": PageSpec("cls_text", "cls-head", task="classifier"),  # its default view: one head
-    "classifier-grid": PageSpec("cls_text", "cls-grid", task="classifier", path="classifier?cls_show=grid"),
-    # generator: the step-1 view, whose keys are the prompt's last characters (the other heatmaps show
-    # generated text, which need not change with the prompt)
-    "generator": PageSpec("gen_prompt", "gen-step-heads", task="generator", textarea=True, word_level=False),
-    "translator": PageSpec("tr_text", "tr-head", task="translator"),
+    # the model pages: their attention explorer (every kind, layer and head) holds the new run
+    "classifier": PageSpec("cls_text", "cls-explorer", task="classifier", explorer=True),
+    "generator": PageSpec("gen_prompt", "gen-explorer", task="generator", textarea=True, word_level=False, explorer=True),
+    "translator": PageSpec("tr_text", "tr-explorer", task="translator", explorer=True),
     # the pages beyond the five: their first render (they open on the classifier)
     "ablation": PageSpec(None, None, task="classifier"),
     "pairs": PageSpec(None, None, task="classifier"),
@@ -170,8 +169,19 @@ INIT_SCRIPT = """
     if (e.key === 'Enter') window.__benchT0 = performance.now();
   }, true);
   document.addEventListener('mousedown', () => { window.__benchClickT0 = performance.now(); }, true);
-  window.__benchChart = (sel) => window.__benchSig(document.querySelector(sel));
+  // "explorer:<key>": the attention explorer, whose root lives in a shadow root under the keyed element
+  window.__benchFind = (sel) => {
+    if (!sel.startsWith('explorer:')) return document.querySelector(sel);
+    const box = document.querySelector('.st-key-' + sel.slice(9));
+    const host = box && [...box.querySelectorAll('*')].find((e) => e.shadowRoot);
+    return host ? host.shadowRoot.querySelector('[data-testid="attention-explorer"]') : null;
+  };
+  window.__benchChart = (sel) => window.__benchSig(window.__benchFind(sel));
   window.__benchSig = (gd) => {
+    if (gd && gd.dataset && gd.dataset.testid === 'attention-explorer') {  // the explorer: its data's digest
+      const st = gd.dataset.state ? JSON.parse(gd.dataset.state) : null;
+      return st && st.digest ? {hash: st.digest, text: gd.textContent} : null;
+    }
     if (!gd || !gd.data || !gd._fullLayout) return null;
     if (gd.__benchData !== gd.data) {  // plotly replaces gd.data on every new figure
       const text = JSON.stringify(gd.data.map((t) => [t.x, t.y, t.z, t.text]));
@@ -232,6 +242,8 @@ START_CHANGE = """(a) => {
 
 
 def chart_selector(spec: PageSpec) -> str:
+    if spec.explorer:  # see __benchFind
+        return f"explorer:{spec.chart_key}"
     return f".st-key-{spec.chart_key} .js-plotly-plot" if spec.chart_key else ".js-plotly-plot"
 
 
