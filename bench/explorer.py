@@ -22,7 +22,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._server import emit, launch_chromium, log, streamlit_server, summary  # noqa: E402
-from tests.explorer_runs import generator_run, translator_run  # noqa: E402
+from bench.explorer_runs import generator_run, translator_run  # noqa: E402
 from viz.explorer import asset, explorer_html, explorer_payload, pack_payload  # noqa: E402
 
 CASES = {

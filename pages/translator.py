@@ -77,7 +77,7 @@ def step_section(result: RunResult, layer: int) -> list:
     query = f"{step - 1}:{out}"
     src, tgt_in = axes(cross, result)[1], list(decoder.keys)
     st.caption(
-        f"Step {step}: the decoder wrote **{markdown_escape(out)}**. Its query looked at the German words "
+        f"Step {step} (output position {step - 1}; positions count from 0): the decoder wrote **{markdown_escape(out)}**. Its query looked at the German words "
         f"(cross-attention) and at the English written so far (decoder self-attention). Layer {layer}."
     )
     row = cross.weights[layer, :, step - 1]  # (heads, German keys)

@@ -15,7 +15,7 @@ import pytest
 from playwright.sync_api import expect
 
 from bench._server import streamlit_server
-from tests.explorer_runs import MARKUP, classifier_run, translator_run
+from bench.explorer_runs import MARKUP, classifier_run, translator_run
 from viz.explorer import display_token
 
 from .conftest import ARTIFACTS, STARTUP_SECONDS
