@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from bench.explorer_runs import MARKUP, classifier_run, generator_run, rollout_of, translator_run
 from model.analysis.results import attention_kind, causal
 from pages.shared.explorer import _prefix, checked_cell
 from tests.apptest import ROOT
-from bench.explorer_runs import MARKUP, classifier_run, generator_run, rollout_of, translator_run
 from viz.explorer import (
     clamp_state,
     display_token,
