@@ -76,7 +76,8 @@ def prediction(hub: HubModel, out: HubRun) -> None:
         st.subheader("Output")
         output_text(r.prediction)
     if "prediction" in r.notes:
-        st.info(markdown_escape(r.notes["prediction"]))
+        note = r.notes["prediction"]
+        st.info(markdown_escape(note[:1].upper() + note[1:]) + ".")
     elif hub.head == "base":
         st.info("This model has no prediction head: only its attention is shown.")
 

@@ -74,7 +74,8 @@ def raw_markup(markdown: str) -> bool:
 
 
 def messages(at: AppTest) -> str:
-    return " ".join(e.value for e in [*at.error, *at.warning, *at.info])
+    """Every message on the page, with Markdown's escapes dropped."""
+    return " ".join(e.value for e in [*at.error, *at.warning, *at.info]).replace("\\", "")
 
 
 def test_empty_state_says_what_to_type_and_the_limits():

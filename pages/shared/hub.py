@@ -69,6 +69,8 @@ def _failure(source: str, message: str) -> None:
     st.error(f"**{markdown_escape(source)}** could not be opened: {markdown_escape(message)}.")
     st.caption("The other pages keep working. Check the id or the folder, or open a folder that "
                "`save_pretrained` wrote (config.json, model.safetensors and the tokenizer files).")  # fmt: skip
+    st.button("Try again", key="hub_retry", on_click=lambda: st.session_state.pop(FAILED, None),
+              help="This session does not try a model that failed again until asked (the Hub may be back).")  # fmt: skip
 
 
 def _load_with_progress(source: str, dev: str) -> HubModel:
@@ -96,7 +98,6 @@ def open_hub(source: str, dev: str | None = None) -> HubModel | None:
     failed = st.session_state.get(FAILED)
     if failed and tuple(failed[:2]) == (source, dev):
         _failure(source, failed[2])
-        st.button("Try again", key="hub_retry", on_click=lambda: st.session_state.pop(FAILED, None))
         return None
     slot = _slot(source, dev)
     with slot["lock"]:
