@@ -17,6 +17,7 @@ PAGES = [
     "classifier",
     "generator",
     "translator",
+    "any_model",
     "ablation",
     "pairs",
     "profiles",
@@ -27,6 +28,7 @@ PAGES = [
 # url_path answers "Page not found" and falls back to the root, so it is visited at "/".
 DEFAULT_PAGE = "start"
 MODEL_PAGES = {"classifier", "generator", "translator"}  # these need a trained checkpoint
+OPENING_TEXT = {"any_model": "Type a model id or a folder"}  # pages that draw no chart until asked
 PAGE_MODEL = {
     "ablation": "classifier",
     "pairs": "classifier",
@@ -92,7 +94,9 @@ def test_page_renders(page, app_url: str, path: str) -> None:
         assert set(PAGES) - {DEFAULT_PAGE} <= set(targets) and "common" not in targets and "shared" not in targets, (
             f"unexpected navigation: {targets}"
         )
-        if has_model:
+        if path in OPENING_TEXT:
+            page.get_by_text(OPENING_TEXT[path]).first.wait_for(timeout=CHART_TIMEOUT_MS)
+        elif has_model:
             page.wait_for_selector(".js-plotly-plot", state="attached", timeout=CHART_TIMEOUT_MS)
             assert page.locator(".js-plotly-plot").count() >= 1
         else:
