@@ -148,6 +148,18 @@ def test_encoder_decoder_translates(tiny):
     assert at.slider(key="hub_generate").label == "Generate at most N tokens"
 
 
+def test_a_hub_id_is_downloaded_once_per_process(tiny, hub_env):
+    with FakeHub({"org/tiny-gpt2": tiny["gpt2"]}) as fake:
+        hub_env.setenv("HF_ENDPOINT", fake.url)
+        at = run("org/tiny-gpt2")
+        assert not at.exception and not at.error and at.get("bidi_component")
+        assert "model.safetensors" in fake.fetched and not any(f.endswith(".py") for f in fake.fetched)
+        fetched = len(fake.fetched)
+        again = run("org/tiny-gpt2", text="two dogs play in the snow .")  # another session, the cached model
+        assert not again.exception and again.get("bidi_component") and len(fake.fetched) == fetched
+    assert "org/tiny-gpt2" in " ".join(c.value for c in at.caption).replace("\\", "")
+
+
 @pytest.mark.parametrize("case", ["no folder", "no config", "offline", "over the cap"])
 def test_bad_sources_say_what_to_do(tiny, tmp_path, hub_env, case):
     empty = tmp_path / "empty"
