@@ -129,7 +129,7 @@ def attention(hub: HubModel, out: HubRun, text: str, generate: int) -> None:
         return
     explorer_download(kinds, title, key="hub-download", rollout=rollout)
     rid = run_id(hub.source, text, generate, kept is not None)
-    cell = clicked(CELL, rid, kinds, cell)
+    cell = clicked(CELL, rid, kinds, cell, rollout)
     if cell is None:
         st.caption("Click a cell of the map (or select one with the arrow keys and press Enter) to see how the "
                    "model computed that weight.")  # fmt: skip

@@ -268,6 +268,15 @@ def test_a_mean_cell_explains_no_single_weight(tiny):
     at = run(tiny["gpt2"])
     at = click(at, tiny["gpt2"], TEXT, {"kind": "decoder", "layer": 1, "head": None, "query": 2, "key": 1})
     assert not at.exception and "the mean of layer 1's heads" in messages(at) and not at.metric
+    weights = kind_weights(payload(at), "decoder")
+    assert f"{weights[1, :, 2, 1].mean():.4f}" in messages(at)
+
+
+def test_a_rollout_cell_explains_no_single_weight(tiny):
+    at = run(tiny["bert"])
+    at = click(at, tiny["bert"], TEXT, {"kind": "encoder", "layer": None, "head": None, "query": 2, "key": 1})
+    assert not at.exception and not at.metric
+    assert "the rollout over all layers" in messages(at)
 
 
 def test_hidden_special_tokens_map_back_to_the_model(tiny):

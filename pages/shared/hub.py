@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
 import streamlit as st
 
 from model.analysis.results import AttentionKind, RunResult
@@ -155,15 +156,16 @@ def run_id(source: str, text: str, generate: int, hidden: bool = False) -> tuple
     return source, text, int(generate), bool(hidden)
 
 
-def clicked(store: str, rid: tuple, kinds: list[AttentionKind], cell: dict | None) -> dict | None:
+def clicked(store: str, rid: tuple, kinds: list[AttentionKind], cell: dict | None,
+            rollout: np.ndarray | None = None) -> dict | None:
     """The cell to explain: this run's click, else the last one stored under ``store`` for the same run
-    (a click is a trigger: the next rerun no longer reports it)."""
+    (a click is a trigger: the next rerun no longer reports it), checked against ``kinds``."""
     if cell is not None:
         st.session_state[store] = {"run": rid, "cell": cell}
     saved = st.session_state.get(store)
     if not isinstance(saved, dict) or saved.get("run") != rid:
         return None
-    return checked_cell(kinds, saved.get("cell"))
+    return checked_cell(kinds, saved.get("cell"), rollout)
 
 
 @st.cache_data(max_entries=64, show_spinner="Recomputing the weight…", **CACHE)
