@@ -14,6 +14,8 @@ PAGES = [
     st.Page("pages/classifier.py", title="Sentiment classifier", url_path="classifier"),
     st.Page("pages/generator.py", title="Shakespeare generator", url_path="generator"),
     st.Page("pages/translator.py", title="Translator (de → en)", url_path="translator"),
+    # url_path = the file's name: with a pages/ folder, a fresh server's first session finds a page by its file
+    st.Page("pages/any_model.py", title="Any model (Hugging Face)", url_path="any_model"),
     st.Page("pages/ablation.py", title="Head ablation", url_path="ablation"),
     st.Page("pages/pairs.py", title="Minimal pairs", url_path="pairs"),
     st.Page("pages/profiles.py", title="Head profiles", url_path="profiles"),

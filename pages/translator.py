@@ -8,6 +8,7 @@ import streamlit as st
 from model.analysis.results import RunResult
 from model.training.checkpoint import Checkpoint
 from pages.shared.display import export_view_button, output_text, show_figure
+from pages.shared.hub import TRANSLATOR_HUB, hub_cross_attention_panel
 from pages.shared.models import require_checkpoint
 from pages.shared.runs import attempt, input_notes, run_translation
 from pages.shared.state import bounded, hold, init_state, keep_valid, sync_url
@@ -135,6 +136,21 @@ def page_body(ck: Checkpoint) -> None:
             st.info("Teacher-forced view: the attention below is for the reference translation fed to the decoder, "
                     "not for the model's own output.")  # fmt: skip
     attention(ck, result)
+    compare_with_hub(text)
+
+
+def compare_with_hub(text: str) -> None:
+    """An optional second panel: a production translation model from the Hugging Face Hub (or a local
+    folder) on the same German sentence, its cross-attention beside ours."""
+    init_state("tr_hub", False, lambda raw: raw == "True")
+    if not st.toggle("Compare with a Hugging Face translation model", key="tr_hub",
+                     help="Loads a pretrained model (downloaded once); here the Hub may be unreachable."):  # fmt: skip
+        sync_url("tr_hub")
+        return
+    init_state("tr_hub_id", TRANSLATOR_HUB)
+    st.text_input("Hugging Face model id or local folder", key="tr_hub_id")
+    sync_url("tr_hub", "tr_hub_id")
+    hub_cross_attention_panel(st.session_state["tr_hub_id"].strip(), text)
 
 
 st.title("Translator (German → English)")

@@ -1,5 +1,5 @@
 """Every model on every device this machine has: our three (tests/tiny.py checkpoints) and tiny
-Hugging Face ones (tests/hub_tiny.py) give the same logits and attention everywhere.
+Hugging Face ones (bench/hub_tiny.py) give the same logits and attention everywhere.
 
 The reference is a float64 run on the CPU; each device's float32 run must match it within
 ``ATOL`` (attention weights are probabilities, so an absolute tolerance fits them) and
@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 import torch
 
+from bench.hub_tiny import save_bert, save_gpt2, save_marian
 from model.training.checkpoint import load_checkpoint
-from tests.hub_tiny import save_bert, save_gpt2, save_marian
 from tests.tiny import make_checkpoints
 
 ATOL = 1e-5  # attention weights: float32 against float64

@@ -1,4 +1,4 @@
-"""Hugging Face models opened by path (tiny random ones from tests/hub_tiny.py, no network): the maps
+"""Hugging Face models opened by path (tiny random ones from bench/hub_tiny.py, no network): the maps
 in a RunResult are the model's own ``output_attentions``, generation's per-step maps equal one
 teacher-forced pass, and the step-by-step explanation recomputes every weight exactly."""
 
@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 import torch
 
+from bench.hub_tiny import BUILDERS, SIZE
 from model.hub.explain import explain, forward
 from model.hub.load import load
 from model.hub.run import run
-from tests.hub_tiny import BUILDERS, SIZE
 
 TEXT = "the cat sat on the mat ."
 SHAPES = {"gpt2": ("decoder", "causal-lm", "bytelevel"), "bert": ("encoder", "masked-lm", "wordpiece"),

@@ -1,5 +1,5 @@
 """Every way a Hugging Face model can fail to open or run ends in one HubError whose message says
-what to do; downloads go through a loopback stand-in for the Hub (tests/hub_tiny.FakeHub)."""
+what to do; downloads go through a loopback stand-in for the Hub (bench/hub_tiny.FakeHub)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 import torch
 
+from bench.hub_tiny import FakeHub, edit_config, save_bert, save_gpt2, save_marian
 from model.__main__ import main
 from model.hub import HubError
 from model.hub.download import OFFLINE, TIMEOUT_ENV
 from model.hub.load import MAX_PARAMS_ENV, load, max_params
 from model.hub.run import run
-from tests.hub_tiny import FakeHub, edit_config, save_bert, save_gpt2, save_marian
 
 
 @pytest.fixture(scope="module")

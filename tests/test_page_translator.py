@@ -9,7 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests import apptest
-from tests.apptest import chart, explorer, kind, run_on, url
+from tests.apptest import chart, explorer, explorers, kind, run_on, url
 from tests.tiny import TRANSLATOR
 
 PAGE = apptest.page("translator")
@@ -147,3 +147,20 @@ def test_unknown_words_in_the_reference_are_named():
     at = run(tr_forced=True, tr_reference="a man rides a zyxwv .")
     assert not at.exception
     assert any("zyxwv" in w.value and "reference" in w.value for w in at.warning)
+
+
+def test_compare_with_a_hub_model_says_when_the_hub_cannot_be_reached(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    at = run(tr_hub=True, tr_hub_id="Helsinki-NLP/opus-mt-de-en")
+    assert not at.exception
+    assert explorer(at)  # our translator's explorer is still there
+    assert any("Hugging Face Hub" in e.value for e in at.error), [e.value for e in at.error]
+
+
+def test_compare_with_a_local_hub_folder(tmp_path):
+    from bench.hub_tiny import save_all
+
+    folders = save_all(tmp_path)
+    at = run(tr_hub=True, tr_hub_id=str(folders["marian"]))
+    assert not at.exception, at.exception
+    assert len(explorers(at)) == 2 and [k["name"] for k in explorers(at)[1]["kinds"]] == ["cross"]

@@ -17,6 +17,7 @@ PAGES = [
     "classifier",
     "generator",
     "translator",
+    "any_model",
     "ablation",
     "pairs",
     "profiles",
@@ -28,6 +29,7 @@ PAGES = [
 # url_path answers "Page not found" and falls back to the root, so it is visited at "/".
 DEFAULT_PAGE = "start"
 MODEL_PAGES = {"classifier", "generator", "translator"}  # these need a trained checkpoint
+OPENING_TEXT = {"any_model": "Type a model id or a folder"}  # pages that draw no chart until asked
 PAGE_MODEL = {
     "ablation": "classifier",
     "pairs": "classifier",
@@ -96,6 +98,8 @@ def test_page_renders(page, app_url: str, path: str) -> None:
         )
         if path in NO_CHARTS:
             page.get_by_role("button", name=NO_CHARTS[path]).wait_for(timeout=CHART_TIMEOUT_MS)
+        elif path in OPENING_TEXT:
+            page.get_by_text(OPENING_TEXT[path]).first.wait_for(timeout=CHART_TIMEOUT_MS)
         elif has_model:
             page.wait_for_selector(".js-plotly-plot", state="attached", timeout=CHART_TIMEOUT_MS)
             assert page.locator(".js-plotly-plot").count() >= 1
