@@ -6,7 +6,6 @@ call it on the one cached model that every session shares.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -15,7 +14,7 @@ import torch
 from torch import Tensor
 
 from model.analysis.results import AttentionKind
-from model.nets.attention import causal_mask
+from model.nets.attention import Probe, causal_mask
 from model.nets.generator import Generator
 
 
@@ -84,12 +83,9 @@ class CausalSteps:
 
 @torch.no_grad()
 def causal_steps(model: Generator, ids: Tensor, layer: int, head: int) -> CausalSteps:
-    """Recompute head ``head`` of layer ``layer`` of a generator from that layer's input.
-
-    Runs the embeddings and the blocks below ``layer`` exactly as ``forward`` does (in eval mode,
-    so dropout is the identity), then projects the normalised input to this head's queries and
-    keys. The softmax equals ``model(ids, return_attention=True)`` weights for that layer and head.
-    """
+    """Head ``head`` of layer ``layer`` of a generator, step by step, from the model's own forward pass
+    (a :class:`~model.nets.attention.Probe` of that layer: no copy of the attention arithmetic here).
+    The softmax is ``model(ids, return_attention=True)``'s weights for that layer and head."""
     c = model.config
     if model.training:
         raise ValueError("causal_steps explains the model in eval mode; call model.eval() first")
@@ -97,25 +93,14 @@ def causal_steps(model: Generator, ids: Tensor, layer: int, head: int) -> Causal
         raise ValueError(f"layer {layer} does not exist; the model has layers 0..{len(model.blocks) - 1}")
     if not 0 <= head < c.heads:
         raise ValueError(f"head {head} does not exist; each layer has heads 0..{c.heads - 1}")
-    B, T = ids.shape
+    T = ids.size(1)
     if not 0 < T <= c.block_size:
         raise ValueError(f"ids have {T} positions; give 1..{c.block_size} (the context length)")
-    x = model.tok_emb(ids) * math.sqrt(c.dim) + model.pos_emb(torch.arange(T, device=ids.device))
-    mask = causal_mask(T, device=ids.device)
-    for block in model.blocks[:layer]:
-        x, _ = block(x, mask, need_weights=True)  # the same (unfused) path as return_attention
-    block = model.blocks[layer]
-    attn = block.attn
-    h = block.norm1(x) if block.norm_first else x
-    q = attn.split_heads(attn.to_q(h))[:, head]  # (B, T, s)
-    k = attn.split_heads(attn.to_k(h))[:, head]
-    s = attn.head_dim
-    if attn.split_scale:
-        scores = (q / s**0.25) @ (k / s**0.25).transpose(-2, -1)
-    else:
-        scores = (q @ k.transpose(-2, -1)) / math.sqrt(s)
-    masked = scores.masked_fill(~mask, float("-inf"))
-    return CausalSteps(scores, mask, masked, torch.softmax(masked, dim=-1))
+    probe = Probe("encoder", layer)
+    model(ids, probe=probe)
+    t = probe.trace
+    scores, mask = t.scores[:, head], causal_mask(T, device=ids.device)
+    return CausalSteps(scores, mask, scores.masked_fill(~mask, float("-inf")), t.weights[:, head])
 
 
 @torch.no_grad()

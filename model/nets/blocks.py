@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import torch
@@ -24,6 +25,13 @@ class AttentionMaps:
 
     def to(self, device: torch.device | str) -> AttentionMaps:
         return AttentionMaps(*([w.to(device) for w in ws] for ws in (self.encoder, self.decoder, self.cross)))
+
+
+def embed(tok: nn.Embedding, pos: nn.Embedding, ids: Tensor, *, start: int = 0) -> Tensor:
+    """Token embeddings scaled by √width plus learned positions ``start``, ``start + 1``, ...: every
+    model's first line (the dropout after it is the model's)."""
+    positions = torch.arange(start, start + ids.size(1), device=ids.device)
+    return tok(ids) * math.sqrt(tok.embedding_dim) + pos(positions)
 
 
 def layer_head_mask(head_mask: Tensor | None, layer: int) -> Tensor | None:

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import torch
 from torch import Tensor, nn
 
 from model.nets.attention import Probe, padding_mask, probe_at
-from model.nets.blocks import AttentionMaps, EncoderBlock, check_probe, layer_head_mask
+from model.nets.blocks import AttentionMaps, EncoderBlock, check_probe, embed, layer_head_mask
 
 
 @dataclass(frozen=True)
@@ -52,11 +51,8 @@ class Classifier(nn.Module):
         """``ids`` ``(B, T)`` padded with ``pad_id`` -> logits ``(B, classes)`` and attention maps;
         ``probe`` (model.nets.attention.Probe) is filled with one layer's attention internals."""
         check_probe(probe, {"encoder": len(self.blocks)})
-        B, T = ids.shape
         ids = ids[:, : self.config.max_len]
-        T = ids.size(1)
-        pos = torch.arange(T, device=ids.device)
-        x = self.drop(self.tok_emb(ids) * math.sqrt(self.config.dim) + self.pos_emb(pos))
+        x = self.drop(embed(self.tok_emb, self.pos_emb, ids))
         mask = padding_mask(ids, self.config.pad_id)
         maps = AttentionMaps() if return_attention else None
         for i, block in enumerate(self.blocks):

@@ -3,7 +3,6 @@ next-token logits and seeded sampling."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import torch
@@ -11,7 +10,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from model.nets.attention import Probe, causal_mask, probe_at
-from model.nets.blocks import AttentionMaps, EncoderBlock, check_probe, layer_head_mask
+from model.nets.blocks import AttentionMaps, EncoderBlock, check_probe, embed, layer_head_mask
 
 
 @dataclass(frozen=True)
@@ -57,8 +56,7 @@ class Generator(nn.Module):
         B, T = ids.shape
         if T > self.config.block_size:
             raise ValueError(f"input has {T} characters; the context holds {self.config.block_size}")
-        pos = torch.arange(T, device=ids.device)
-        x = self.drop(self.tok_emb(ids) * math.sqrt(self.config.dim) + self.pos_emb(pos))
+        x = self.drop(embed(self.tok_emb, self.pos_emb, ids))
         mask = self.mask[:T, :T]
         maps = AttentionMaps() if return_attention else None
         for i, block in enumerate(self.blocks):

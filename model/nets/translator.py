@@ -11,7 +11,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from model.nets.attention import Probe, causal_mask, padding_mask, probe_at
-from model.nets.blocks import AttentionMaps, DecoderBlock, EncoderBlock, check_probe, layer_head_mask
+from model.nets.blocks import AttentionMaps, DecoderBlock, EncoderBlock, check_probe, embed, layer_head_mask
 
 
 @dataclass(frozen=True)
@@ -55,8 +55,7 @@ class Translator(nn.Module):
             nn.init.normal_(emb.weight, std=c.dim**-0.5)
 
     def embed(self, ids: Tensor, tok: nn.Embedding, pos: nn.Embedding) -> Tensor:
-        positions = torch.arange(ids.size(1), device=ids.device)
-        return self.drop(tok(ids) * math.sqrt(self.config.dim) + pos(positions))
+        return self.drop(embed(tok, pos, ids))
 
     def encode(
         self,
@@ -147,8 +146,7 @@ class Translator(nn.Module):
         step's query (one position) against every key so far."""
         check_probe(probe, {"decoder": len(self.decoder), "cross": len(self.decoder)})
         hm = head_mask or {}
-        pos = self.tgt_pos(torch.tensor([tgt.size(1) - 1], device=tgt.device))
-        x = self.drop(self.tgt_emb(tgt[:, -1:]) * math.sqrt(self.config.dim) + pos)
+        x = self.drop(embed(self.tgt_emb, self.tgt_pos, tgt[:, -1:], start=tgt.size(1) - 1))
         cross_mask = padding_mask(src, self.config.pad_id)
         for i, block in enumerate(self.decoder):
             x, ws, wc = block(
