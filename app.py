@@ -24,7 +24,7 @@ PAGES = [
     st.Page("pages/classroom.py", title="Classroom", url_path="classroom"),
 ]
 
-page = st.navigation(PAGES)
+page = st.navigation(PAGES, expanded=True)  # every page listed: past 10 Streamlit would hide some behind "View more"
 start_url()
 sidebar()
 try:

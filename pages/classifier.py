@@ -83,9 +83,14 @@ def attention(ck: Checkpoint, result: RunResult) -> None:
     attention_views(result, "cls", ck=None if st.session_state["cls_hide"] else ck, rollout=rolled, title=title,
                     csv_name="classifier")  # fmt: skip
     tokens = axes(kind, result)[0]
-    reach = query_bar(rolled.mean(axis=0), tokens, query_label="the sentence (mean of all positions)",
-                      title="how much each word reaches the pooled sentence vector that the classifier reads")  # fmt: skip
-    show_figure(reach, "cls-rollout-bar")
+    init_state("cls_reach", False, lambda raw: raw == "True")
+    reach = st.expander("How much each word reaches the sentence vector (rollout)", key="cls_reach", on_change="rerun")
+    sync_url("cls_reach")
+    if reach.open:  # lazy: a chart a new sentence would otherwise redraw every time
+        with reach:
+            bar = query_bar(rolled.mean(axis=0), tokens, query_label="the sentence (mean of all positions)",
+                              title="how much each word reaches the pooled sentence vector that the classifier reads")  # fmt: skip
+            show_figure(bar, "cls-rollout-bar")
 
 
 @st.fragment

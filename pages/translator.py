@@ -69,7 +69,6 @@ def step_section(result: RunResult, layer: int) -> list:
     init_state("tr_step", 1, bounded(1, T))
     keep_valid("tr_step", range(1, T + 1), 1)
     hold("tr_step")
-    st.subheader("Decoding step by step")
     if T > 1:
         st.slider("Decoding step n", 1, T, key="tr_step", help="Output token n: what its query attended to.")
     step = st.session_state["tr_step"] if T > 1 else 1
@@ -107,9 +106,15 @@ def attention(ck: Checkpoint, result: RunResult) -> None:
     )
     title = f"Translator: {' '.join(result.kinds['encoder'].keys[1:-1])} → {result.prediction}"
     cell = attention_views(result, "tr", ck=ck, first=("cross",), title=title, csv_name="translator")
-    figs = step_section(result, cell["layer"] if cell and cell["layer"] is not None else 0)
-    notes = f"German: {' '.join(result.kinds['encoder'].keys[1:-1])}\nEnglish: {result.prediction}"
-    export_view_button(figs, "Translator: decoding step by step", "tr-export", notes=notes)
+    # lazy: three charts that every new sentence would redraw, built only while the section is open
+    init_state("tr_steps", False, lambda raw: raw == "True")
+    steps = st.expander("Decoding step by step: what each output word attended to", key="tr_steps", on_change="rerun")
+    sync_url("tr_steps")
+    if steps.open:
+        with steps:
+            figs = step_section(result, cell["layer"] if cell and cell["layer"] is not None else 0)
+            notes = f"German: {' '.join(result.kinds['encoder'].keys[1:-1])}\nEnglish: {result.prediction}"
+            export_view_button(figs, "Translator: decoding step by step", "tr-export", notes=notes)
 
 
 @st.fragment

@@ -60,7 +60,8 @@ def test_the_explorer_gets_every_layer_and_head_once(default):
     w = payload["arrays"]["encoder"]
     assert np.allclose(w.sum(-1), 1, atol=1e-5)  # every row of every head sums to 1
     assert payload["rollout"] is not None and payload["state"]["view"] == "heatmap"
-    assert titles(default) == ["how much each word reaches the pooled sentence vector that the classifier reads"]
+    assert titles(default) == []  # the rollout bar is drawn only when its section is opened
+    assert titles(run(cls_reach=True)) == ["how much each word reaches the pooled sentence vector that the classifier reads"]
 
 
 def test_url_state_opens_the_same_view_clamped_to_what_exists():
@@ -115,8 +116,9 @@ def test_markup_is_sent_as_text_never_as_html():
     assert all("<script>" not in w.value for w in at.warning)
 
 
-def test_projector_mode_reaches_the_explorer_and_the_charts(default):
-    big = run(projector=True)
+def test_projector_mode_reaches_the_explorer_and_the_charts():
+    big = run(projector=True, cls_reach=True)
     assert not big.exception
-    normal = chart(default, "how much each word")["layout"]["font"]["size"]
+    assert explorer(big)["projector"] is True
+    normal = chart(run(cls_reach=True), "how much each word")["layout"]["font"]["size"]
     assert chart(big, "how much each word")["layout"]["font"]["size"] > normal

@@ -41,7 +41,7 @@ def test_generator_view_and_window_survive_an_empty_prompt():
 
 def test_decoding_step_survives_an_edited_reference():
     run = partial(apptest.run, apptest.page("translator"))
-    at = run(tr_forced=True)
+    at = run(tr_forced=True, tr_steps=True)
     at.slider(key="tr_step").set_value(4).run()
     at.text_input(key="tr_reference").input("a man rides a red bike .").run()
     assert not at.exception

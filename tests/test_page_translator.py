@@ -9,7 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests import apptest
-from tests.apptest import chart, explorer, explorers, kind, run_on, url
+from tests.apptest import chart, charts, explorer, explorers, kind, run_on, url
 from tests.tiny import TRANSLATOR
 
 PAGE = apptest.page("translator")
@@ -69,12 +69,13 @@ def test_the_explorer_gets_every_kind_layer_and_head_cross_first(default):
 
 
 def test_decoding_step_charts(default):
-    bar = chart(default, "mean over heads: German words")
+    assert not charts(default)  # the step section is drawn only when opened
+    bar = chart(run(tr_steps=True), "mean over heads: German words")
     assert bar["data"][0]["x"] == SOURCE and "key = German" in bar["layout"]["xaxis"]["title"]["text"]
 
 
 def test_teacher_forced_view_on_the_reference():
-    at = run()
+    at = run(tr_steps=True)
     at.toggle(key="tr_forced").set_value(True).run()
     assert not at.exception
     assert at.text_input(key="tr_reference").value == "a man rides a bike ."
@@ -110,7 +111,7 @@ def test_url_state_is_used_and_written():
         ("slider", "tr_beam", 8, {"tr_decoding": "beam"}),  # disabled while decoding is greedy
         ("toggle", "tr_forced", True, {}),
         ("text_input", "tr_reference", "two dogs play in the snow .", {"tr_forced": True}),
-        ("slider", "tr_step", 4, {}),
+        ("slider", "tr_step", 4, {"tr_steps": True}),
     ],
 )
 def test_each_control(widget, key, value, state):
@@ -127,7 +128,7 @@ def test_each_control(widget, key, value, state):
 
 
 def test_markup_is_sent_as_text_and_escaped_in_charts_and_messages():
-    at = run(tr_text="<script>alert(1)</script> ein mann")
+    at = run(tr_text="<script>alert(1)</script> ein mann", tr_steps=True)
     assert not at.exception
     keys = kind(explorer(at), "encoder")["keys"]
     assert keys[1].startswith("<") and keys[1].endswith("(unk)")  # text for textContent, not markup

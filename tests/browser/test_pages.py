@@ -101,8 +101,9 @@ def test_page_renders(page, app_url: str, path: str) -> None:
         elif path in OPENING_TEXT:
             page.get_by_text(OPENING_TEXT[path]).first.wait_for(timeout=CHART_TIMEOUT_MS)
         elif has_model:
-            page.wait_for_selector(".js-plotly-plot", state="attached", timeout=CHART_TIMEOUT_MS)
-            assert page.locator(".js-plotly-plot").count() >= 1
+            drawn = page.locator('.js-plotly-plot, [data-testid="attention-explorer"]')  # a chart or the explorer
+            drawn.first.wait_for(state="attached", timeout=CHART_TIMEOUT_MS)
+            assert drawn.count() >= 1
         else:
             message = page.get_by_text(f"The {task} model could not be loaded")
             message.first.wait_for(timeout=CHART_TIMEOUT_MS)

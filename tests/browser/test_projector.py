@@ -49,7 +49,8 @@ def measure(page, url: str) -> dict:
     [("classifier", ("metric", "label", "title")), ("translator", ("text", "label", "title"))],
 )
 def test_projector_mode_is_larger_and_loses_nothing(page, app_url: str, path: str, grows: tuple[str, ...]) -> None:
-    query = f"tr_text={SENTENCE}&" if path == "translator" else ""
+    # the sections with plotly charts opened (the explorer's type is checked in test_explorer.py)
+    query = f"tr_text={SENTENCE}&tr_steps=True&" if path == "translator" else "cls_reach=True&"
     normal = measure(page, f"{app_url}/{path}?{query}")
     large = measure(page, f"{app_url}/{path}?{query}projector=1")
     for what in grows:
@@ -62,7 +63,8 @@ def test_projector_mode_is_larger_and_loses_nothing(page, app_url: str, path: st
 
 @pytest.mark.parametrize("path", ["classifier", "generator", "translator"])
 def test_projector_screenshots_of_the_model_pages(page, app_url: str, path: str) -> None:
-    page.goto(f"{app_url}/{path}?projector=1", wait_until="domcontentloaded")
+    opened = {"classifier": "cls_reach=True&", "translator": "tr_steps=True&"}.get(path, "")
+    page.goto(f"{app_url}/{path}?{opened}projector=1", wait_until="domcontentloaded")
     wait_until_idle(page)
     page.wait_for_selector(".js-plotly-plot", state="attached", timeout=60_000)
     assert page.locator('[data-testid="stException"]').count() == 0
