@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import time
 from typing import Any
 
 from bench._server import (
@@ -28,13 +29,24 @@ from bench._server import (
 from bench.page_latency import PAGES, input_pools, make_input, marker, measure_interaction, new_page, page_url, prime
 
 ROOT = '[data-testid="attention-explorer"]'
-# Resolves with performance.now() when an h3 ending in the weight (4 decimals) is in the document.
-WATCH = """(w) => new Promise((resolve) => {
-  const seen = () => [...document.querySelectorAll('h3')].some((h) => h.innerText.trim().endsWith(w));
-  const obs = new MutationObserver(() => { if (seen()) { obs.disconnect(); resolve(performance.now()); } });
+# Installed before each click: the page-clock time at which an explanation heading ("How ... computed
+# ...") with text other than the current one appears (a MutationObserver, so the benchmark's own
+# polling does not count); window.__explain = {t, text}.
+WATCH = """() => {
+  const heading = () => [...document.querySelectorAll('h3')].map((h) => h.innerText.trim())
+    .find((t) => t.startsWith('How ') && t.includes(' computed ')) || null;
+  const before = heading();
+  window.__explain = null;
+  const obs = new MutationObserver(() => {
+    const now = heading();
+    if (now && now !== before) { window.__explain = {t: performance.now(), text: now}; obs.disconnect(); }
+  });
   obs.observe(document, {subtree: true, childList: true, characterData: true});
-  if (seen()) { obs.disconnect(); resolve(performance.now()); }
-})"""
+}"""
+
+
+def state(page: Any) -> dict:
+    return json.loads(page.locator(ROOT).get_attribute("data-state") or "null") or {}
 
 
 def cell_point(page: Any, q: int, k: int) -> tuple[float, float]:
@@ -49,23 +61,26 @@ def clicks(browser: Any, url: str, name: str, runs: int, timeout_ms: float) -> t
     try:
         page.goto(page_url(url, name), wait_until="domcontentloaded")
         page.locator(ROOT).wait_for(timeout=timeout_ms)
-        page.wait_for_function(f"() => document.querySelector('{ROOT}').dataset.layout", timeout=timeout_ms)
+        deadline = time.monotonic() + timeout_ms / 1000
+        while not page.locator(ROOT).get_attribute("data-layout") and time.monotonic() < deadline:
+            page.wait_for_timeout(50)
         page.locator(f"{ROOT} canvas").first.scroll_into_view_if_needed()
         cells = [(q, k) for q in range(1, 6) for k in range(0, 6) if q != k]
         for r in range(runs + 1):  # the first click is not timed (the first explanation warms the path)
             q, k = cells[r % len(cells)]
             try:
-                state = json.loads(page.locator(ROOT).get_attribute("data-state"))
+                page.evaluate(WATCH)
                 page.mouse.click(*cell_point(page, q, k))
-                page.wait_for_function(
-                    f"() => {{ const s = JSON.parse(document.querySelector('{ROOT}').dataset.state);"
-                    f" return s.clicked && s.clicked.query === {q} && s.clicked.key === {k}; }}",
-                    timeout=timeout_ms,
-                )
-                state = json.loads(page.locator(ROOT).get_attribute("data-state"))
-                shown = page.evaluate(WATCH, f"{state['clicked']['weight']:.4f}")
+                deadline = time.monotonic() + timeout_ms / 1000
+                while not (seen := page.evaluate("() => window.__explain")):
+                    if time.monotonic() > deadline:
+                        raise TimeoutError("no explanation appeared")
+                    page.wait_for_timeout(20)
+                weight = f"{state(page)['clicked']['weight']:.4f}"
+                if not seen["text"].endswith(weight):
+                    raise AssertionError(f"the panel says {seen['text']!r}, the explorer {weight}")
                 if r:
-                    times.append(shown - page.evaluate("() => window.__benchClickT0"))
+                    times.append(seen["t"] - page.evaluate("() => window.__benchClickT0"))
             except Exception as e:  # noqa: BLE001 - every failure is counted and reported
                 errors.append(f"{name} click {r}: {type(e).__name__}: {str(e)[:200]}")
     finally:
