@@ -9,8 +9,9 @@ from torch import Tensor
 
 from model.nets.blocks import AttentionMaps
 from model.nets.generator import sampling_probs
+from model.nets.translator import Translator
 from model.training.checkpoint import Checkpoint
-from model.training.tokenize import EOS, SOS, decode_chars, encode_chars, tokenize
+from model.training.tokenize import EOS, SOS, Vocab, decode_chars, encode_chars, tokenize
 
 SENTIMENT_LABELS = ("negative", "positive")
 
@@ -207,12 +208,15 @@ def max_output_len(src_len: int) -> int:
     return 2 * src_len + 10
 
 
-def translate_batch(ck: Checkpoint, sentences: list[str], *, beam_size: int = 1, batch_size: int = 64) -> list[list[str]]:
-    """Lower-cased English tokens for each German sentence (empty list for an empty line)."""
-    model, src_vocab, tgt_vocab = ck.model, ck.vocabs["src"], ck.vocabs["tgt"]
+def translate_batch(
+    model: Translator, vocabs: dict[str, Vocab], sentences: list[str], *, beam_size: int = 1, batch_size: int = 64
+) -> list[list[str]]:
+    """Lower-cased English tokens for each German sentence (empty list for an empty line). Takes the model
+    and its vocabularies, not a checkpoint, so training can call it on the model it is training."""
+    src_vocab, tgt_vocab = vocabs["src"], vocabs["tgt"]
     pad = model.config.pad_id
     encoded = [src_vocab.encode(tokenize(s, "de")[: model.config.max_len - 2], add_sos_eos=True) for s in sentences]
-    dev = model_device(ck)
+    dev = next(model.parameters()).device
     results: list[list[str]] = [[] for _ in sentences]
     if beam_size > 1:
         for i, ids in enumerate(encoded):

@@ -12,7 +12,7 @@ import torch.nn.functional as F
 from model.analysis.inference import detokenize, model_device, translate_batch
 from model.training.checkpoint import Checkpoint
 from model.training.data import parse_labelled, read_lines
-from model.training.tokenize import encode_chars, tokenize
+from model.training.tokenize import Vocab, encode_chars, tokenize
 
 
 def _ngrams(tokens: Sequence[str], n: int) -> Counter:
@@ -55,27 +55,28 @@ def evaluate_translator(ck: Checkpoint, src_file: str, ref_file: str, *, beam_si
     src, ref = read_lines(src_file), read_lines(ref_file)
     if len(src) != len(ref):
         raise ValueError(f"{src_file} has {len(src)} lines but {ref_file} has {len(ref)}")
-    hyps = translate_batch(ck, src, beam_size=beam_size)
+    hyps = translate_batch(ck.model, ck.vocabs, src, beam_size=beam_size)
     return {**bleu_scores(hyps, ref), "sentences": len(src), "beam_size": beam_size}
 
 
-def classifier_accuracy(ck: Checkpoint, examples: list[tuple[int, str]], batch_size: int = 256) -> float:
-    model, vocab = ck.model, ck.vocabs["words"]
+def classifier_accuracy(model, vocab: Vocab, examples: list[tuple[int, str]], batch_size: int = 256) -> float:
+    """Share of ``examples`` (label, sentence) the classifier gets right: the model and its word
+    vocabulary, so training calls it on the model it is training."""
     pad, max_len = model.config.pad_id, model.config.max_len
     correct = 0
     for i in range(0, len(examples), batch_size):
         chunk = examples[i : i + batch_size]
         ids = [vocab.encode(tokenize(s, "en")[:max_len]) or [pad] for _, s in chunk]
         width = max(map(len, ids))
-        x = torch.tensor([row + [pad] * (width - len(row)) for row in ids], device=model_device(ck))
-        pred = ck.model.predict(x).argmax(-1).tolist()
+        x = torch.tensor([row + [pad] * (width - len(row)) for row in ids], device=next(model.parameters()).device)
+        pred = model.predict(x).argmax(-1).tolist()
         correct += sum(int(p == label) for p, (label, _) in zip(pred, chunk))
     return correct / max(1, len(examples))
 
 
 def evaluate_classifier(ck: Checkpoint, data_file: str) -> dict[str, float]:
     examples = parse_labelled(read_lines(data_file))
-    return {"accuracy": round(classifier_accuracy(ck, examples), 4), "examples": len(examples)}
+    return {"accuracy": round(classifier_accuracy(ck.model, ck.vocabs["words"], examples), 4), "examples": len(examples)}
 
 
 @torch.no_grad()

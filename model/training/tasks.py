@@ -18,7 +18,6 @@ from model.nets.blocks import AttentionMaps
 from model.nets.classifier import Classifier, ClassifierConfig
 from model.nets.generator import Generator, GeneratorConfig
 from model.nets.translator import Translator, TranslatorConfig
-from model.training.checkpoint import Checkpoint
 from model.training.data import load_multi30k, load_shakespeare, load_sst2
 from model.training.evaluate import bleu_scores, char_loss, classifier_accuracy
 from model.training.tokenize import Vocab, char_vocab, encode_chars, tokenize
@@ -68,7 +67,7 @@ class ClassifierTask:
         return torch.nn.functional.cross_entropy(logits, y, label_smoothing=cfg.label_smoothing), int((ids != 0).sum())
 
     def evaluate(self, model, b, cfg) -> dict[str, Any]:
-        acc = classifier_accuracy(Checkpoint("classifier", model, self.vocabs(b)), b["dev"])
+        acc = classifier_accuracy(model, self.vocabs(b)["words"], b["dev"])
         return {"score": acc, "dev_accuracy": round(acc, 4)}
 
     def vocabs(self, b) -> dict[str, Vocab]:
@@ -181,9 +180,8 @@ class TranslatorTask:
         return loss, int((target != 0).sum())
 
     def evaluate(self, model, b, cfg) -> dict[str, Any]:
-        ck = Checkpoint("translator", model, self.vocabs(b))
         n = VAL_SENTENCES  # a fixed slice keeps the per-epoch check cheap on a CPU
-        scores = bleu_scores(translate_batch(ck, b["val_de"][:n]), b["val_en"][:n])
+        scores = bleu_scores(translate_batch(model, self.vocabs(b), b["val_de"][:n]), b["val_en"][:n])
         return {"score": scores["bleu"], "val_bleu": scores["bleu"], "val_sacrebleu": scores["sacrebleu"]}
 
     def vocabs(self, b) -> dict[str, Vocab]:
