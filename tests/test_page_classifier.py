@@ -122,3 +122,12 @@ def test_projector_mode_reaches_the_explorer_and_the_charts():
     assert explorer(big)["projector"] is True
     normal = chart(run(cls_reach=True), "how much each word")["layout"]["font"]["size"]
     assert chart(big, "how much each word")["layout"]["font"]["size"] > normal
+
+
+def test_a_confidence_has_no_delta_arrow(default):
+    """A confidence is not a change: no ↑ beside "79.2% confident", whatever the label."""
+    from streamlit.proto.Metric_pb2 import Metric
+
+    metric = default.metric[0]
+    assert metric.proto.delta.endswith("confident")
+    assert metric.proto.direction == Metric.MetricDirection.NONE
