@@ -126,7 +126,7 @@ def hold(key: str) -> None:
 
 GLOBAL_URL_KEYS = ("projector", "device")  # the sidebar's: every page keeps them
 PAGE_URL_KEYS = {  # url_path -> the prefixes of the keys that page writes (its widgets' and its explorers')
-    "classifier": ("cls_",), "generator": ("gen_",), "translator": ("tr_",), "ablation": ("abl_",),
+    "classifier": ("cls_",), "generator": ("gen_",), "translator": ("tr_", "trhub_"), "ablation": ("abl_",),
     "pairs": ("pair",), "profiles": ("pro_", "proex_"), "history": ("hist_",), "workshop": ("q", "ws_"),
     "hand": ("hand_", "step"), "reshape": ("reshape_",), "any_model": ("hub_",), "classroom": ("room", "teacher", "crk_", "crr_"),
 }  # fmt: skip
