@@ -87,7 +87,7 @@ PAGES: dict[str, PageSpec] = {
 }
 APP = "app.py"
 MISSING_MODEL_TEXT = "model could not be loaded"  # pages.shared.models.require_checkpoint's message
-ROUTER_TEXT = "CPU threads"  # in pages.shared.sidebar.sidebar's caption: shown only when app.py (the router) ran
+ROUTER_TEXT = "CPU thread"  # in pages.shared.sidebar.sidebar's caption: shown only when app.py (the router) ran
 INPUT_TOKENS = 20
 TARGETS_MS = {"warm_interaction_median": 300, "warm_render_median": 1000}
 TARGET_INTERACTION_PAGES = ("classifier", "translator")

@@ -9,6 +9,7 @@ from model.training.checkpoint import Checkpoint
 from pages.shared.models import TRAIN_COMMANDS, available_devices, device, get_checkpoint
 from pages.shared.projector import projector_toggle
 from pages.shared.state import url_value
+from pages.shared.text import plural
 
 
 def sidebar() -> None:
@@ -22,7 +23,7 @@ def sidebar() -> None:
         help="Where the models run. GPU appears when this machine has one.",
     )
     projector_toggle()
-    st.sidebar.caption(f"torch {torch.__version__} · {torch.get_num_threads()} CPU threads")
+    st.sidebar.caption(f"torch {torch.__version__} · {plural(torch.get_num_threads(), 'CPU thread')}")
     for task in TRAIN_COMMANDS:
         ck = get_checkpoint(task, device())
         st.sidebar.caption(f"{task}: {'✅ trained model loaded' if isinstance(ck, Checkpoint) else '⚠️ no model'}")
