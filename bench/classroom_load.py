@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import concurrent.futures
 import os
 import random
 import re
@@ -170,6 +171,17 @@ def memory_mb(pid: int) -> dict[str, float]:
     return fields
 
 
+def run_async(coro):
+    """``asyncio.run(coro)``, in a thread of its own when this thread already runs an event loop (in a
+    test process where Playwright's sync API has started one)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()
+
+
 def run_backend(backend: str, students: int, rounds: int) -> dict:
     with ExitStack() as stack:
         env, url = {REDIS_ENV: ""}, None
@@ -180,7 +192,7 @@ def run_backend(backend: str, students: int, rounds: int) -> dict:
         servers = [stack.enter_context(streamlit_server(env=env, log_name=f"classroom-{backend}-{i}")) for i in range(n)]
         log(f"{backend}: {n} app process(es) up")
         t0 = time.perf_counter()
-        result = asyncio.run(play([s.url for s in servers], students, rounds, url))
+        result = run_async(play([s.url for s in servers], students, rounds, url))
         result.update(
             backend=backend, app_processes=n, wall_s=round(time.perf_counter() - t0, 1),
             server_memory=[memory_mb(s.pid) for s in servers],
