@@ -64,13 +64,14 @@ class PageSpec:
     path: str | None = None  # URL path when it is not the page's name
     app: str = "app.py"  # the Streamlit script that serves the page
     explorer: bool = False  # chart_key is an attention explorer (a component), not a plotly chart
+    matrix: bool = False  # chart_key is a matrix view (a component: viz/matrixview), not a plotly chart
 
 
 # Widget and chart keys as used in pages/*.py; edit here when the pages change them.
 PAGES: dict[str, PageSpec] = {
     # start is app.py's default page: Streamlit serves it at "/" (and answers "/start" with "Page not found")
     "start": PageSpec(None, "start-picture", path=""),
-    "hand": PageSpec("hand_sentence", "hand-weights"),
+    "hand": PageSpec("hand_sentence", "hand-weights", matrix=True),
     "reshape": PageSpec(None, None),
     # the model pages: their attention explorer (every kind, layer and head) holds the new run
     "classifier": PageSpec("cls_text", "cls-explorer", task="classifier", explorer=True),
@@ -169,16 +170,19 @@ INIT_SCRIPT = """
     if (e.key === 'Enter') window.__benchT0 = performance.now();
   }, true);
   document.addEventListener('mousedown', () => { window.__benchClickT0 = performance.now(); }, true);
-  // "explorer:<key>": the attention explorer, whose root lives in a shadow root under the keyed element
+  // "explorer:<key>" / "matrix:<key>": a component (the attention explorer, a matrix view) whose
+  // root lives in a shadow root under the keyed element
   window.__benchFind = (sel) => {
-    if (!sel.startsWith('explorer:')) return document.querySelector(sel);
-    const box = document.querySelector('.st-key-' + sel.slice(9));
+    const m = sel.match(/^(explorer|matrix):(.*)$/);
+    if (!m) return document.querySelector(sel);
+    const box = document.querySelector('.st-key-' + m[2]);
     const host = box && [...box.querySelectorAll('*')].find((e) => e.shadowRoot);
-    return host ? host.shadowRoot.querySelector('[data-testid="attention-explorer"]') : null;
+    const testid = m[1] === 'explorer' ? 'attention-explorer' : 'matrix-view';
+    return host ? host.shadowRoot.querySelector(`[data-testid="${testid}"]`) : null;
   };
   window.__benchChart = (sel) => window.__benchSig(window.__benchFind(sel));
   window.__benchSig = (gd) => {
-    if (gd && gd.dataset && gd.dataset.testid === 'attention-explorer') {  // the explorer: its data's digest
+    if (gd && gd.dataset && ['attention-explorer', 'matrix-view'].includes(gd.dataset.testid)) {  // its data's digest
       const st = gd.dataset.state ? JSON.parse(gd.dataset.state) : null;
       return st && st.digest ? {hash: st.digest, text: gd.textContent} : null;
     }
@@ -242,8 +246,8 @@ START_CHANGE = """(a) => {
 
 
 def chart_selector(spec: PageSpec) -> str:
-    if spec.explorer:  # see __benchFind
-        return f"explorer:{spec.chart_key}"
+    if spec.explorer or spec.matrix:  # see __benchFind
+        return f"{'explorer' if spec.explorer else 'matrix'}:{spec.chart_key}"
     return f".st-key-{spec.chart_key} .js-plotly-plot" if spec.chart_key else ".js-plotly-plot"
 
 

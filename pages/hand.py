@@ -5,16 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import pandas as pd
 import streamlit as st
+import torch
 
 from model.lessons.walkthrough import MultiHeadWalkthrough, Walkthrough, multi_head_walkthrough, plain_self_attention
-from pages.shared.display import show_figure
+from pages.shared.display import show_matrix
 from pages.shared.state import bounded, init_state, one_of, sync_url
 from pages.shared.stepper import stepper
 from pages.shared.text import clean_text, plural
 from viz.common import unique_labels
-from viz.matrix import KEY_AXIS, QUERY_AXIS, matrix_frame, matrix_heatmap, shape_title, vector_bar
+from viz.matrix import KEY_AXIS, QUERY_AXIS, matrix_frame
+from viz.matrixview import matrix_payload
 
 DEFAULT_SENTENCE = "Life is short, eat dessert first."
 DEFAULT_QUERY = "1:is"
@@ -27,10 +28,9 @@ VIEWS = {"all": "all steps", "step": "one step at a time (← → keys)"}
 STEP_URL = "step"  # ?step=N shows step N of the one-step view
 
 
-def token_matrix(values, tokens: list[str], *, name: str):
-    """A (queries, keys) matrix over the sentence's tokens, values printed in the cells."""
-    labels = unique_labels(tokens)
-    return matrix_heatmap(values, labels, labels, name=name, row_title=QUERY_AXIS, col_title=KEY_AXIS)
+def token_matrix(key: str, values, labels: list[str], *, name: str) -> None:
+    """A (queries, keys) matrix over the sentence's tokens."""
+    matrix_step(key, values, labels, labels, name=name, row_title=QUERY_AXIS, col_title=KEY_AXIS)
 
 
 def controls() -> None:
@@ -57,25 +57,10 @@ def controls() -> None:
     sync_url(*URL_KEYS)
 
 
-def matrix_step(key: str, values, rows, cols, *, name: str, row_title: str, col_title: str, fig=None) -> None:
-    """One matrix as a heatmap and as a table (tabs), with its shape and a CSV download."""
-    fig = fig or matrix_heatmap(values, rows, cols, name=name, row_title=row_title, col_title=col_title)
-    frame = matrix_frame(values, rows, cols)
-    # lazy tabs: only the chosen one is drawn (the table's grid is 1.3 MB of code for the browser to load)
-    heatmap_tab, table_tab = st.tabs(["Heatmap", "Table"], key=f"{key}-tab", on_change="rerun")
-    if heatmap_tab.open:
-        with heatmap_tab:
-            show_figure(fig, key, csv=frame, csv_name=f"{key}.csv")
-    if table_tab.open:
-        with table_tab:
-            st.caption(shape_title(name, tuple(values.shape)))
-            table(frame, f"{key}-table")
-
-
-def table(frame: pd.DataFrame, key: str, *, hide_index: bool = False) -> None:
-    """A table that prints floats with four decimals, as the notebook does."""
-    formats = {c: st.column_config.NumberColumn(format="%.4f") for c in frame.columns if frame[c].dtype.kind == "f"}
-    st.dataframe(frame, key=key, column_config=formats, hide_index=hide_index)
+def matrix_step(key: str, values, rows, cols, *, name: str, row_title: str, col_title: str, **how) -> None:
+    """One matrix with its values in coloured cells, its shape in the title, and a CSV download."""
+    payload = matrix_payload(values, rows, cols, name=name, row_title=row_title, col_title=col_title, **how)
+    show_matrix(payload, key, csv=matrix_frame(values, rows, cols), csv_name=f"{key}.csv")
 
 
 def dims(n: int) -> list[str]:
@@ -87,13 +72,12 @@ def tokens_section(w: Walkthrough, labels: list[str]) -> None:
         "Each distinct word gets an index in the **sorted** vocabulary; the sentence becomes the list of "
         "those indices (ids), which picks rows of the embedding table."
     )
-    left, right = st.columns(2)
-    left.caption(f"vocabulary  ({plural(len(w.vocab), 'word')})")
-    left.dataframe(
-        pd.DataFrame({"word": list(w.vocab), "index": list(w.vocab.values())}), key="hand-vocab", hide_index=True
-    )
-    right.caption(f"ids  ({plural(len(w.tokens), 'token')})")
-    right.dataframe(pd.DataFrame({"token": labels, "id": w.ids.tolist()}), key="hand-ids", hide_index=True)
+    words = list(w.vocab)
+    st.caption(f"vocabulary  ({plural(len(words), 'word')})  ·  ids  ({plural(len(w.tokens), 'token')})")
+    matrix_step("hand-vocab", [list(w.vocab.values())], ["index"], words, name="vocabulary",
+                row_title="", col_title="word", colour="none", decimals=0, shape=(len(words),))  # fmt: skip
+    matrix_step("hand-ids", [w.ids.tolist()], ["id"], labels, name="ids", row_title="", col_title="token",
+                colour="none", decimals=0, shape=(len(labels),))  # fmt: skip
 
 
 def embeddings_step(w: Walkthrough, labels: list[str]) -> None:
@@ -132,27 +116,14 @@ def qkv_step(w: Walkthrough, labels: list[str]) -> None:
 def scores_step(w: Walkthrough, labels: list[str]) -> None:
     """5. Unnormalised scores q·k."""
     st.markdown("Score (i, j) is the dot product of token i's query with token j's key: how well they match.")
-    fig = token_matrix(w.scores, w.tokens, name="scores ω")
-    matrix_step(
-        "hand-scores", w.scores, labels, labels, name="scores ω", row_title=QUERY_AXIS, col_title=KEY_AXIS, fig=fig
-    )
+    token_matrix("hand-scores", w.scores, labels, name="scores ω")
 
 
 def softmax_step(w: Walkthrough, labels: list[str]) -> None:
     """6. Softmax of the scaled scores."""
     d_q = w.queries.shape[1]
     st.markdown(f"Divide each score by √d_k = {d_q**0.5:.4f}, then softmax each row: positive weights summing to 1.")
-    fig = token_matrix(w.weights, w.tokens, name="attention weights")
-    matrix_step(
-        "hand-weights",
-        w.weights,
-        labels,
-        labels,
-        name="attention weights",
-        row_title=QUERY_AXIS,
-        col_title=KEY_AXIS,
-        fig=fig,
-    )
+    token_matrix("hand-weights", w.weights, labels, name="attention weights")
 
 
 def context_step(w: Walkthrough, labels: list[str]) -> None:
@@ -178,37 +149,14 @@ def query_detail(w: Walkthrough, labels: list[str]) -> None:
         f"This token's query meets every key: the score row, divided by {scale:.4f} and softmaxed, gives the weights; "
         "the context vector is the weighted sum of the value vectors."
     )
-    detail = pd.DataFrame(
-        {
-            "key": labels,
-            "score ω": w.scores[i].double().numpy().round(4),
-            f"ω / {scale:.4f}": (w.scores[i] / scale).double().numpy().round(4),
-            "weight": w.weights[i].double().numpy().round(4),
-        }
-    )
-    table(detail, "hand-query-table", hide_index=True)
+    rows = ["score ω", f"ω / {scale:.4f}", "weight"]
+    detail = torch.stack([w.scores[i], w.scores[i] / scale, w.weights[i]])
+    matrix_step("hand-query", detail, rows, labels, name=f"query {labels[i]}: scores and weights",
+                row_title="step", col_title=KEY_AXIS, row_scale=True)  # fmt: skip
     st.metric("sum of the weights", f"{w.weights[i].sum().item():.4f}")
-    left, right = st.columns(2)
-    with left:
-        fig = vector_bar(
-            w.scores[i], labels, name=f"scores of query {labels[i]}", axis_title=KEY_AXIS, value_title="score"
-        )
-        show_figure(fig, "hand-query-scores", csv=detail, csv_name="query_scores.csv")
-    with right:
-        fig = vector_bar(
-            w.weights[i],
-            labels,
-            name=f"weights of query {labels[i]}",
-            axis_title=KEY_AXIS,
-            value_title="weight",
-            color="#009E73",
-        )
-        show_figure(fig, "hand-query-weights", csv=detail, csv_name="query_weights.csv")
     context = w.context[i]
-    fig = vector_bar(context, None, name=f"context vector z of {labels[i]}", axis_title="dimension", color="#D55E00")
-    row = matrix_frame(context[None], [labels[i]], dims(len(context)))
-    show_figure(fig, "hand-query-context", csv=row, csv_name="context.csv")
-    table(row, "hand-query-context-table")
+    matrix_step("hand-query-context", context[None], [labels[i]], dims(len(context)),
+                name=f"context vector z of {labels[i]}", row_title="token", col_title="dimension")  # fmt: skip
 
 
 def heads_section(mh: MultiHeadWalkthrough, labels: list[str]) -> None:
@@ -221,8 +169,7 @@ def heads_section(mh: MultiHeadWalkthrough, labels: list[str]) -> None:
         st.info("Set Heads above 1 to compare several heads.")
     for i, tab in enumerate(st.tabs([f"head {i}" for i in range(h)])):
         with tab:
-            fig = token_matrix(mh.weights[i], mh.tokens, name=f"head {i}: attention weights")
-            show_figure(fig, f"hand-head-{i}", csv=matrix_frame(mh.weights[i], labels, labels), csv_name=f"head{i}.csv")
+            token_matrix(f"hand-head-{i}", mh.weights[i], labels, name=f"head {i}: attention weights")
     d_v = mh.context.shape[-1]
     cols = [f"h{j // d_v}·{j % d_v}" for j in range(mh.concat.shape[1])]
     st.markdown(f"Concatenation: {h} × {d_v} = {mh.concat.shape[1]} numbers per token.")
@@ -246,25 +193,15 @@ def plain_section(w: Walkthrough, labels: list[str]) -> None:
     scale = st.checkbox("Divide the scores by √d first", key="hand_plain_scale")
     sync_url("hand_plain_scale")
     plain = plain_self_attention(w.embeddings, scale=scale)
-    tabs = st.tabs(["raw x·xᵀ", "weights", "output y"])
-    with tabs[0]:
-        show_figure(
-            token_matrix(plain.raw, w.tokens, name="raw x·xᵀ"),
-            "hand-plain-raw",
-            csv=matrix_frame(plain.raw, labels, labels),
-            csv_name="plain_raw.csv",
-        )
-    with tabs[1]:
-        show_figure(
-            token_matrix(plain.weights, w.tokens, name="weights"),
-            "hand-plain-weights",
-            csv=matrix_frame(plain.weights, labels, labels),
-            csv_name="plain_weights.csv",
-        )
-    with tabs[2]:
+    raw, weights, output = st.tabs(["raw x·xᵀ", "weights", "output y"])
+    with raw:
+        token_matrix("hand-plain-raw", plain.raw, labels, name="raw x·xᵀ")
+    with weights:
+        token_matrix("hand-plain-weights", plain.weights, labels, name="weights")
+    with output:
         d = plain.output.shape[1]
-        fig = matrix_heatmap(plain.output, labels, dims(d), name="output y", row_title="token", col_title="dimension")
-        show_figure(fig, "hand-plain-y", csv=matrix_frame(plain.output, labels, dims(d)), csv_name="plain_y.csv")
+        matrix_step("hand-plain-y", plain.output, labels, dims(d), name="output y", row_title="token",
+                    col_title="dimension")  # fmt: skip
 
 
 def main() -> None:

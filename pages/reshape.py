@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import math
-
 import pandas as pd
 import streamlit as st
 
 from model.lessons.walkthrough import Step, input_tensor, notebook_tokens, reshape_steps
-from pages.shared.display import show_figure
+from pages.shared.display import show_figure, show_matrix
 from pages.shared.state import bounded, init_state, one_of, sync_url
 from pages.shared.text import MAX_INPUT_CHARS, clean_text, plural
-from viz.reshape import parameter_bar, split_axes, step_figure, text_decimals
+from viz.reshape import parameter_bar, step_payload
 
 MAX_B, MAX_T, MAX_K, MAX_H = 2, 8, 32, 8
 KINDS = {"narrow": "narrow: split k into h slices", "wide": "wide: every head is k wide"}
@@ -100,16 +98,9 @@ def show_step(i: int, step: Step, heads: int, tokens: list[str] | None) -> None:
                 continue
             with tab:
                 name = f"{step.name} · {role}" if role else step.name
-                fig = step_figure(tensor, step.head_of, step.dims, heads=heads, name=name, tokens=tokens)
+                payload = step_payload(tensor, step.head_of, step.dims, heads=heads, name=name, tokens=tokens)
                 flat = tensor.reshape(-1, tensor.shape[-1]).numpy()
-                show_figure(fig, f"reshape-{i}-{role or 'out'}", csv=flat, csv_name=f"step{i}_{role or 'out'}.csv")
-        if text_decimals(step.tensor.numel() // grid_columns(step), grid_columns(step)) is None:
-            st.caption("Too many numbers to print in the cells: hover a cell, or download the CSV.")
-
-
-def grid_columns(step: Step) -> int:
-    """How many columns the step's figure has: the product of the axes after the first ``t``."""
-    return int(math.prod(step.shape[split_axes(step.dims) :]))
+                show_matrix(payload, f"reshape-{i}-{role or 'out'}", csv=flat, csv_name=f"step{i}_{role or 'out'}.csv")
 
 
 def checks(result, k: int, h: int) -> None:

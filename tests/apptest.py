@@ -82,6 +82,8 @@ def explorers(at: AppTest) -> list[dict]:
 
     out = []
     for element in at.get("bidi_component"):
+        if not element.proto.component_name.endswith("attention_explorer"):
+            continue
         payload = unpack_payload(element.proto.bytes)
         flat = weights_array(payload)
         arrays = {}
@@ -96,6 +98,21 @@ def explorer(at: AppTest, nth: int = 0) -> dict:
     found = explorers(at)
     assert len(found) > nth, f"{len(found)} explorer(s) on the page"
     return found[nth]
+
+
+def matrices(at: AppTest) -> list[dict]:
+    """The payload of every matrix view on the page (:func:`viz.matrixview.matrix_payload`)."""
+    found = [e.proto for e in at.get("bidi_component") if e.proto.component_name.endswith("matrix_view")]
+    return [json.loads(p.json) for p in found]
+
+
+def matrix(at: AppTest, title_start: str, nth: int = 0) -> dict:
+    """The ``nth`` matrix view whose title starts with ``title_start``, its values as rows."""
+    found = [m for m in matrices(at) if m["title"].startswith(title_start)]
+    assert len(found) > nth, f"no matrix titled {title_start!r} in {[m['title'] for m in matrices(at)]}"
+    m = found[nth]
+    n_cols = m["shape"][1]
+    return {**m, "grid": [m["values"][i : i + n_cols] for i in range(0, len(m["values"]), n_cols)]}
 
 
 def kind(payload: dict, name: str) -> dict:

@@ -5,7 +5,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests import apptest
-from tests.apptest import chart, titles
+from tests.apptest import matrices, matrix
 
 PAGE = apptest.page("hand")
 OPEN_ALL = {f"hand_part_{i}": True for i in range(1, 11)}  # the steps' expanders draw only when open
@@ -17,10 +17,14 @@ def run(query: dict | None = None, **state) -> AppTest:
 
 
 def all_text(at: AppTest) -> str:
-    parts = [c.proto.spec for c in at.get("plotly_chart")]
-    parts += [df.value.to_csv() for df in at.dataframe]
+    """Every matrix's title, labels and values to 4 decimals (as the cells print them), and the prose."""
+    parts = [" ".join([m["title"], *m["rows"], *m["cols"], *(f"{v:.4f}" for v in m["values"])]) for m in matrices(at)]
     parts += [m.value for m in at.markdown]
     return "\n".join(parts)
+
+
+def titles(at: AppTest) -> list[str]:
+    return [m["title"] for m in matrices(at)]
 
 
 @pytest.fixture(scope="module")
@@ -34,35 +38,37 @@ def test_default_run_shows_the_seed_numbers(default):
     text = all_text(default)
     for number in ("8.5808", "-7.6597", "11.1466", "0.2912", "0.4917", "0.0458", "-1.5993"):
         assert number in text, number
-    detail = next(df.value for df in default.dataframe if "weight" in df.value.columns)
-    assert detail["weight"].round(4).tolist() == [0.2912, 0.0106, 0.0982, 0.0625, 0.4917, 0.0458]
+    detail = matrix(default, "query 1:is: scores and weights")
+    assert detail["rows"][2] == "weight"
+    assert [round(x, 4) for x in detail["grid"][2]] == [0.2912, 0.0106, 0.0982, 0.0625, 0.4917, 0.0458]
     assert default.selectbox(key="hand_query").value == "1:is"
 
 
 def test_closed_steps_are_not_drawn_until_opened():
     at = apptest.run(PAGE)
     assert not at.exception
-    assert chart(at, "scores ω") and not [c for c in at.get("plotly_chart") if "embeddings x" in c.proto.spec]
+    assert matrix(at, "scores ω") and not [t for t in titles(at) if t.startswith("embeddings x")]
     at.session_state["hand_part_2"] = True
     at.run()
-    assert chart(at, "embeddings x")["layout"]["title"]["text"] == "embeddings x  (6 × 16)"
+    assert matrix(at, "embeddings x")["title"] == "embeddings x  (6 × 16)"
 
 
-def test_default_charts_specs(default):
-    scores = chart(default, "scores ω")
-    assert len(scores["data"]) == 1 and scores["data"][0]["type"] == "heatmap"
-    assert scores["layout"]["yaxis"]["title"]["text"] == "query (row)"
-    assert scores["layout"]["xaxis"]["title"]["text"] == "key (column)"
-    assert scores["layout"]["title"]["text"] == "scores ω  (6 × 6)"
-    assert scores["data"][0]["y"][1] == "1:is"
-    weights_bar = chart(default, "weights of query 1:is")
-    assert weights_bar["data"][0]["type"] == "bar" and weights_bar["data"][0]["text"][4] == "0.4917"
-    assert chart(default, "embeddings x")["layout"]["title"]["text"] == "embeddings x  (6 × 16)"
-    assert chart(default, "W_v")["layout"]["title"]["text"] == "W_v  (28 × 16)"
-    assert chart(default, "concatenated heads")["layout"]["title"]["text"] == "concatenated heads  (6 × 56)"
-    assert chart(default, "head 1: attention weights")
-    assert chart(default, "raw x·xᵀ")
-    assert len(default.get("download_button")) >= 10  # every heatmap offers its numbers as CSV
+def test_default_matrices(default):
+    scores = matrix(default, "scores ω")
+    assert scores["row_title"] == "query (row)" and scores["col_title"] == "key (column)"
+    assert scores["title"] == "scores ω  (6 × 6)" and scores["rows"][1] == "1:is"
+    assert scores["colour"]["signed"] and scores["colour"]["ranges"][0][0] == -scores["colour"]["ranges"][0][1]
+    weights = matrix(default, "attention weights")
+    assert weights["decimals"] == 4 and not weights["colour"]["signed"]
+    assert matrix(default, "embeddings x")["title"] == "embeddings x  (6 × 16)"
+    assert matrix(default, "W_v")["title"] == "W_v  (28 × 16)"
+    assert matrix(default, "concatenated heads")["title"] == "concatenated heads  (6 × 56)"
+    assert matrix(default, "ids")["grid"] == [[0, 4, 5, 2, 1, 3]] and matrix(default, "ids")["colour"]["mode"] == "none"
+    detail = matrix(default, "query 1:is")["colour"]
+    assert len(detail["ranges"]) == 3  # score, scaled score and weight each on its own colour range
+    assert matrix(default, "head 1: attention weights")
+    assert matrix(default, "raw x·xᵀ")
+    assert len(default.get("download_button")) >= 10  # every matrix offers its numbers as CSV
 
 
 def test_url_state_is_used_and_written():
@@ -71,7 +77,7 @@ def test_url_state_is_used_and_written():
     assert at.number_input(key="hand_seed").value == 7
     assert at.number_input(key="hand_d").value == 16  # out of range in the URL: default kept
     assert at.selectbox(key="hand_query").value == "4:dessert"
-    assert chart(at, "head 2: attention weights")
+    assert matrix(at, "head 2: attention weights")
     assert "8.5808" not in all_text(at)  # another seed, other numbers
     assert at.query_params["hand_seed"] == ["7"] or at.query_params["hand_seed"] == "7"
 
@@ -80,13 +86,13 @@ def test_url_state_is_used_and_written():
     "key, value, check",
     [
         ("hand_seed", 1, lambda at: "8.5808" not in all_text(at)),
-        ("hand_d", 4, lambda at: chart(at, "embeddings x")["layout"]["title"]["text"].endswith("(6 × 4)")),
-        ("hand_dq", 5, lambda at: chart(at, "queries")["layout"]["title"]["text"].endswith("(6 × 5)")),
-        ("hand_dv", 3, lambda at: chart(at, "context z")["layout"]["title"]["text"].endswith("(6 × 3)")),
+        ("hand_d", 4, lambda at: matrix(at, "embeddings x")["title"].endswith("(6 × 4)")),
+        ("hand_dq", 5, lambda at: matrix(at, "queries")["title"].endswith("(6 × 5)")),
+        ("hand_dv", 3, lambda at: matrix(at, "context z")["title"].endswith("(6 × 3)")),
         ("hand_heads", 1, lambda at: at.info and "Heads above 1" in at.info[0].value),
-        ("hand_tokenizer", "spacy", lambda at: chart(at, "scores ω")["data"][0]["x"][3] == "3:,"),
-        ("hand_query", "4:dessert", lambda at: chart(at, "weights of query 4:dessert")),
-        ("hand_plain_scale", True, lambda at: chart(at, "weights  (6 × 6)")),
+        ("hand_tokenizer", "spacy", lambda at: matrix(at, "scores ω")["cols"][3] == "3:,"),
+        ("hand_query", "4:dessert", lambda at: matrix(at, "query 4:dessert")),
+        ("hand_plain_scale", True, lambda at: matrix(at, "weights  (6 × 6)")),
     ],
 )
 def test_each_control(key, value, check):
@@ -103,7 +109,7 @@ def test_sentence_control_and_repeated_tokens():
     at = run()
     at.text_input(key="hand_sentence").set_value("the cat saw the dog").run()
     assert not at.exception
-    assert chart(at, "scores ω")["data"][0]["x"] == ["0:the", "1:cat", "2:saw", "3:the", "4:dog"]
+    assert matrix(at, "scores ω")["cols"] == ["0:the", "1:cat", "2:saw", "3:the", "4:dog"]
     assert at.selectbox(key="hand_query").value == "1:cat"  # the old choice is gone: second token
 
 
@@ -119,7 +125,7 @@ def test_empty_input_warns(sentence, message):
     at = run(hand_sentence=sentence)
     assert not at.exception
     assert any(message in w.value for w in at.warning)
-    assert not at.get("plotly_chart")
+    assert not matrices(at)
 
 
 @pytest.mark.parametrize(
@@ -135,10 +141,10 @@ def test_odd_input_runs_without_exception(sentence):
     at = run(hand_sentence=sentence)
     assert not at.exception
     assert not at.warning
-    spec = chart(at, "scores ω")
-    assert len(spec["data"][0]["x"]) == len(set(spec["data"][0]["x"]))
-    assert all("<script" not in label for label in spec["data"][0]["x"])  # shown as text, not markup
-    assert not any("<script" in m.value for m in at.markdown)
+    cols = matrix(at, "scores ω")["cols"]
+    assert len(cols) == len(set(cols))
+    assert all("\u202e" not in label and "\u200b" not in label for label in cols)  # shown as ⟨U+202E⟩
+    assert not any("<script" in m.value for m in at.markdown)  # the browser test shows markup as text
 
 
 def test_long_input_is_capped_with_a_note():
@@ -146,26 +152,14 @@ def test_long_input_is_capped_with_a_note():
     assert not at.exception
     notes = " ".join(i.value for i in at.info)
     assert "5,000 characters" in notes and "only the first 40" in notes
-    assert chart(at, "scores ω")["layout"]["title"]["text"] == "scores ω  (40 × 40)"
+    assert matrix(at, "scores ω")["title"] == "scores ω  (40 × 40)"
 
 
-def test_matrix_tables_are_drawn_only_in_their_tab(default):
-    """A step's Heatmap/Table tabs draw only the chosen one (the table grid is costly in the browser)."""
-    embeddings = lambda at: [df.value for df in at.dataframe if df.value.shape == (6, 16)]  # 6 tokens, d = 16
-    assert chart(default, "embeddings x") and not embeddings(default)
-    at = run(**{"hand-x-tab": "Table"})
-    assert not at.exception
-    [x] = embeddings(at)
-    assert list(x.index) == ["0:Life", "1:is", "2:short", "3:eat", "4:dessert", "5:first."]
-    assert not [t for t in titles(at) if t.startswith("embeddings x")]
-
-
-def test_a_2000_character_word_is_cut_on_the_axes():
+def test_a_2000_character_word_is_sent_whole():
+    """The table cuts long labels with CSS (an ellipsis) and shows them whole on hover: the payload keeps them."""
     at = run({"hand_sentence": "a " + "x" * 1990 + " b"})
     assert not at.exception
-    scores = chart(at, "scores ω")
-    assert all(len(label) <= 24 for label in scores["data"][0]["y"])
-    assert scores["layout"]["margin"]["l"] < 400  # the heatmap is not squeezed by its labels
+    assert matrix(at, "scores ω")["rows"][1] == "1:" + "x" * 1990
 
 
 def test_one_word_sentence_says_word_and_token():

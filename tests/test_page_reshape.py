@@ -1,18 +1,21 @@
 """AppTest of the "Multi-head reshape" page: every step shown with its shape, head colours, the live
 loop-vs-batched check, narrow/wide parameter counts, clear messages for bad input, URL state."""
 
-import json
 from functools import partial
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests import apptest
-from tests.apptest import charts, titles
+from tests.apptest import matrices, matrix
 from viz.common import HEAD_COLORS
 
 PAGE = apptest.page("reshape")
 run = partial(apptest.run, PAGE)
+
+
+def titles(at: AppTest) -> list[str]:
+    return [m["title"] for m in matrices(at)]
 
 
 def metrics(at: AppTest) -> dict[str, str]:
@@ -58,14 +61,14 @@ def test_tabs_draw_only_the_chosen_tensor(default):
 
 
 def test_head_colours_and_axes(default):
-    spec = next(c for c in charts(default) if c["layout"]["title"]["text"].startswith("softmax"))
-    trace = spec["data"][0]
-    assert len(spec["data"]) == 1 and trace["type"] == "heatmap"
-    assert {c for _, c in trace["colorscale"]} == set(HEAD_COLORS[:2])
-    assert trace["colorbar"]["ticktext"] == ["head 0", "head 1"]
-    assert spec["layout"]["yaxis"]["title"]["text"].startswith("query (row)")
-    assert spec["layout"]["xaxis"]["title"]["text"].startswith("key (column)")
-    assert len(trace["y"]) == 16 and trace["text"][0][0].startswith("0.")  # values printed in the cells
+    softmax = matrix(default, "softmax")
+    colour = softmax["colour"]
+    assert colour["mode"] == "head" and colour["palette"] == list(HEAD_COLORS[:2])
+    assert set(colour["heads"]) == {0, 1}  # (b·h, t, t): every cell belongs to one head
+    assert (softmax["row_title"], softmax["col_title"]) == ("queries b·h · t", "keys t")
+    assert softmax["shape"] == [16, 4] and softmax["decimals"] == 2
+    assert softmax["rows"][8] == "2=b1h0 · t0"  # a folded b·h index says where it came from
+    assert matrix(default, "input x")["colour"]["mode"] == "value"  # no cell belongs to a single head
 
 
 @pytest.mark.parametrize(
@@ -93,7 +96,7 @@ def test_each_control(key, value, expected_title):
 
 def test_seed_changes_the_numbers(default):
     at = run(reshape_seed=5)
-    assert charts(at)[0]["data"][0]["text"] != charts(default)[0]["data"][0]["text"]
+    assert matrices(at)[0]["values"] != matrices(default)[0]["values"]
 
 
 def test_narrow_needs_k_divisible_by_h():
@@ -101,7 +104,7 @@ def test_narrow_needs_k_divisible_by_h():
     assert not at.exception
     [warning] = at.warning
     assert "divisible" in warning.value and "k = 6 or 8" in warning.value
-    assert not at.get("plotly_chart")
+    assert not matrices(at)
     at.radio(key="reshape_kind").set_value("wide").run()
     assert not at.warning and loop_diff(at) < 1e-5
     assert metrics(at)["narrow heads (4k²)"] == "k % h ≠ 0"
@@ -131,17 +134,17 @@ def test_bad_sentences(text, kind, message):
     assert not at.exception
     if kind:
         assert any(message in m.value for m in getattr(at, kind)), [m.value for m in getattr(at, kind)]
-    assert at.get("plotly_chart")
-    for spec in charts(at):
-        assert "<script" not in json.dumps(spec["data"][0].get("y", []))
+    assert matrices(at)
+    for m in matrices(at):  # labels are text (the browser writes them with textContent); no bidi control
+        assert not any("\u202e" in label for label in m["rows"] + m["cols"])
 
 
-def test_wide_grids_too_big_to_print_say_so():
+def test_wide_grids_print_every_value():
+    """A table scrolls, so even a 24-column step prints its values (one decimal)."""
     at = run(reshape_kind="wide", reshape_h=3)
     assert not at.exception
-    assert any("hover a cell" in c.value for c in at.caption)
-    wide = next(c for c in charts(at) if c["layout"]["title"]["text"].startswith("view · queries"))
-    assert "text" not in wide["data"][0]  # 24 columns: values on hover and in the CSV
+    wide = matrix(at, "view · queries")
+    assert wide["shape"] == [8, 24] and wide["decimals"] == 1
 
 
 def test_loop_code_is_drawn_only_when_opened(default):

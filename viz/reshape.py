@@ -27,6 +27,7 @@ from viz.common import (
     unique_labels,
 )
 from viz.matrix import KEY_AXIS, QUERY_AXIS, matrix_heatmap, shape_title
+from viz.matrixview import matrix_payload
 
 NO_HEAD_COLOR = "#D9D9D9"
 
@@ -148,6 +149,48 @@ def step_figure(
     ``tokens`` (length t) label the token axes.
     """
     x, lab = to_numpy(tensor), to_numpy(head_of).astype(int)
+    g = _grid(x, lab, dims, tokens, heads, name)
+    rows, cols, row_title, col_title, title = g["rows"], g["cols"], g["row_title"], g["col_title"], g["title"]
+    grid, grid_lab = x.reshape(g["shape"]), lab.reshape(g["shape"])
+    if (grid_lab < 0).all():
+        return matrix_heatmap(
+            grid, rows, cols, name=title, row_title=row_title, col_title=col_title,
+            decimals=text_decimals(*grid.shape), shape=x.shape,
+        )  # fmt: skip
+    return head_heatmap(
+        grid, grid_lab, rows, cols, heads=heads, name=title, shape=x.shape, row_title=row_title, col_title=col_title
+    )
+
+
+def step_payload(
+    tensor,
+    head_of,
+    dims: Sequence[str],
+    *,
+    heads: int,
+    name: str,
+    tokens: Sequence[str] | None = None,
+) -> dict:
+    """One reshape step for the matrix view (:mod:`viz.matrixview`): the same grid, labels and titles as
+    :func:`step_figure`, each cell coloured by its head (or by value when no cell has a single head)."""
+    x, lab = to_numpy(tensor), to_numpy(head_of).astype(int)
+    grid = _grid(x, lab, dims, tokens, heads, name)
+    decimals = 2 if grid["n_cols"] <= 10 else 1
+    how = (
+        dict(colour="value")
+        if (lab < 0).all()
+        else dict(colour="head", heads=lab.reshape(grid["shape"]), head_count=heads)
+    )
+    return matrix_payload(
+        x.reshape(grid["shape"]), grid["rows"], grid["cols"], name=grid["title"], row_title=grid["row_axes"],
+        col_title=grid["col_axes"], decimals=decimals, shape=x.shape, **how,
+    )  # fmt: skip
+
+
+def _grid(
+    x: np.ndarray, lab: np.ndarray, dims: Sequence[str], tokens: Sequence[str] | None, heads: int, name: str
+) -> dict:
+    """How a step tensor is laid out as 2-D: row and column labels, axis titles, the figure's title."""
     if x.ndim != len(dims) or x.shape != lab.shape:
         raise ValueError(f"{name}: tensor {x.shape}, head_of {lab.shape} and dims {tuple(dims)} must agree")
     if tokens is not None and len(tokens) != x.shape[list(dims).index("t")]:
@@ -157,18 +200,18 @@ def step_figure(
     rows = _axis_labels(row_dims, x.shape[:cut], tokens, heads)
     cols = _axis_labels(col_dims, x.shape[cut:], tokens, heads)
     is_scores = col_dims == ["t"]
-    row_title = (QUERY_AXIS if is_scores else "rows") + ": " + " · ".join(row_dims)
-    col_title = (KEY_AXIS if is_scores else "columns") + ": " + " · ".join(col_dims)
-    grid, grid_lab = x.reshape(len(rows), len(cols)), lab.reshape(len(rows), len(cols))
-    title = f"{name}: ({', '.join(dims)})"
-    if (grid_lab < 0).all():
-        return matrix_heatmap(
-            grid, rows, cols, name=title, row_title=row_title, col_title=col_title,
-            decimals=text_decimals(*grid.shape), shape=x.shape,
-        )  # fmt: skip
-    return head_heatmap(
-        grid, grid_lab, rows, cols, heads=heads, name=title, shape=x.shape, row_title=row_title, col_title=col_title
-    )
+    return {
+        "rows": rows,
+        "cols": cols,
+        "shape": (len(rows), len(cols)),
+        "n_cols": len(cols),
+        "row_title": (QUERY_AXIS if is_scores else "rows") + ": " + " · ".join(row_dims),
+        "col_title": (KEY_AXIS if is_scores else "columns") + ": " + " · ".join(col_dims),
+        # the matrix view's caption says "rows: …, columns: …" itself
+        "row_axes": ("queries " if is_scores else "") + " · ".join(row_dims),
+        "col_axes": ("keys " if is_scores else "") + " · ".join(col_dims),
+        "title": f"{name}: ({', '.join(dims)})",
+    }
 
 
 def parameter_bar(counts: dict[str, int | None]) -> go.Figure:

@@ -15,6 +15,11 @@ import streamlit as st
 from pages.shared.projector import PROJECTOR_URL
 from viz.common import for_projector
 from viz.export import figures_to_html
+from viz.matrixview import asset as matrix_asset
+
+_matrix_view = st.components.v2.component(
+    "matrix_view", js=matrix_asset("matrixview.js"), css=matrix_asset("matrixview.css")
+)
 
 CHART_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}  # plotly's toolbar
 
@@ -33,18 +38,34 @@ def show_figure(
     shown = for_projector(fig) if st.session_state.get(PROJECTOR_URL) else fig
     st.plotly_chart(shown, key=key, config=CHART_CONFIG)
     if csv is not None:
-        df = csv if isinstance(csv, pd.DataFrame) else pd.DataFrame(csv)
-        st.download_button(  # the file is written when clicked, not on every rerun
-            "Download CSV",
-            data=lambda: df.to_csv().encode("utf-8"),
-            file_name=csv_name,
-            mime="text/csv",
-            key=f"{key}-csv",
-            on_click="ignore",
-        )
+        csv_button(csv, key, csv_name)
     if html_name is not None:
         title = html.unescape(fig.layout.title.text or "Attention Explorer figure")  # figure titles are escaped
         html_button("Download HTML", [fig], title, key=f"{key}-html", file_name=html_name)
+
+
+def show_matrix(
+    payload: dict[str, Any], key: str, *, csv: pd.DataFrame | None = None, csv_name: str = "matrix.csv"
+) -> None:
+    """A matrix drawn as a table of coloured cells (:func:`viz.matrixview.matrix_payload`), no Plotly:
+    a page with many small matrices (the hand-worked and reshape pages) draws them in milliseconds.
+    With ``csv``, a CSV download of its numbers."""
+    _matrix_view(key=key, data={**payload, "projector": bool(st.session_state.get(PROJECTOR_URL))}, height="content")
+    if csv is not None:
+        csv_button(csv, key, csv_name)
+
+
+def csv_button(csv: pd.DataFrame | np.ndarray, key: str, name: str) -> None:
+    """A "Download CSV" button for ``csv``; the file is written when clicked, not on every rerun."""
+    df = csv if isinstance(csv, pd.DataFrame) else pd.DataFrame(csv)
+    st.download_button(
+        "Download CSV",
+        data=lambda: df.to_csv().encode("utf-8"),
+        file_name=name,
+        mime="text/csv",
+        key=f"{key}-csv",
+        on_click="ignore",
+    )
 
 
 def output_text(text: str, parent: Any = st) -> None:

@@ -37,6 +37,7 @@ PAGE_MODEL = {
     "history": "classifier",
 }  # pages that open on one of the models
 NO_CHARTS = {"classroom": "Start a room"}  # its lobby draws no chart: it waits for this button instead
+DRAWN = '.js-plotly-plot, [data-testid="attention-explorer"], [data-testid="matrix-view"]'  # a chart of any kind
 RUN_TIMEOUT_MS = 180_000  # first visits load torch models on a shared 2-core machine
 CHART_TIMEOUT_MS = 60_000
 
@@ -101,7 +102,7 @@ def test_page_renders(page, app_url: str, path: str) -> None:
         elif path in OPENING_TEXT:
             page.get_by_text(OPENING_TEXT[path]).first.wait_for(timeout=CHART_TIMEOUT_MS)
         elif has_model:
-            drawn = page.locator('.js-plotly-plot, [data-testid="attention-explorer"]')  # a chart or the explorer
+            drawn = page.locator(DRAWN)
             drawn.first.wait_for(state="attached", timeout=CHART_TIMEOUT_MS)
             assert drawn.count() >= 1
         else:

@@ -1,0 +1,178 @@
+// The matrix view: one matrix as a table of coloured cells with its numbers printed.
+//
+// Streamlit (components v2) sends a small JSON payload (viz/matrixview/__init__.py); this script
+// builds a <table> from it. Labels and titles are written with textContent only, never parsed as
+// markup. Hovering a cell highlights its row and column and writes "row → column: value" under the
+// title; the root's data-state attribute holds the payload's digest and the hovered cell, for tests
+// and benchmarks. Hovering never talks to the server.
+
+const views = new WeakMap();  // parent element -> its view: a rerun with new data reuses the element
+
+export default function (component) {
+  const { parentElement, data } = component;
+  let view = views.get(parentElement);
+  if (!view) {
+    view = new MatrixView(parentElement);
+    views.set(parentElement, view);
+  }
+  const generation = ++view.generation;
+  view.setData(typeof data === "string" ? JSON.parse(data) : data);
+  return () => {
+    if (view.generation === generation) {
+      view.root.remove();
+      views.delete(parentElement);
+    }
+  };
+}
+
+function el(doc, tag, cls, text) {
+  const e = doc.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+function hexRgb(h) {
+  return [1, 3, 5].map((i) => parseInt(h.slice(i, i + 2), 16));
+}
+
+// A colour for t in [0, 1] along the stops, as [r, g, b].
+function along(stops, t) {
+  const x = Math.min(Math.max(t, 0), 1) * (stops.length - 1);
+  const j = Math.min(Math.floor(x), stops.length - 2), f = x - j;
+  return stops[j].map((c, i) => Math.round(c + f * (stops[j + 1][i] - c)));
+}
+
+// Dark text on light cells, light text on dark ones (relative luminance).
+function ink([r, g, b]) {
+  return 0.2126 * r + 0.7152 * g + 0.0722 * b > 140 ? "#1a1a1a" : "#ffffff";
+}
+
+// "-0.0000" never shows: a tiny negative prints as zero.
+function fmt(x, decimals) {
+  const s = x.toFixed(decimals);
+  return Number(s) === 0 ? (0).toFixed(decimals) : s;
+}
+
+class MatrixView {
+  constructor(parent) {
+    this.generation = 0;
+    this.doc = parent.ownerDocument;
+    const d = this.doc;
+    this.root = el(d, "div", "mv-root");
+    this.root.setAttribute("data-testid", "matrix-view");
+    const top = el(d, "div", "mv-top");
+    this.title = el(d, "div", "mv-title");
+    this.readout = el(d, "div", "mv-readout");
+    this.readout.setAttribute("aria-live", "polite");
+    top.append(this.title, this.readout);
+    this.legend = el(d, "div", "mv-legend");
+    this.scroll = el(d, "div", "mv-scroll");
+    this.root.append(top, this.legend, this.scroll);
+    parent.append(this.root);
+    this.hover = null;
+    this.scroll.addEventListener("mouseover", (e) => this.onHover(e.target.closest("td")));
+    this.scroll.addEventListener("mouseleave", () => this.onHover(null));
+  }
+
+  setData(p) {
+    this.root.classList.toggle("mv-projector", Boolean(p.projector));
+    if (this.p && this.p.digest === p.digest) return;  // a rerun with the same matrix: nothing to draw
+    this.p = p;
+    this.hover = null;
+    this.title.textContent = p.title;
+    this.drawLegend();
+    this.drawTable();
+    this.onHover(null);
+  }
+
+  cellColour(i, j) {
+    const p = this.p, c = p.colour, v = p.values[i * p.shape[1] + j];
+    if (c.mode === "head") {
+      const h = c.heads[i * p.shape[1] + j];
+      return hexRgb(h < 0 ? c.none : c.palette[h]);
+    }
+    const [lo, hi] = c.ranges.length > 1 ? c.ranges[i] : c.ranges[0];
+    return along(this.stops, hi > lo ? (v - lo) / (hi - lo) : 0);
+  }
+
+  drawTable() {
+    const d = this.doc, p = this.p, [n, m] = p.shape;
+    this.stops = p.colour.stops ? p.colour.stops.map(hexRgb) : null;
+    const table = el(d, "table", "mv-table");
+    const axes = [p.row_title && `rows: ${p.row_title}`, p.col_title && `columns: ${p.col_title}`];
+    const caption = el(d, "caption", "mv-axes", axes.filter(Boolean).join(" · "));
+    const head = el(d, "thead"), top = el(d, "tr");
+    top.append(el(d, "th", "mv-corner", ""));
+    this.colHeads = p.cols.map((label, j) => {
+      const th = el(d, "th", "mv-col", label);
+      th.scope = "col";
+      th.title = label;
+      top.append(th);
+      return th;
+    });
+    head.append(top);
+    const body = el(d, "tbody");
+    this.rowHeads = [];
+    for (let i = 0; i < n; i++) {
+      const tr = el(d, "tr"), th = el(d, "th", "mv-row", p.rows[i]);
+      th.scope = "row";
+      th.title = p.rows[i];
+      tr.append(th);
+      this.rowHeads.push(th);
+      for (let j = 0; j < m; j++) {
+        const td = el(d, "td", "mv-cell", fmt(p.values[i * m + j], p.decimals));
+        td.dataset.i = i;
+        td.dataset.j = j;
+        if (p.colour.mode !== "none") {
+          const rgb = this.cellColour(i, j);
+          td.style.background = `rgb(${rgb.join(",")})`;
+          td.style.color = ink(rgb);
+        }
+        tr.append(td);
+      }
+      body.append(tr);
+    }
+    table.append(caption, head, body);
+    this.scroll.replaceChildren(table);
+  }
+
+  drawLegend() {
+    const d = this.doc, c = this.p.colour;
+    this.legend.replaceChildren();
+    if (c.mode !== "head") return;
+    const used = new Set(c.heads);
+    const items = [...c.palette.map((colour, h) => [colour, `head ${h}`, h]), [c.none, "no single head", -1]];
+    for (const [colour, name, h] of items) {
+      if (!used.has(h)) continue;
+      const item = el(d, "span", "mv-key"), swatch = el(d, "span", "mv-swatch");
+      swatch.style.background = colour;
+      item.append(swatch, el(d, "span", "", name));
+      this.legend.append(item);
+    }
+  }
+
+  onHover(td) {
+    const p = this.p;
+    if (!p) return;
+    const at = td && td.dataset.i !== undefined ? [Number(td.dataset.i), Number(td.dataset.j)] : null;
+    if (this.hover) {
+      this.rowHeads[this.hover[0]].classList.remove("mv-on");
+      this.colHeads[this.hover[1]].classList.remove("mv-on");
+    }
+    this.hover = at;
+    let state = { digest: p.digest, title: p.title, shape: p.shape, hover: null };
+    if (at) {
+      const [i, j] = at, value = p.values[i * p.shape[1] + j];
+      this.rowHeads[i].classList.add("mv-on");
+      this.colHeads[j].classList.add("mv-on");
+      const head = p.colour.mode === "head" ? p.colour.heads[i * p.shape[1] + j] : null;
+      const which = head === null ? "" : head < 0 ? " (no single head)" : ` (head ${head})`;
+      this.readout.textContent = `${p.rows[i]} → ${p.cols[j]}: ${fmt(value, 4)}${which}`;
+      state.hover = { row: i, col: j, row_label: p.rows[i], col_label: p.cols[j], value };
+    } else {
+      this.readout.textContent = p.colour.mode === "none" ? "" : "hover a cell for its value to 4 decimals";
+    }
+    this.root.dataset.state = JSON.stringify(state);
+  }
+}
