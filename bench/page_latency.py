@@ -72,7 +72,7 @@ PAGES: dict[str, PageSpec] = {
     # start is app.py's default page: Streamlit serves it at "/" (and answers "/start" with "Page not found")
     "start": PageSpec(None, "start-picture", path=""),
     "hand": PageSpec("hand_sentence", "hand-weights", matrix=True),
-    "reshape": PageSpec(None, None),
+    "reshape": PageSpec(None, "reshape-params", matrix=True),  # the page's last matrix
     # the model pages: their attention explorer (every kind, layer and head) holds the new run
     "classifier": PageSpec("cls_text", "cls-explorer", task="classifier", explorer=True),
     "generator": PageSpec("gen_prompt", "gen-explorer", task="generator", textarea=True, word_level=False, explorer=True),

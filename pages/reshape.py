@@ -6,10 +6,11 @@ import pandas as pd
 import streamlit as st
 
 from model.lessons.walkthrough import Step, input_tensor, notebook_tokens, reshape_steps
-from pages.shared.display import show_figure, show_matrix
+from pages.shared.display import csv_button, show_matrix
 from pages.shared.state import bounded, init_state, one_of, sync_url
 from pages.shared.text import MAX_INPUT_CHARS, clean_text, plural
-from viz.reshape import parameter_bar, step_payload
+from viz.matrixview import matrix_payload
+from viz.reshape import step_payload, steps_frame
 
 MAX_B, MAX_T, MAX_K, MAX_H = 2, 8, 32, 8
 KINDS = {"narrow": "narrow: split k into h slices", "wide": "wide: every head is k wide"}
@@ -99,8 +100,7 @@ def show_step(i: int, step: Step, heads: int, tokens: list[str] | None) -> None:
             with tab:
                 name = f"{step.name} · {role}" if role else step.name
                 payload = step_payload(tensor, step.head_of, step.dims, heads=heads, name=name, tokens=tokens)
-                flat = tensor.reshape(-1, tensor.shape[-1]).numpy()
-                show_matrix(payload, f"reshape-{i}-{role or 'out'}", csv=flat, csv_name=f"step{i}_{role or 'out'}.csv")
+                show_matrix(payload, f"reshape-{i}-{role or 'out'}")
 
 
 def checks(result, k: int, h: int) -> None:
@@ -120,8 +120,11 @@ def checks(result, k: int, h: int) -> None:
     cols = st.columns(2)
     cols[0].metric("narrow heads (4k²)", f"{narrow:,}" if narrow is not None else "k % h ≠ 0")
     cols[1].metric("wide heads (4hk²)", f"{wide:,}")
-    table = pd.DataFrame({"heads": ["narrow", "wide"], "parameters": [narrow, wide]})
-    show_figure(parameter_bar(result.params), "reshape-params", csv=table, csv_name="parameters.csv")
+    kept = {name: n for name, n in result.params.items() if n is not None}
+    table = pd.DataFrame({"heads": list(kept), "parameters": list(kept.values())})
+    counts = matrix_payload([list(kept.values())], ["parameters"], list(kept), name="parameters of the attention layer",
+                            row_title="", col_title="heads", decimals=0)  # fmt: skip
+    show_matrix(counts, "reshape-params", csv=table, csv_name="parameters.csv")
     st.caption(
         f"Narrow: W_q, W_k, W_v and the unifying layer are each k × k = {k}×{k}. Wide: W_q, W_k, W_v are each "
         f"(h·k) × k and the unifying layer k × (h·k), so {plural(h, 'head')} cost {h}× as much. No biases here."
@@ -155,6 +158,9 @@ def main() -> None:
     st.caption(f"s = {result.head_dim} numbers per head ({'wide: s = k' if wide else 'narrow: s = k / h'}).")
     for i, step in enumerate(result.steps, start=1):
         show_step(i, step, h, tokens)
+    csv_button(
+        lambda: steps_frame(result.steps), "reshape-steps", "reshape_steps.csv", label="Download every step (CSV)"
+    )
     checks(result, k, h)
 
 

@@ -47,6 +47,8 @@ def test_default_run(default):
         assert expected in shown, expected
     assert loop_diff(default) < 1e-5
     assert metrics(default)["narrow heads (4k²)"] == "256" and metrics(default)["wide heads (4hk²)"] == "512"
+    params = matrix(default, "parameters of the attention layer")
+    assert (params["cols"], params["values"]) == (["narrow", "wide"], [256, 512])
 
 
 def test_tabs_draw_only_the_chosen_tensor(default):

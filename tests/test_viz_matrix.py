@@ -19,7 +19,7 @@ from viz.matrix import (
     shape_title,
     vector_bar,
 )
-from viz.reshape import head_heatmap, parameter_bar, split_axes, step_figure
+from viz.reshape import head_heatmap, split_axes, step_figure, step_payload, steps_frame
 
 torch.set_num_threads(1)
 
@@ -168,7 +168,22 @@ def test_step_figure_rejects_mismatches():
         step_figure(np.zeros((1, 3, 2)), np.zeros((1, 3, 2)), ("b", "t", "k"), heads=1, name="x", tokens=["a", "b"])
 
 
-def test_parameter_bar():
-    s = spec(parameter_bar({"narrow": 256, "wide": 512}))
-    assert [t["type"] for t in s["data"]] == ["bar"] and s["data"][0]["x"] == ["narrow", "wide"]
-    assert spec(parameter_bar({"narrow": None, "wide": 512}))["data"][0]["x"] == ["wide"]
+def test_steps_frame_holds_every_number_with_its_head():
+    r = reshape_steps(input_tensor(2, 3, 4, seed=0), 2, wide=False, seed=1)
+    frame = steps_frame(r.steps)
+    expected = sum(s.tensor.numel() * (1 + len(s.others)) for s in r.steps)
+    assert len(frame) == expected and frame["step"].max() == len(r.steps)
+    softmax = next(i for i, s in enumerate(r.steps, start=1) if s.name == "softmax")
+    rows = frame[frame["step"] == softmax]
+    assert set(rows["head"]) == {0, 1} and rows["axes"].iloc[0] == "b·h t t"
+    step = r.steps[softmax - 1]
+    assert rows["value"].iloc[5] == pytest.approx(float(step.tensor.reshape(-1)[5]))
+
+
+def test_step_payload_matches_the_figure_grid():
+    r = reshape_steps(input_tensor(1, 3, 4, seed=0), 2, wide=False, seed=1)
+    step = next(s for s in r.steps if s.name == "transpose")
+    p = step_payload(step.tensor, step.head_of, step.dims, heads=2, name="transpose", tokens=["a", "b", "c"])
+    fig = step_figure(step.tensor, step.head_of, step.dims, heads=2, name="transpose", tokens=["a", "b", "c"])
+    assert p["rows"] == list(fig.data[0].y) and p["cols"] == list(fig.data[0].x)
+    assert p["colour"]["mode"] == "head" and p["title"].startswith("transpose: (b, h, t, s)")

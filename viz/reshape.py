@@ -12,12 +12,12 @@ import itertools
 from collections.abc import Sequence
 
 import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 
 from viz.common import (
     FONT_SIZE,
     HEAD_COLORS,
-    base_layout,
     house_layout,
     make_figure,
     number_text,
@@ -214,21 +214,16 @@ def _grid(
     }
 
 
-def parameter_bar(counts: dict[str, int | None]) -> go.Figure:
-    """Parameter counts side by side (e.g. narrow vs wide); a None count is left out."""
-    kept = {k: v for k, v in counts.items() if v is not None}
-    fig = go.Figure(
-        go.Bar(
-            x=list(kept),
-            y=list(kept.values()),
-            text=[f"{v:,}" for v in kept.values()],
-            textposition="outside",
-            marker_color=[head_color(i) for i in range(len(kept))],
-            hovertemplate="%{x}: %{y:,} parameters<extra></extra>",
-            cliponaxis=False,
-        )
-    )
-    base_layout(fig, title="parameters of the attention layer", height=320)
-    fig.update_xaxes(title_text="heads", type="category")
-    fig.update_yaxes(title_text="parameters")
-    return fig
+def steps_frame(steps: Sequence) -> pd.DataFrame:
+    """Every number of every step (and its keys and values), one row each: the step's number and
+    name, the tensor, its axes, the element's index along them, the value and its head (-1: none)."""
+    rows = []
+    for i, step in enumerate(steps, start=1):
+        tensors = {"queries": step.tensor, **step.others} if step.others else {"": step.tensor}
+        head_of = to_numpy(step.head_of).astype(int)
+        for role, tensor in tensors.items():
+            values = to_numpy(tensor)
+            for index in np.ndindex(values.shape):
+                rows.append((i, step.name, role or "output", " ".join(step.dims), str(index), float(values[index]),
+                             int(head_of[index])))  # fmt: skip
+    return pd.DataFrame(rows, columns=["step", "name", "tensor", "axes", "index", "value", "head"])

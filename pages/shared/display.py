@@ -55,12 +55,19 @@ def show_matrix(
         csv_button(csv, key, csv_name)
 
 
-def csv_button(csv: pd.DataFrame | np.ndarray, key: str, name: str) -> None:
-    """A "Download CSV" button for ``csv``; the file is written when clicked, not on every rerun."""
-    df = csv if isinstance(csv, pd.DataFrame) else pd.DataFrame(csv)
+def csv_button(
+    csv: pd.DataFrame | np.ndarray | Callable[[], pd.DataFrame], key: str, name: str, *, label: str = "Download CSV"
+) -> None:
+    """A download button for ``csv`` (or the function that builds it); the file is written when
+    clicked, not on every rerun."""
+
+    def write() -> bytes:
+        df = csv() if callable(csv) else csv
+        return (df if isinstance(df, pd.DataFrame) else pd.DataFrame(df)).to_csv().encode("utf-8")
+
     st.download_button(
-        "Download CSV",
-        data=lambda: df.to_csv().encode("utf-8"),
+        label,
+        data=write,
         file_name=name,
         mime="text/csv",
         key=f"{key}-csv",
