@@ -16,6 +16,7 @@ from model.analysis.ablation import Ablation, Head, ablate
 from model.analysis.results import RunResult
 from model.analysis.runs import generation_run, run, translation_run
 from model.training.checkpoint import Checkpoint
+from pages.shared.state import init_state, one_of, sync_url
 from pages.shared.text import MAX_INPUT_CHARS, clean_text, listing
 
 TASK_NAMES = {
@@ -28,6 +29,18 @@ SHORT = {"classifier": "cls", "generator": "gen", "translator": "tr"}
 INPUT_NAMES = {"classifier": "English sentence", "generator": "prompt", "translator": "German sentence"}  # after "the"
 
 T = TypeVar("T")
+
+
+def pick_task(key: str, *, parent: Any = st, select: bool = False, on_change: Callable[[], None] | None = None) -> str:
+    """The model a page runs, kept in the URL under ``key``: a horizontal radio, or with ``select`` a select
+    box (under ``parent``, e.g. a column). Returns its task name."""
+    init_state(key, TASKS[0], one_of(TASKS))
+    if select:
+        parent.selectbox("Model", TASKS, format_func=TASK_NAMES.get, key=key, on_change=on_change)
+    else:
+        parent.radio("Model", TASKS, key=key, horizontal=True, format_func=TASK_NAMES.get, on_change=on_change)
+    sync_url(key)
+    return st.session_state[key]
 
 
 def checkpoint_key(ck: Checkpoint) -> tuple[str, str, str]:
