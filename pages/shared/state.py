@@ -96,6 +96,18 @@ def keep_valid(key: str, options: Sequence[Any], default: Any) -> None:
         st.session_state[key] = default
 
 
+def range_slider(key: str, lo: int, hi: int, default: int, *, label: str, parent: Any = st, **kwargs: Any) -> int:
+    """A slider over ``lo..hi`` whose range follows the input (a step, a window): seeded from the URL, back to
+    ``default`` when out of range, kept when the range changes (:func:`hold`) and drawn only when there is a
+    choice. ``kwargs`` go to ``st.slider``; returns the value."""
+    init_state(key, default, bounded(lo, hi))
+    keep_valid(key, range(lo, hi + 1), default)
+    hold(key)
+    if hi > lo:
+        parent.slider(label, lo, hi, key=key, **kwargs)
+    return st.session_state[key]
+
+
 def set_url(values: dict[str, str]) -> None:
     """Put ``values`` into the URL in one message to the browser, and none when the URL already
     holds them: every write makes the browser push a history entry and match the page routes again
