@@ -70,3 +70,24 @@ def test_epoch_ticks_are_thinned_and_metrics_named_for_people():
     assert metric_name("val_bpc") == "validation bits per character"
     assert metric_name("dev_accuracy") == "dev accuracy" and metric_name("val_bleu") == "validation BLEU"
     assert metric_name("tokens_per_s") == "tokens per s"
+
+
+def test_colour_ranges_are_fixed_where_the_metric_has_bounds() -> None:
+    from viz.profiles import colour_range
+
+    assert colour_range("previous", 8) == (0.0, 1.0) and colour_range("monotonic", 8) == (-1.0, 1.0)
+    assert colour_range("entropy", 8) == (0.0, 3.0)
+    assert colour_range("entropy", 1)[1] > 0  # one key: zero bits, still a usable range
+    assert colour_range("unknown", 8) == (None, None)
+
+
+def test_grid_and_neighbour_tables() -> None:
+    from viz.profiles import grid_table, neighbours_table
+
+    table = grid_table(np.arange(6.0).reshape(2, 3) / 7)
+    assert list(table.index) == ["layer 0", "layer 1"] and list(table.columns) == ["head 0", "head 1", "head 2"]
+    assert table.loc["layer 1", "head 0"] == round(3 / 7, 6)
+    near = [{"layer": 0, "head": 1, "distance": 0.0, "entropy": 1.5, "z": None}]
+    assert neighbours_table(near, ["entropy"]).to_dict("records") == [
+        {"head": "layer 0 · head 1", "distance": 0.0, "entropy": 1.5}
+    ]

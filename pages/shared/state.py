@@ -89,6 +89,15 @@ def radio_choice(
     return st.session_state[key]
 
 
+def select_choice(key: str, options: Sequence[Any], default: Any, *, label: str, parent: Any = st, **kwargs: Any) -> Any:
+    """One of ``options`` in a select box under ``parent``, seeded from the URL and kept valid (``default``
+    otherwise); ``kwargs`` go to ``selectbox``. Returns the chosen option. Call :func:`sync_url` for ``key``."""
+    init_state(key, default)
+    keep_valid(key, options, default)
+    parent.selectbox(label, options, key=key, **kwargs)
+    return st.session_state[key]
+
+
 def keep_valid(key: str, options: Sequence[Any], default: Any) -> None:
     """Reset a widget's state to ``default`` when it is not among ``options`` (e.g. a URL asked for
     layer 5 of a model with 2 layers). Call before the widget is created."""
