@@ -58,10 +58,9 @@ def similar_heads(profiles, view: AttentionKind, ck: Checkpoint, result: RunResu
     st.subheader("Heads like this one")
     heads = [f"{l}-{h}" for l in range(L) for h in range(H)]  # "1-2": layer 1, head 2 (not a number in the URL)
     left, right = st.columns([2, 1])
-    select_choice(
-        "pro_head", heads, heads[0], label="Head", parent=left, format_func=lambda s: head_label(*map(int, s.split("-"))),
-        help="Its nearest heads: Euclidean distance over the metrics, each standardised over all heads.",
-    )  # fmt: skip
+    named = lambda s: head_label(*map(int, s.split("-")))
+    hint = "Its nearest heads: Euclidean distance over the metrics, each standardised over all heads."
+    select_choice("pro_head", heads, heads[0], label="Head", parent=left, format_func=named, help=hint)
     layer, head = map(int, st.session_state["pro_head"].split("-"))
     if L * H < 2:
         st.info("This attention has only one head, so there is nothing to compare it with.")

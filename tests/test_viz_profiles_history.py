@@ -91,3 +91,27 @@ def test_grid_and_neighbour_tables() -> None:
     assert neighbours_table(near, ["entropy"]).to_dict("records") == [
         {"head": "layer 0 · head 1", "distance": 0.0, "entropy": 1.5}
     ]
+
+
+def test_probe_text_and_axes() -> None:
+    from viz.history import probe_axes, probe_text
+
+    assert probe_text(["<sos>", "ein", "mann", "<eos>"], characters=False) == "ein mann"
+    assert probe_text(list("a\nb"), characters=True) == "a ⏎ b"
+    words = ["<sos>", "ein", "mann", "<eos>"]
+    assert probe_axes(words, "encoder", 4, characters=False) == (words, words)
+    assert probe_axes(words, "decoder", 3, characters=False) == (["<sos>", "out", "out"],) * 2
+    assert probe_axes(words, "cross", 2, characters=False) == (["<sos>", "out"], words)
+    queries, keys = probe_axes(list("a b"), "encoder", 3, characters=True)
+    assert queries == keys and len(keys) == 3 and " " not in keys  # the space is drawn visibly
+
+
+def test_history_curves_name_metrics_and_put_scores_on_the_right() -> None:
+    from viz.history import history_curves
+
+    curves = {"epoch": [1.0, 2.0], "train_loss": [2.0, 1.0], "val_accuracy": [0.6, 0.7]}
+    fig = history_curves(curves, current_epoch=2, saved_epochs=[1, 2, 3])
+    names = {t.name: t for t in fig.data}
+    assert {"training loss", "validation accuracy (right axis)"} <= set(names)
+    assert names["validation accuracy (right axis)"].yaxis == "y2" and names["training loss"].yaxis in (None, "y")
+    assert fig.layout.xaxis.range[1] >= 3  # the axis reaches the last epoch with saved attention
