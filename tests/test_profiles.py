@@ -193,3 +193,16 @@ def test_run_result_on_every_task(checkpoints):
     for ck_dir, text in (("classifier", "   "), ("generator", ""), ("translator", "  ")):
         with pytest.raises(ValueError):
             run(load_checkpoint(checkpoints / ck_dir), text)
+
+
+def test_generator_step_runs_agree_with_the_whole_run(checkpoints):
+    from model.analysis.runs import causal_step_maps, chars_read, last_query_weights
+    from model.training.tokenize import UNK
+
+    ck = load_checkpoint(checkpoints / "generator")
+    weights = run(ck, "ROMEO:").kinds["encoder"].weights  # (layers, heads, T, T)
+    assert np.allclose(last_query_weights(ck, "ROMEO:"), weights[:, :, -1], atol=1e-5)
+    steps = causal_step_maps(ck, "ROMEO:", 1, 1)
+    assert set(steps) == {"scores", "mask", "masked", "softmax"}
+    assert np.allclose(steps["softmax"], weights[1, 1], atol=1e-5) and steps["mask"].shape == (6, 6)
+    assert chars_read(ck, "RO☃") == ["R", "O", UNK]

@@ -10,11 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+import numpy as np
 import streamlit as st
 
 from model.analysis.ablation import Ablation, Head, ablate
 from model.analysis.results import RunResult
-from model.analysis.runs import generation_run, run, translation_run
+from model.analysis.runs import causal_step_maps, generation_run, last_query_weights, run, translation_run
 from model.training.checkpoint import Checkpoint
 from pages.shared.state import init_state, one_of, sync_url
 from pages.shared.text import MAX_INPUT_CHARS, clean_text, listing
@@ -70,6 +71,16 @@ def run_translation(ck: Checkpoint, text: str, beam_size: int, reference: str | 
 @st.cache_data(max_entries=64, show_spinner="Switching heads off…", **CACHE)
 def run_ablation(ck: Checkpoint, text: str, off: tuple[Head, ...]) -> Ablation:
     return ablate(ck, text, off)
+
+
+@st.cache_data(max_entries=128, show_spinner=False, **CACHE)
+def run_causal_steps(ck: Checkpoint, text: str, layer: int, head: int) -> dict[str, np.ndarray]:
+    return causal_step_maps(ck, text, layer, head)
+
+
+@st.cache_data(max_entries=256, show_spinner=False, **CACHE)
+def run_last_query(ck: Checkpoint, context: str) -> np.ndarray:
+    return last_query_weights(ck, context)
 
 
 def attempt(runner: Callable[..., T], *args: Any, what: str = "Nothing to show") -> T | None:
