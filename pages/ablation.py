@@ -28,11 +28,6 @@ DEFAULT_OFF = {"encoder": {0: [0]}}  # one head off in the first layer, so the d
 KIND_SHORT = {"encoder": "enc", "decoder": "dec", "cross": "cross"}
 
 
-def all_on(keys: list[str]) -> None:
-    for key in keys:
-        st.session_state[key] = []
-
-
 def head_switches(task: str, layout: dict[str, tuple[int, int]]) -> tuple[tuple[Head, ...], list[str]]:
     """One multiselect per layer (and per kind for the translator); returns the heads off and the widget keys."""
     st.subheader("Switch heads off")
@@ -61,7 +56,8 @@ def head_switches(task: str, layout: dict[str, tuple[int, int]]) -> tuple[tuple[
         left.caption(f"{len(off)} of {total} heads are off: {names}.")
     else:
         left.caption(f"All {total} heads are on, so before and after are the same. Switch some heads off above.")
-    right.button("Switch every head on", key="abl_reset", on_click=all_on, args=(keys,), disabled=not off)
+    all_on = lambda: st.session_state.update({key: [] for key in keys})  # every multiselect back to empty
+    right.button("Switch every head on", key="abl_reset", on_click=all_on, disabled=not off)
     return tuple(sorted(off)), keys
 
 
