@@ -81,8 +81,8 @@ def predictions(task: str, res: Ablation) -> list:
             f"Likeliest next character: before **{markdown_escape(visible_chars([b])[0])}** ({before.probs[b]:.1%}), "
             f"after **{markdown_escape(visible_chars([a])[0])}** ({after.probs[a]:.1%})."
         )
-        title = "next character: top 10, before vs after"
-        fig = distribution_bars(visible_probs(before.probs), visible_probs(after.probs), title=title, x_title="next character")
+        shown = [visible_probs(r.probs) for r in (before, after)]
+        fig = distribution_bars(*shown, title="next character: top 10, before vs after", x_title="next character")
     show_figure(fig, "abl-prediction", html_name=f"ablation-{task}-prediction.html")
     return [fig]
 
@@ -101,7 +101,7 @@ def downstream(task: str, res: Ablation, figs: list, notes: str) -> None:
     delta = res.delta()[kind]
     L, H = delta.shape[:2]
     k = res.before.kinds[kind]
-    name, query_name, key_name = k.title, k.query_axis, k.key_axis
+    name, names = k.title, dict(query_name=k.query_axis, key_name=k.key_axis)
     title = f"{name}: largest change of any weight, per head"
     grid = change_grid(res.change_per_head(kind), off=res.off_in(kind), title=title)
     show_figure(grid, "abl-grid")
@@ -114,7 +114,7 @@ def downstream(task: str, res: Ablation, figs: list, notes: str) -> None:
         rows, cols = rows[cut], cols[cut]
         st.caption(f"The last {len(rows)} characters are drawn.")
     title = f"before − after: {name.lower()}, layer {layer} · head {head}"
-    diff = difference_heatmap(m, rows, cols, title=title, query_name=query_name, key_name=key_name, value="before − after")
+    diff = difference_heatmap(m, rows, cols, title=title, value="before − after", **names)
     show_figure(diff, "abl-diff", html_name=f"ablation-{task}-layer{layer}-head{head}.html")
     st.caption(f"Largest change in this head: {np.abs(delta[layer, head]).max():.4f}.")
     export_view_button([*figs, grid, diff], f"Head ablation · {TASK_NAMES[task]}", "abl-export", notes=notes)

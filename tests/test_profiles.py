@@ -163,9 +163,7 @@ def test_neighbourhood_is_the_head_then_its_nearest_with_their_metrics():
     heads = [np.eye(T), uniform, previous_matrix(T), 0.9 * uniform + 0.1 * np.eye(T)]
     p = head_profiles(np.stack(heads).reshape(2, 2, T, T))
     near = neighbourhood(p, 0, 1, k=2)
-    assert [(n["layer"], n["head"]) for n in near[1:]] == [
-        (n["layer"], n["head"]) for n in nearest_heads(p, 0, 1, k=2)
-    ]
+    assert [(n["layer"], n["head"]) for n in near[1:]] == [(n["layer"], n["head"]) for n in nearest_heads(p, 0, 1, k=2)]
     assert (near[0]["layer"], near[0]["head"], near[0]["distance"]) == (0, 1, 0.0)
     for n in near:
         assert n["entropy"] == pytest.approx(p.metrics["entropy"][n["layer"], n["head"]])

@@ -89,7 +89,9 @@ def radio_choice(
     return st.session_state[key]
 
 
-def select_choice(key: str, options: Sequence[Any], default: Any, *, label: str, parent: Any = st, **kwargs: Any) -> Any:
+def select_choice(
+    key: str, options: Sequence[Any], default: Any, *, label: str, parent: Any = st, **kwargs: Any
+) -> Any:
     """One of ``options`` in a select box under ``parent``, seeded from the URL and kept valid (``default``
     otherwise); ``kwargs`` go to ``selectbox``. Returns the chosen option. Call :func:`sync_url` for ``key``."""
     init_state(key, default)
