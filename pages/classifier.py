@@ -11,9 +11,10 @@ from model.analysis.results import RunResult
 from model.training.checkpoint import Checkpoint
 from pages.shared.display import show_figure
 from pages.shared.models import require_checkpoint
+from pages.shared.outputs import label_metric
 from pages.shared.runs import attempt, input_notes, run_model
 from pages.shared.state import init_state, sync_url
-from pages.shared.text import clean_text
+from pages.shared.text import clean_text, text_with_examples
 from pages.shared.views import attention_views, axes
 from viz.attention import query_bar
 
@@ -27,32 +28,16 @@ EXAMPLES = (
     "i loved every minute of it",
     "it is not a good movie",
 )
-CUSTOM = "(your own sentence)"
-
-
-def example_chosen() -> None:
-    st.session_state["cls_text"] = st.session_state["cls_example"]
-
-
-def text_edited() -> None:
-    """A sentence typed by hand is no longer the example the box shows."""
-    st.session_state["cls_example"] = st.session_state["cls_text"] if st.session_state["cls_text"] in EXAMPLES else CUSTOM
 
 
 def controls() -> str | None:
-    init_state("cls_text", DEFAULT_TEXT)
-    if "cls_example" not in st.session_state:
-        text_edited()
-    left, right = st.columns([3, 2])
-    left.text_input("Sentence (English)", key="cls_text", on_change=text_edited, help="A short movie-review sentence.")
-    right.selectbox("Examples", [CUSTOM, *EXAMPLES], key="cls_example", on_change=example_chosen)
-    sync_url("cls_text")
+    text_with_examples("cls", EXAMPLES, label="Sentence (English)", help="A short movie-review sentence.")
     return clean_text(st.session_state["cls_text"], what="sentence")
 
 
 def prediction(result: RunResult) -> None:
     left, right = st.columns([1, 2])
-    left.metric("Prediction", result.prediction, f"{result.confidence:.1%} confident", delta_color="off", delta_arrow="off")
+    label_metric(left, "Prediction", result)
     for label, prob in result.probs.items():
         right.progress(prob, text=f"{label}: {prob:.1%}")
 

@@ -3,23 +3,29 @@ the causal mask step by step, what the model looked at for each new character, e
 
 from __future__ import annotations
 
-import numpy as np
 import streamlit as st
-import torch
 
-from model.analysis.inference import model_device, reshaped
-from model.analysis.maps import causal_steps, last_query_attention
+from model.analysis.inference import reshaped
 from model.analysis.results import RunResult
+from model.analysis.runs import chars_read
 from model.training.checkpoint import Checkpoint
-from model.training.tokenize import UNK, encode_chars
 from pages.shared.display import export_view_button, output_text, show_figure
 from pages.shared.models import require_checkpoint
-from pages.shared.runs import CACHE, attempt, input_notes, read_input, run_generation, run_model
-from pages.shared.state import bounded, hold, init_state, keep_valid, one_of, sync_url
+from pages.shared.runs import (
+    attempt,
+    input_notes,
+    read_input,
+    run_causal_steps,
+    run_generation,
+    run_last_query,
+    run_model,
+)
+from pages.shared.state import bounded, init_state, one_of, range_slider, sync_url
 from pages.shared.text import markdown_escape
 from pages.shared.views import attention_views
-from viz.attention import causal_step_figures, heads_heatmap, query_bar, visible_chars, weights_frame
-from viz.compare import distribution_bars
+from viz.attention import causal_step_figures, visible_chars, weights_frame
+from viz.compare import distribution_bars, visible_probs
+from viz.steps import step_figures
 
 TASK = "generator"
 DEFAULT_PROMPT = "ROMEO:"
@@ -27,27 +33,6 @@ MIN_LENGTH, MAX_LENGTH = 20, 400
 MAX_WINDOW = 40  # characters per causal-step axis: readable on a projector
 STEP_TITLES = {"scores": "1. scores", "mask": "2. mask", "masked": "3. masked scores", "softmax": "4. softmax"}
 SAMPLING = ("gen_temp", "gen_topk")
-
-
-@st.cache_data(max_entries=128, show_spinner=False, **CACHE)
-def run_causal_steps(ck: Checkpoint, text: str, layer: int, head: int) -> dict[str, np.ndarray]:
-    """The four causal-mask steps of one head over ``text``."""
-    ids = torch.tensor([encode_chars(ck.vocabs["chars"], text)], device=model_device(ck))
-    s = causal_steps(ck.model, ids, layer, head)
-    parts = {"scores": s.scores[0], "mask": s.mask, "masked": s.masked[0], "softmax": s.weights[0]}
-    return {k: v.cpu().numpy() for k, v in parts.items()}
-
-
-@st.cache_data(max_entries=256, show_spinner=False, **CACHE)
-def run_step(ck: Checkpoint, context: str) -> np.ndarray:
-    """What the last character of ``context`` attended to, ``(layers, heads, keys)``."""
-    ids = torch.tensor([encode_chars(ck.vocabs["chars"], context)], device=model_device(ck))
-    return torch.stack([r[0] for r in last_query_attention(ck.model, ids)]).cpu().numpy()
-
-
-def seen(chars, vocab) -> list[str]:
-    """Axis labels: what the model read, with whitespace made visible and unknown characters as <unk>."""
-    return visible_chars([c if c in vocab else UNK for c in chars])
 
 
 def controls(vocab_size: int) -> None:
@@ -84,7 +69,7 @@ def sampling(ck: Checkpoint, prompt: str) -> None:
     nxt = attempt(run_model, ck, prompt)
     if nxt is None:
         return
-    plain = dict(zip(visible_chars(list(nxt.probs)), nxt.probs.values()))
+    plain = visible_probs(nxt.probs)
     shaped = reshaped(plain, temp, top_k or None)
     fig = distribution_bars(plain, shaped, names=("temperature 1, every character", f"temperature {temp:g}, top-k {top_k or 'all'}"),
                             title="what comes after the prompt: the 10 likeliest characters", x_title="next character")  # fmt: skip
@@ -107,7 +92,7 @@ def causal_section(ck: Checkpoint, text: str, layer: int, head: int) -> list:
     tabs = dict(zip(STEP_TITLES, st.tabs(names, key="gen_causal_tab", on_change="rerun")))
     sync_url("gen_causal_tab")
     steps = run_causal_steps(ck, text, layer, head)
-    labels = seen(text, ck.vocabs["chars"])
+    labels = visible_chars(chars_read(ck, text))
     shown = [name for name, tab in tabs.items() if tab.open]
     figs = causal_step_figures(steps["scores"], steps["mask"], steps["masked"], steps["softmax"], labels, only=shown)
     for name, fig in figs.items():
@@ -121,18 +106,13 @@ def step_section(ck: Checkpoint, result: RunResult, layer: int, window: int) -> 
     """The chosen generated character: its per-head and mean attention; returns the two figures."""
     st.subheader("What the model looked at to write each new character")
     prompt, new_text = result.notes["prompt"], result.notes["new_text"]
-    n_new = len(new_text)
-    init_state("gen_step", 1, bounded(1, n_new))
-    keep_valid("gen_step", range(1, n_new + 1), 1)
-    hold("gen_step")
-    st.slider("Generated character n", 1, n_new, key="gen_step")
-    n = st.session_state["gen_step"]
+    n = range_slider("gen_step", 1, len(new_text), 1, label="Generated character n")
     full = prompt + new_text
     p = len(prompt) + n - 1  # position of character n in the full text
     context = full[:p][-ck.model.config.block_size :]
-    row = run_step(ck, context)[layer]  # (heads, keys)
+    row = run_last_query(ck, context)[layer]  # (heads, keys)
     k = min(window, row.shape[1])
-    keys = seen(context[-k:], ck.vocabs["chars"])
+    keys = visible_chars(chars_read(ck, context[-k:]))
     query = f"{k}:{keys[-1]}"
     hidden = 1.0 - row[:, -k:].mean(axis=0).sum()
     st.caption(
@@ -141,8 +121,8 @@ def step_section(ck: Checkpoint, result: RunResult, layer: int, window: int) -> 
         f"the last {k} of {len(context)} context characters are drawn"
         + (f" ({hidden:.0%} of the mean weight falls on earlier ones)." if hidden > 0.005 else ".")
     )
-    heads = heads_heatmap(row[:, -k:], keys, query_label=query)
-    bar = query_bar(row[:, -k:].mean(axis=0), keys, query_label=query, title=f"mean over heads: what {query} attended to")
+    bar_title = f"mean over heads: what {query} attended to"
+    heads, bar = step_figures(row[:, -k:], keys, query_label=query, bar_title=bar_title)
     show_figure(heads, "gen-step-heads")
     show_figure(bar, "gen-step-bar")
     return [heads, bar]
@@ -160,11 +140,8 @@ def attention(ck: Checkpoint, result: RunResult) -> None:
     title = "Shakespeare generator: " + result.notes["prompt"][:40]
     cell = attention_views(result, "gen", ck=ck, title=title, csv_name="generator")
     layer, head = (cell["layer"], cell["head"]) if cell and cell["head"] is not None else (0, 0)
-    init_state("gen_window", min(16, T), bounded(2, min(MAX_WINDOW, T)))
-    keep_valid("gen_window", range(2, min(MAX_WINDOW, T) + 1), min(16, T))
-    hold("gen_window")
-    st.slider("Characters shown in the steps below", 2, min(MAX_WINDOW, T), key="gen_window", help="The last N characters.")
-    window = st.session_state["gen_window"]
+    label = "Characters shown in the steps below"
+    window = range_slider("gen_window", 2, min(MAX_WINDOW, T), min(16, T), label=label, help="The last N characters.")
     full = result.notes["prompt"] + result.notes["new_text"]
     figs = causal_section(ck, full[-window:], layer, head)
     figs += step_section(ck, result, layer, window)

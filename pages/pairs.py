@@ -3,20 +3,20 @@ difference, attention of one head for each, and A − B where the token lists li
 
 from __future__ import annotations
 
-import difflib
-
 import streamlit as st
 
+from model.analysis.compare import largest_change, word_changes
 from model.analysis.results import RunResult
-from pages.shared.display import export_view_button, output_text, show_figure
+from pages.shared.display import export_view_button, show_figure
 from pages.shared.explorer import attention_explorer
 from pages.shared.models import require_checkpoint
-from pages.shared.runs import INPUT_NAMES, SHORT, TASK_NAMES, TASKS, attempt, input_notes, read_input, run_model
-from pages.shared.state import init_state, keep_valid, sync_url
+from pages.shared.outputs import label_metric, outputs_side_by_side
+from pages.shared.runs import INPUT_NAMES, SHORT, TASK_NAMES, attempt, input_notes, pick_task, read_input, run_model
+from pages.shared.state import init_state, radio_choice, sync_url
 from pages.shared.text import listing, points
 from pages.shared.views import axes, labelled, pick_head, window
 from viz.attention import visible_chars
-from viz.compare import difference_heatmap, distribution_bars, pair_heatmaps
+from viz.compare import difference_heatmap, distribution_bars, pair_heatmaps, pair_labels, visible_probs
 
 DEFAULT_PAIRS = {
     "classifier": ("a good film", "a bad film"),  # one word swapped: the same length, so B − A is drawn
@@ -40,17 +40,11 @@ def inputs(task: str) -> tuple[str, str]:
 def predictions(task: str, a: RunResult, b: RunResult) -> list:
     """Both predictions and their difference; returns the figures drawn."""
     if task == "translator":
-        left, right = st.columns(2)
-        for col, name, r in ((left, "A", a), (right, "B", b)):
-            col.markdown(f"**{name}** translates to")
-            output_text(r.prediction or "(no words)", col)
-        words_a, words_b = a.prediction.split(), b.prediction.split()
-        if words_a == words_b:
+        outputs_side_by_side((a, b), [f"**{name}** translates to" for name in NAMES])
+        if a.prediction.split() == b.prediction.split():
             st.caption("The two translations are the same.")
         else:
-            ops = difflib.SequenceMatcher(a=words_a, b=words_b).get_opcodes()
-            only_a = [w for tag, i0, i1, _, _ in ops if tag != "equal" for w in words_a[i0:i1]]
-            only_b = [w for tag, _, _, j0, j1 in ops if tag != "equal" for w in words_b[j0:j1]]
+            only_a, only_b = word_changes(a.prediction, b.prediction)
             st.caption(
                 f"Words only in A: {listing(only_a) or '(none)'} · words only in B: {listing(only_b) or '(none)'}"
             )
@@ -59,15 +53,14 @@ def predictions(task: str, a: RunResult, b: RunResult) -> list:
         last = list(a.probs)[-1]  # "positive" for sentiment
         cols = st.columns(3)
         for col, name, r in zip(cols, NAMES, (a, b)):
-            col.metric(name, r.prediction, f"{r.confidence:.1%} confident", delta_color="off", delta_arrow="off")
+            label_metric(col, name, r)
         flips = "same label" if a.prediction == b.prediction else "the label flips"
         cols[2].metric(f"B − A: P({last})", points(b.probs[last] - a.probs[last]), flips, delta_color="off", delta_arrow="off")
         fig = distribution_bars(a.probs, b.probs, names=NAMES, top=None, title="class probabilities", x_title="class")
     else:
-        pa, pb = (dict(zip(visible_chars(list(r.probs)), r.probs.values())) for r in (a, b))
+        pa, pb = visible_probs(a.probs), visible_probs(b.probs)
         la, lb = (visible_chars([r.prediction])[0] for r in (a, b))
-        shown = sorted(pa, key=lambda c: -max(pa[c], pb[c]))[:10]
-        biggest = max(shown, key=lambda c: abs(pb[c] - pa[c]))
+        biggest = largest_change(pa, pb)
         st.caption(
             f"Likeliest next character: A {listing([la])} ({pa[la]:.1%}), B {listing([lb])} ({pb[lb]:.1%}). "
             f"Largest change among the bars: {listing([biggest])} by {pb[biggest] - pa[biggest]:+.1%} (B − A)."
@@ -80,11 +73,7 @@ def predictions(task: str, a: RunResult, b: RunResult) -> list:
 @st.fragment
 def attention(task: str, a: RunResult, b: RunResult, figs: list, notes: str) -> None:
     kinds = list(a.kinds)
-    init_state("pair_kind", kinds[-1])
-    keep_valid("pair_kind", kinds, kinds[-1])
-    if len(kinds) > 1:
-        st.radio("Attention", kinds, key="pair_kind", horizontal=True, format_func=lambda k: a.kinds[k].title)
-    kind = st.session_state["pair_kind"]
+    kind = radio_choice("pair_kind", kinds, kinds[-1], label="Attention", format_func=lambda k: a.kinds[k].title)
     ka, kb = a.kinds[kind], b.kinds[kind]
     att_a, att_b = ka.weights, kb.weights
     L, H = att_a.shape[:2]
@@ -102,9 +91,8 @@ def attention(task: str, a: RunResult, b: RunResult, figs: list, notes: str) -> 
     )
     show_figure(side, "pair-side", html_name=f"pairs-{task}-layer{layer}-head{head}.html")
 
-    aligned = all(len(x) == len(y) for x, y in zip(tok_a, tok_b))
-    if aligned:
-        labels = tuple([x if x == y else f"{x}→{y}" for x, y in zip(xs, ys)] for xs, ys in zip(tok_a, tok_b))
+    labels = pair_labels(tok_a, tok_b)
+    if labels is not None:
         st.caption("A and B have the same number of tokens, so their attention subtracts position by position.")
         second = difference_heatmap(
             mb - ma, *labels, title=f"B − A: {name.lower()}, layer {layer} · head {head}", value="B − A", **names
@@ -133,10 +121,7 @@ st.caption(
     "Change one word (or character) and compare: how the prediction moves, and how the attention of one head "
     "differs between the two inputs."
 )
-init_state("pair_model", "classifier", lambda raw: TASKS[TASKS.index(raw)])
-st.radio("Model", TASKS, key="pair_model", horizontal=True, format_func=TASK_NAMES.get)
-task = st.session_state["pair_model"]
-sync_url("pair_model")
+task = pick_task("pair_model")
 ck = require_checkpoint(task)
 raw = inputs(task)
 texts = [read_input(task, t, f"input {n}") for t, n in zip(raw, NAMES)]

@@ -4,38 +4,27 @@ like a chosen one."""
 
 from __future__ import annotations
 
-import math
-
-import numpy as np
 import pandas as pd
 import streamlit as st
 
-from model.analysis.profiles import (
-    METRIC_HELP,
-    comparable_metrics,
-    head_profiles,
-    nearest_heads,
-    standardise,
-)
+from model.analysis.profiles import METRIC_HELP, comparable_metrics, head_profiles, neighbourhood
 from model.analysis.results import AttentionKind, RunResult
 from model.training.checkpoint import Checkpoint
 from pages.shared.display import show_figure
 from pages.shared.models import require_checkpoint
-from pages.shared.runs import TASK_NAMES, attempt, input_notes, run_model
-from pages.shared.state import bounded, init_state, keep_valid, sync_url
+from pages.shared.runs import attempt, input_notes, pick_task, run_model
+from pages.shared.state import flag, init_state, radio_choice, range_slider, select_choice, sync_url
 from pages.shared.text import clean_text, listing
 from pages.shared.views import head_explorer
-from viz.profiles import head_label, metric_grid, profile_lines
+from viz.profiles import colour_range, grid_table, head_label, metric_grid, neighbours_table, profile_lines
 
-TASKS = TASK_NAMES
 DEFAULT_TEXT = {
     "classifier": "the acting is wonderful but the plot is thin",
     "generator": "ROMEO:\nBut soft, what light through yonder window breaks?",
     "translator": "eine frau liest ein buch im park .",
 }
 INPUT_LABEL = {"classifier": "Sentence (English)", "generator": "Text (characters)", "translator": "German sentence"}
-URL_KEYS = ("pro_task", "pro_text", "pro_kind", "pro_metric", "pro_sort", "pro_desc", "pro_head", "pro_k")
-FRACTIONS = ("previous", "self", "first", "special", "forward")
+URL_KEYS = ("pro_text", "pro_kind", "pro_metric", "pro_sort", "pro_desc", "pro_head", "pro_k")
 
 
 def choose_task() -> None:
@@ -43,34 +32,18 @@ def choose_task() -> None:
 
 
 def controls() -> str:
-    init_state("pro_task", "classifier", lambda raw: raw if raw in TASKS else "classifier")
-    task = st.session_state["pro_task"]
-    init_state("pro_text", DEFAULT_TEXT[task])
     left, right = st.columns([1, 3])
-    left.selectbox("Model", list(TASKS), format_func=TASKS.get, key="pro_task", on_change=choose_task)
+    task = pick_task("pro_task", parent=left, select=True, on_change=choose_task)
+    init_state("pro_text", DEFAULT_TEXT[task])
     right.text_area(INPUT_LABEL[task], key="pro_text", height=80)
-    sync_url("pro_task", "pro_text")
     return task
 
 
-def colour_range(metric: str, keys: int) -> tuple[float | None, float | None]:
-    if metric in FRACTIONS:
-        return 0.0, 1.0
-    if metric == "entropy":
-        return 0.0, max(math.log2(keys), 1e-9)
-    if metric == "monotonic":
-        return -1.0, 1.0
-    return None, None
-
-
 def metric_table(frame: pd.DataFrame, metrics: list[str]) -> None:
-    init_state("pro_sort", metrics[0])
-    keep_valid("pro_sort", metrics, metrics[0])
-    init_state("pro_desc", True, lambda raw: raw == "True")
+    init_state("pro_desc", True, flag)
     left, right = st.columns([2, 1])
-    left.selectbox("Sort the table by", metrics, key="pro_sort")
+    by = select_choice("pro_sort", metrics, metrics[0], label="Sort the table by", parent=left)
     right.toggle("Largest first", key="pro_desc")
-    by = st.session_state["pro_sort"]
     ordered = frame.sort_values([by, "layer", "head"], ascending=[not st.session_state["pro_desc"], True, True])
     config = {m: st.column_config.NumberColumn(m, format="%.3f", help=METRIC_HELP[m]) for m in metrics}
     st.dataframe(ordered, key="pro-table", hide_index=True, column_config=config)
@@ -80,46 +53,32 @@ def metric_table(frame: pd.DataFrame, metrics: list[str]) -> None:
     )  # fmt: skip
 
 
-def similar_heads(profiles, frame: pd.DataFrame, view: AttentionKind, ck: Checkpoint, result: RunResult) -> None:
+def similar_heads(profiles, view: AttentionKind, ck: Checkpoint, result: RunResult) -> tuple[int, int] | None:
     L, H = profiles.shape
     st.subheader("Heads like this one")
     heads = [f"{l}-{h}" for l in range(L) for h in range(H)]  # "1-2": layer 1, head 2 (not a number in the URL)
-    init_state("pro_head", heads[0])
-    keep_valid("pro_head", heads, heads[0])
     left, right = st.columns([2, 1])
-    left.selectbox(
-        "Head", heads, key="pro_head", format_func=lambda s: head_label(*map(int, s.split("-"))),
-        help="Its nearest heads: Euclidean distance over the metrics, each standardised over all heads.",
-    )  # fmt: skip
+    named = lambda s: head_label(*map(int, s.split("-")))
+    hint = "Its nearest heads: Euclidean distance over the metrics, each standardised over all heads."
+    select_choice("pro_head", heads, heads[0], label="Head", parent=left, format_func=named, help=hint)
     layer, head = map(int, st.session_state["pro_head"].split("-"))
     if L * H < 2:
         st.info("This attention has only one head, so there is nothing to compare it with.")
         return None
-    init_state("pro_k", min(3, L * H - 1), bounded(1, L * H - 1))
-    keep_valid("pro_k", range(1, L * H), min(3, L * H - 1))
-    if L * H > 2:
-        right.slider("How many", 1, L * H - 1, key="pro_k")
-    k = st.session_state["pro_k"]
+    k = range_slider("pro_k", 1, L * H - 1, min(3, L * H - 1), label="How many", parent=right)
     names = comparable_metrics(profiles)
-    nearest = nearest_heads(profiles, layer, head, k=k)
-    rows = frame.set_index(["layer", "head"])
-    table = pd.DataFrame(
-        [{"head": head_label(n["layer"], n["head"]), "distance": n["distance"], **rows.loc[(n["layer"], n["head"])]}
-         for n in [{"layer": layer, "head": head, "distance": 0.0}, *nearest]]
-    )  # fmt: skip
+    near = neighbourhood(profiles, layer, head, k=k)
     st.caption(
         f"Distance over {', '.join(names)}, each metric rescaled to mean 0 and standard deviation 1 over the "
         f"{L * H} heads. The first row is the chosen head."
     )
     st.dataframe(
-        table,
+        neighbours_table(near, list(profiles.metrics)),
         key="pro-nearest",
         hide_index=True,
         column_config={"distance": st.column_config.NumberColumn(format="%.2f")},
     )
-    z = standardise(profiles.matrix(names))
-    lines = [(t["head"], z[n_l * H + n_h]) for t, (n_l, n_h) in zip(
-        table.to_dict("records"), [(layer, head)] + [(n["layer"], n["head"]) for n in nearest])]  # fmt: skip
+    lines = [(head_label(n["layer"], n["head"]), n["z"]) for n in near]
     show_figure(profile_lines(lines, names, title=f"{head_label(layer, head)} and its nearest heads"), "pro-lines")
     st.markdown(f"**{head_label(layer, head)}: its attention**")
     head_explorer(result, view.name, layer, head, "proex", ck=ck, title=f"{head_label(layer, head)}: its attention")
@@ -144,11 +103,7 @@ def main() -> None:
     if result.task != "generator":
         st.markdown(f"**Model output:** {listing([result.prediction], width=300)}")
     kinds = list(result.kinds)
-    init_state("pro_kind", kinds[0])
-    keep_valid("pro_kind", kinds, kinds[0])
-    if len(kinds) > 1:
-        st.radio("Attention", kinds, format_func=lambda k: result.kinds[k].title, key="pro_kind", horizontal=True)
-    kind = st.session_state["pro_kind"]
+    kind = radio_choice("pro_kind", kinds, kinds[0], label="Attention", format_func=lambda k: result.kinds[k].title)
     view = result.kinds[kind]
     profiles = head_profiles(view.weights, special=view.special, cross=view.cross)
     metrics = list(profiles.metrics)
@@ -156,21 +111,18 @@ def main() -> None:
     L, H = profiles.shape
 
     st.subheader(f"Every head ({L} layers × {H} heads)")
-    init_state("pro_metric", metrics[0])
-    keep_valid("pro_metric", metrics, metrics[0])
-    st.selectbox("Colour by", metrics, key="pro_metric", format_func=lambda m: f"{m}: {METRIC_HELP[m]}")
-    metric = st.session_state["pro_metric"]
+    described = lambda m: f"{m}: {METRIC_HELP[m]}"
+    metric = select_choice("pro_metric", metrics, metrics[0], label="Colour by", format_func=described)
     grid_slot = st.container()  # drawn last: it frames the head chosen further down
     metric_table(frame, metrics)
-    selected = similar_heads(profiles, frame, view, ck, result)
+    selected = similar_heads(profiles, view, ck, result)
     zmin, zmax = colour_range(metric, len(view.keys))
     with grid_slot:
         show_figure(
             metric_grid(profiles.metrics[metric], metric, title=f"{metric} of every head ({view.title.lower()})",
                         selected=selected, zmin=zmin, zmax=zmax),
             "pro-grid",
-            csv=pd.DataFrame(np.round(profiles.metrics[metric], 6), index=[f"layer {l}" for l in range(L)],
-                             columns=[f"head {h}" for h in range(H)]),
+            csv=grid_table(profiles.metrics[metric]),
             csv_name=f"{task}-{kind}-{metric}.csv",
         )  # fmt: skip
     sync_url(*URL_KEYS)

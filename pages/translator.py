@@ -11,10 +11,10 @@ from pages.shared.display import export_view_button, output_text, show_figure
 from pages.shared.hub import TRANSLATOR_HUB, hub_cross_attention_panel
 from pages.shared.models import require_checkpoint
 from pages.shared.runs import attempt, input_notes, run_translation
-from pages.shared.state import bounded, hold, init_state, keep_valid, sync_url
-from pages.shared.text import clean_text, listing, markdown_escape
+from pages.shared.state import bounded, flag, init_state, one_of, range_slider, sync_url
+from pages.shared.text import clean_text, listing, markdown_escape, text_with_examples
 from pages.shared.views import attention_views, axes
-from viz.attention import heads_heatmap, query_bar
+from viz.steps import decoding_step_figures
 
 TASK = "translator"
 EXAMPLES = {  # simple Multi30k-style captions and a reference translation for each
@@ -25,70 +25,45 @@ EXAMPLES = {  # simple Multi30k-style captions and a reference translation for e
     "drei männer stehen vor einem gebäude .": "three men stand in front of a building .",
     "ein junge springt ins wasser .": "a boy jumps into the water .",
 }
-DEFAULT_TEXT = next(iter(EXAMPLES))
-CUSTOM = "(your own sentence)"
 DECODING = ("greedy", "beam")
 
 
-def example_chosen() -> None:
-    choice = st.session_state["tr_example"]
-    if choice != CUSTOM:
-        st.session_state["tr_text"] = choice
-        st.session_state["tr_reference"] = EXAMPLES[choice]
-
-
-def text_edited() -> None:
-    """A sentence typed by hand is no longer the example the box shows."""
-    st.session_state["tr_example"] = st.session_state["tr_text"] if st.session_state["tr_text"] in EXAMPLES else CUSTOM
+def reference_of(example: str) -> None:
+    st.session_state["tr_reference"] = EXAMPLES[example]
 
 
 def controls() -> None:
-    init_state("tr_text", DEFAULT_TEXT)
-    init_state("tr_decoding", "greedy", lambda raw: DECODING[DECODING.index(raw)])
+    hint = "Lower case, like the Multi30k captions."
+    text_with_examples("tr", list(EXAMPLES), label="German sentence", help=hint, on_pick=reference_of)
+    init_state("tr_decoding", "greedy", one_of(DECODING))
     init_state("tr_beam", 4, bounded(2, 8))
-    init_state("tr_forced", False, lambda raw: raw == "True")
+    init_state("tr_forced", False, flag)
     init_state("tr_reference", EXAMPLES.get(st.session_state["tr_text"], ""))
-    if "tr_example" not in st.session_state:
-        text_edited()
-    left, right = st.columns([3, 2])
-    left.text_input("German sentence", key="tr_text", on_change=text_edited, help="Lower case, like the Multi30k captions.")
-    right.selectbox("Examples", [CUSTOM, *EXAMPLES], key="tr_example", on_change=example_chosen)
     a, b, c = st.columns([1, 1, 2])
     a.radio("Decoding", DECODING, key="tr_decoding", horizontal=True, help="Beam search keeps several candidates.")
     b.slider("Beam size", 2, 8, key="tr_beam", disabled=st.session_state["tr_decoding"] == "greedy")
     c.toggle("Teacher-forced view on a reference translation", key="tr_forced",
              help="Feed a correct English sentence to the decoder and see what each of its words attends to.")  # fmt: skip
     st.text_input("Reference English translation", key="tr_reference", disabled=not st.session_state["tr_forced"])
-    sync_url("tr_text", "tr_decoding", "tr_beam", "tr_forced", "tr_reference")
+    sync_url("tr_decoding", "tr_beam", "tr_forced", "tr_reference")
 
 
 def step_section(result: RunResult, layer: int) -> list:
     """What output token n attended to when the decoder wrote it; returns the figures."""
     cross, decoder = result.kinds["cross"], result.kinds["decoder"]
-    T = len(cross.queries)
-    init_state("tr_step", 1, bounded(1, T))
-    keep_valid("tr_step", range(1, T + 1), 1)
-    hold("tr_step")
-    if T > 1:
-        st.slider("Decoding step n", 1, T, key="tr_step", help="Output token n: what its query attended to.")
-    step = st.session_state["tr_step"] if T > 1 else 1
+    hint = "Output token n: what its query attended to."
+    step = range_slider("tr_step", 1, len(cross.queries), 1, label="Decoding step n", help=hint)
     layer = min(layer, cross.layers - 1)
     out = cross.queries[step - 1]
     query = f"{step - 1}:{out}"
-    src, tgt_in = axes(cross, result)[1], list(decoder.keys)
     st.caption(
         f"Step {step} (output position {step - 1}; positions count from 0): the decoder wrote **{markdown_escape(out)}**. Its query looked at the German words "
         f"(cross-attention) and at the English written so far (decoder self-attention). Layer {layer}."
     )
-    row = cross.weights[layer, :, step - 1]  # (heads, German keys)
-    figs = [
-        heads_heatmap(row, src, query_label=query, key_name="key = German", title=f"cross-attention of {query}, per head"),
-        query_bar(row.mean(axis=0), src, query_label=query, key_name="key = German",
-                  title=f"mean over heads: German words that {query} attended to"),  # fmt: skip
-        heads_heatmap(decoder.weights[layer, :, step - 1, :step], tgt_in[:step], query_label=query,
-                      key_name="key = English so far",
-                      title=f"decoder self-attention of {query}, per head (later words are masked)"),  # fmt: skip
-    ]
+    cross_row = cross.weights[layer, :, step - 1]  # (heads, German keys)
+    self_row = decoder.weights[layer, :, step - 1, :step]  # (heads, English written so far)
+    src, written = axes(cross, result)[1], list(decoder.keys)[:step]
+    figs = decoding_step_figures(cross_row, self_row, src, written, query_label=query)
     for fig, key in zip(figs, ("tr-step-cross-heads", "tr-step-cross-bar", "tr-step-self-heads")):
         show_figure(fig, key)
     sync_url("tr_step")
@@ -107,7 +82,7 @@ def attention(ck: Checkpoint, result: RunResult) -> None:
     title = f"Translator: {' '.join(result.kinds['encoder'].keys[1:-1])} → {result.prediction}"
     cell = attention_views(result, "tr", ck=ck, first=("cross",), title=title, csv_name="translator")
     # lazy: three charts that every new sentence would redraw, built only while the section is open
-    init_state("tr_steps", False, lambda raw: raw == "True")
+    init_state("tr_steps", False, flag)
     steps = st.expander("Decoding step by step: what each output word attended to", key="tr_steps", on_change="rerun")
     sync_url("tr_steps")
     if steps.open:
@@ -147,7 +122,7 @@ def page_body(ck: Checkpoint) -> None:
 def compare_with_hub(text: str) -> None:
     """An optional second panel: a production translation model from the Hugging Face Hub (or a local
     folder) on the same German sentence, its cross-attention beside ours."""
-    init_state("tr_hub", False, lambda raw: raw == "True")
+    init_state("tr_hub", False, flag)
     if not st.toggle("Compare with a Hugging Face translation model", key="tr_hub",
                      help="Loads a pretrained model (downloaded once); here the Hub may be unreachable."):  # fmt: skip
         sync_url("tr_hub")

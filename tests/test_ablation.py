@@ -117,6 +117,10 @@ def test_switching_a_head_off_changes_prediction_and_later_attention_only(cks):
     assert np.abs(delta[0]).max() == 0  # a head's own layer computes the same weights
     assert np.abs(delta[1]).max() > 1e-4  # the layer above reads a different input
     assert np.allclose(a.after.kinds["encoder"].weights[1].sum(-1), 1, atol=1e-6), "ablated rows still sum to 1"
+    change = a.change_per_head("encoder")
+    assert change.shape == delta.shape[:2] and (change[0] == 0).all()
+    assert change[1, 0] == pytest.approx(np.abs(delta[1, 0]).max())
+    assert a.off_in("encoder") == {(0, 1)} and a.off_in("cross") == set()
 
 
 def test_nothing_off_changes_nothing(cks):

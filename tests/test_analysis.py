@@ -134,3 +134,24 @@ def test_last_query_attention(generator):
         assert torch.allclose(row, w[:, :, -1])
     with pytest.raises(ValueError, match="empty"):
         last_query_attention(generator, torch.zeros(1, 0, dtype=torch.long))
+
+
+def test_word_changes_are_the_words_outside_the_common_sequence():
+    from model.analysis.compare import word_changes
+
+    assert word_changes("a man rides a bike .", "a woman rides a bike .") == (["man"], ["woman"])
+    assert word_changes("two dogs play", "two dogs play") == ([], [])
+    assert word_changes("", "a dog") == ([], ["a", "dog"])
+    assert word_changes("a dog runs fast", "a cat runs") == (["dog", "fast"], ["cat"])
+
+
+def test_largest_change_looks_only_at_the_likeliest_outcomes():
+    from model.analysis.compare import largest_change
+
+    a = {"x": 0.6, "y": 0.25, "z": 0.15}
+    b = {"x": 0.58, "y": 0.42, "z": 0.0}
+    assert largest_change(a, b) == "y"  # +0.17 beats -0.15 and -0.02
+    assert largest_change(a, b, top=1) == "x"  # only the likeliest outcome is drawn
+    assert largest_change({"x": 1.0}, {"y": 1.0}) in ("x", "y")  # outcomes missing on one side count as 0
+    with pytest.raises(ValueError, match="empty"):
+        largest_change({}, {})

@@ -150,3 +150,14 @@ def test_training_curves():
     assert curves["epoch"] == [1, 2, 3] and curves["train_loss"] == [0.7, 0.6, 0.5]
     assert curves["dev_accuracy"][:2] == [0.5, 0.6] and np.isnan(curves["dev_accuracy"][2])
     assert training_curves({}) == {} and training_curves({"history": []}) == {}
+
+
+def test_history_stamp_changes_when_a_history_file_is_written(tmp_path):
+    import os
+
+    from model.training.history import history_stamp
+
+    assert history_stamp(tmp_path) == (0.0, 0.0, 0.0)
+    (tmp_path / "history.json").write_text("{}")
+    os.utime(tmp_path / "history.json", (1000.0, 1000.0))
+    assert history_stamp(tmp_path) == (0.0, 1000.0, 0.0)

@@ -47,3 +47,14 @@ def test_decoding_step_survives_an_edited_reference():
     assert not at.exception
     assert at.slider(key="tr_step").value == 4
     assert url(at, "tr_step") == "4"
+
+
+def test_url_casts_for_toggles_and_index_lists():
+    from pages.shared.state import flag, index_list
+
+    assert flag("True") is True and flag("False") is False and flag("yes") is False
+    cast = index_list(4)
+    assert cast("2,0, 2") == [0, 2] and cast("") == []
+    for bad in ("4", "-1", "x"):
+        with pytest.raises(ValueError):
+            cast(bad)

@@ -155,6 +155,22 @@ def test_nearest_heads_skip_metrics_undefined_for_some_head():
     assert all(np.isfinite(n["distance"]) for n in nearest_heads(p, 0, 0))
 
 
+def test_neighbourhood_is_the_head_then_its_nearest_with_their_metrics():
+    from model.analysis.profiles import neighbourhood
+
+    T = 5
+    uniform = np.full((T, T), 1 / T)
+    heads = [np.eye(T), uniform, previous_matrix(T), 0.9 * uniform + 0.1 * np.eye(T)]
+    p = head_profiles(np.stack(heads).reshape(2, 2, T, T))
+    near = neighbourhood(p, 0, 1, k=2)
+    assert [(n["layer"], n["head"]) for n in near[1:]] == [(n["layer"], n["head"]) for n in nearest_heads(p, 0, 1, k=2)]
+    assert (near[0]["layer"], near[0]["head"], near[0]["distance"]) == (0, 1, 0.0)
+    for n in near:
+        assert n["entropy"] == pytest.approx(p.metrics["entropy"][n["layer"], n["head"]])
+        # the distance is the Euclidean one between the standardised vectors
+        assert np.linalg.norm(n["z"] - near[0]["z"]) == pytest.approx(n["distance"])
+
+
 @pytest.fixture(scope="module")
 def checkpoints(tmp_path_factory):
     return make_checkpoints(tmp_path_factory.mktemp("checkpoints"))
@@ -175,3 +191,16 @@ def test_run_result_on_every_task(checkpoints):
     for ck_dir, text in (("classifier", "   "), ("generator", ""), ("translator", "  ")):
         with pytest.raises(ValueError):
             run(load_checkpoint(checkpoints / ck_dir), text)
+
+
+def test_generator_step_runs_agree_with_the_whole_run(checkpoints):
+    from model.analysis.runs import causal_step_maps, chars_read, last_query_weights
+    from model.training.tokenize import UNK
+
+    ck = load_checkpoint(checkpoints / "generator")
+    weights = run(ck, "ROMEO:").kinds["encoder"].weights  # (layers, heads, T, T)
+    assert np.allclose(last_query_weights(ck, "ROMEO:"), weights[:, :, -1], atol=1e-5)
+    steps = causal_step_maps(ck, "ROMEO:", 1, 1)
+    assert set(steps) == {"scores", "mask", "masked", "softmax"}
+    assert np.allclose(steps["softmax"], weights[1, 1], atol=1e-5) and steps["mask"].shape == (6, 6)
+    assert chars_read(ck, "RO☃") == ["R", "O", UNK]

@@ -184,3 +184,17 @@ def test_for_projector_grows_every_font_and_leaves_the_original_alone():
     for name in ("xaxis", "yaxis"):
         assert big.layout[name].tickfont.size >= round(12 * 1.5)
     assert big.layout.height > fig.layout.height
+
+
+def test_step_figures_show_each_head_and_their_mean():
+    from viz.steps import decoding_step_figures, step_figures
+
+    row = np.random.default_rng(0).dirichlet(np.ones(4), size=3)  # 3 heads over 4 keys
+    heads, bar = step_figures(row, list("abcd"), query_label="5:x", bar_title="mean of 5:x")
+    assert np.allclose(heads.data[0].z[-1], row.mean(axis=0), atol=1e-4)  # the last row is the mean
+    assert np.allclose(bar.data[0].y, row.mean(axis=0), atol=1e-4) and bar.layout.title.text == "mean of 5:x"
+    figs = decoding_step_figures(row, row[:, :2], list("abcd"), ["<sos>", "a"], query_label="1:a")
+    assert [len(f.data[0].x) for f in figs] == [4, 4, 2]
+    assert "key = English so far" in figs[2].layout.xaxis.title.text
+    with pytest.raises(ValueError, match="heads, keys"):
+        step_figures(row[0], list("abcd"), query_label="q", bar_title="t")

@@ -108,3 +108,20 @@ def test_change_grid_marks_heads_that_are_off() -> None:
     assert (trace.zmin, trace.zmax) == (0.0, 0.5)
     assert list(trace.y) == ["layer 0", "layer 1"] and fig.layout.yaxis.autorange == "reversed"
     assert change_grid(np.zeros((1, 2))).data[0].zmax == pytest.approx(1e-6)  # an all-zero change stays drawable
+
+
+def test_visible_probs_shows_whitespace_and_keeps_the_numbers() -> None:
+    from viz.compare import visible_probs
+
+    shown = visible_probs({" ": 0.5, "\n": 0.3, "a": 0.2})
+    assert list(shown.values()) == [0.5, 0.3, 0.2]
+    assert "a" in shown and " " not in shown and "\n" not in shown
+
+
+def test_pair_labels_mark_the_positions_that_differ() -> None:
+    from viz.compare import pair_labels
+
+    a = (["0:a", "1:good", "2:film"], ["0:a", "1:good", "2:film"])
+    b = (["0:a", "1:bad", "2:film"], ["0:a", "1:bad", "2:film"])
+    assert pair_labels(a, b) == (["0:a", "1:good→1:bad", "2:film"],) * 2
+    assert pair_labels(a, (["0:a"], ["0:a"])) is None

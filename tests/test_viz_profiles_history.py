@@ -70,3 +70,48 @@ def test_epoch_ticks_are_thinned_and_metrics_named_for_people():
     assert metric_name("val_bpc") == "validation bits per character"
     assert metric_name("dev_accuracy") == "dev accuracy" and metric_name("val_bleu") == "validation BLEU"
     assert metric_name("tokens_per_s") == "tokens per s"
+
+
+def test_colour_ranges_are_fixed_where_the_metric_has_bounds() -> None:
+    from viz.profiles import colour_range
+
+    assert colour_range("previous", 8) == (0.0, 1.0) and colour_range("monotonic", 8) == (-1.0, 1.0)
+    assert colour_range("entropy", 8) == (0.0, 3.0)
+    assert colour_range("entropy", 1)[1] > 0  # one key: zero bits, still a usable range
+    assert colour_range("unknown", 8) == (None, None)
+
+
+def test_grid_and_neighbour_tables() -> None:
+    from viz.profiles import grid_table, neighbours_table
+
+    table = grid_table(np.arange(6.0).reshape(2, 3) / 7)
+    assert list(table.index) == ["layer 0", "layer 1"] and list(table.columns) == ["head 0", "head 1", "head 2"]
+    assert table.loc["layer 1", "head 0"] == round(3 / 7, 6)
+    near = [{"layer": 0, "head": 1, "distance": 0.0, "entropy": 1.5, "z": None}]
+    assert neighbours_table(near, ["entropy"]).to_dict("records") == [
+        {"head": "layer 0 · head 1", "distance": 0.0, "entropy": 1.5}
+    ]
+
+
+def test_probe_text_and_axes() -> None:
+    from viz.history import probe_axes, probe_text
+
+    assert probe_text(["<sos>", "ein", "mann", "<eos>"], characters=False) == "ein mann"
+    assert probe_text(list("a\nb"), characters=True) == "a ⏎ b"
+    words = ["<sos>", "ein", "mann", "<eos>"]
+    assert probe_axes(words, "encoder", 4, characters=False) == (words, words)
+    assert probe_axes(words, "decoder", 3, characters=False) == (["<sos>", "out", "out"],) * 2
+    assert probe_axes(words, "cross", 2, characters=False) == (["<sos>", "out"], words)
+    queries, keys = probe_axes(list("a b"), "encoder", 3, characters=True)
+    assert queries == keys and len(keys) == 3 and " " not in keys  # the space is drawn visibly
+
+
+def test_history_curves_name_metrics_and_put_scores_on_the_right() -> None:
+    from viz.history import history_curves
+
+    curves = {"epoch": [1.0, 2.0], "train_loss": [2.0, 1.0], "val_accuracy": [0.6, 0.7]}
+    fig = history_curves(curves, current_epoch=2, saved_epochs=[1, 2, 3])
+    names = {t.name: t for t in fig.data}
+    assert {"training loss", "validation accuracy (right axis)"} <= set(names)
+    assert names["validation accuracy (right axis)"].yaxis == "y2" and names["training loss"].yaxis in (None, "y")
+    assert fig.layout.xaxis.range[1] >= 3  # the axis reaches the last epoch with saved attention

@@ -12,7 +12,7 @@ from collections.abc import Collection, Mapping, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.attention import attention_heatmap
+from viz.attention import attention_heatmap, visible_chars
 from viz.common import (
     COLORSCALE,
     DIVERGING,
@@ -106,6 +106,19 @@ def pair_heatmaps(
         coloraxis=dict(colorscale=COLORSCALE, cmin=0.0, cmax=zmax, colorbar=dict(title=dict(text="weight"))),
     )
     return make_figure(traces, layout)
+
+
+def visible_probs(probs: Mapping[str, float]) -> dict[str, float]:
+    """A next-character distribution keyed by its characters as the axes draw them (spaces, line breaks visible)."""
+    return dict(zip(visible_chars(list(probs)), probs.values()))
+
+
+def pair_labels(a: Sequence[Sequence[str]], b: Sequence[Sequence[str]]) -> tuple[list[str], ...] | None:
+    """Axis labels for B − A when the two inputs line up axis by axis: a token, or ``"a→b"`` where they
+    differ; None when any axis has a different length (there is no position-by-position difference)."""
+    if any(len(x) != len(y) for x, y in zip(a, b)):
+        return None
+    return tuple([x if x == y else f"{x}→{y}" for x, y in zip(xs, ys)] for xs, ys in zip(a, b))
 
 
 def distribution_bars(

@@ -8,11 +8,13 @@ from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
+from viz.attention import visible_chars
 from viz.common import HEAD_COLORS, house_layout, make_figure
 
 LOSS_COLOR, METRIC_COLORS = "#0072B2", HEAD_COLORS
 MAX_TICKS = 12  # more epoch numbers than this collide on a narrow axis
 SPLITS = {"train": "training", "val": "validation", "dev": "dev", "test": "test"}
+RIGHT_AXIS = ("accuracy", "bleu")  # validation scores (higher is better) share the right axis
 MEASURES = {"loss": "loss", "bpc": "bits per character", "accuracy": "accuracy", "bleu": "BLEU", "sacrebleu": "sacreBLEU"}
 
 
@@ -22,6 +24,42 @@ def metric_name(raw: str) -> str:
     if split in SPLITS and measure:
         return f"{SPLITS[split]} {MEASURES.get(measure, measure.replace('_', ' '))}"
     return MEASURES.get(raw, raw.replace("_", " "))
+
+
+def probe_text(tokens: Sequence[str], *, characters: bool) -> str:
+    """A probe input on one line: characters joined (line breaks as ⏎), words without <sos>/<eos>."""
+    if characters:
+        return "".join(tokens).replace("\n", " ⏎ ")
+    return " ".join(t for t in tokens if t not in ("<sos>", "<eos>"))
+
+
+def probe_axes(tokens: Sequence[str], kind: str, n_queries: int, *, characters: bool) -> tuple[list[str], list[str]]:
+    """Query and key labels of a probe's ``kind`` of attention. The probe's own tokens are saved; the
+    translator's output words are not (they change every epoch), so decoder positions read ``out``."""
+    tokens = visible_chars(tokens) if characters else list(tokens)
+    outputs = ["<sos>", *["out"] * (n_queries - 1)]
+    if kind == "encoder":
+        return tokens, tokens
+    return (outputs, outputs) if kind == "decoder" else (outputs, tokens)
+
+
+def history_curves(
+    curves: dict[str, list[float]],
+    *,
+    current_epoch: float | None = None,
+    saved_epochs: Sequence[float] = (),
+    title: str = "loss and validation per epoch",
+) -> go.Figure:
+    """:func:`training_curves` of ``model.training.history.training_curves``'s series: metrics named for
+    people, validation scores on the right axis, and the epoch axis wide enough for ``saved_epochs`` too
+    (attention is saved every epoch, the metrics only with a better model)."""
+    series = {metric_name(k): v for k, v in curves.items() if k != "epoch"}
+    right = [metric_name(k) for k in curves if any(word in k for word in RIGHT_AXIS)]
+    seen = [*curves["epoch"], *saved_epochs]
+    span = (min(seen), max(seen))
+    return training_curves(
+        curves["epoch"], series, right=right, current_epoch=current_epoch, epoch_range=span, title=title
+    )
 
 
 def epoch_dtick(n_epochs: int) -> int:

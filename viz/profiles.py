@@ -8,18 +8,50 @@ whole attention matrix); every figure says so on its axes.
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Sequence
 
 import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 
 from viz.common import COLORSCALE, FONT_SIZE, HEAD_COLORS, check_stack, house_layout, make_figure, number_text
 
 LAYER_AXIS, HEAD_AXIS = "layer (row)", "head (column)"
+FRACTIONS = ("previous", "self", "first", "special", "forward")  # metrics that are shares of the weight
 
 
 def head_label(layer: int, head: int) -> str:
     return f"layer {layer} · head {head}"
+
+
+def colour_range(metric: str, keys: int) -> tuple[float | None, float | None]:
+    """The fixed colour range of ``metric`` over ``keys`` keys (fractions 0..1, entropy up to log2 of the
+    keys, correlation -1..1), so grids of different inputs read alike; (None, None) lets the data decide."""
+    if metric in FRACTIONS:
+        return 0.0, 1.0
+    if metric == "entropy":
+        return 0.0, max(math.log2(keys), 1e-9)
+    if metric == "monotonic":
+        return -1.0, 1.0
+    return None, None
+
+
+def grid_table(values) -> pd.DataFrame:
+    """A ``(layers, heads)`` metric as the table behind its grid: a row per layer, a column per head."""
+    v = check_stack(values, ndim=2, name="metric per head (layers, heads)")
+    L, H = v.shape
+    return pd.DataFrame(np.round(v, 6), index=[f"layer {l}" for l in range(L)], columns=[f"head {h}" for h in range(H)])
+
+
+def neighbours_table(neighbours: Sequence[dict], metrics: Sequence[str]) -> pd.DataFrame:
+    """Heads and their distance to the first one (``model.analysis.profiles.neighbourhood``): a head label,
+    the distance and ``metrics``."""
+    rows = [
+        {"head": head_label(n["layer"], n["head"]), "distance": n["distance"], **{m: n[m] for m in metrics}}
+        for n in neighbours
+    ]
+    return pd.DataFrame(rows)
 
 
 def metric_grid(

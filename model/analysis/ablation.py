@@ -77,6 +77,14 @@ class Ablation:
         """``before - after`` per kind, ``(layers, heads, queries, keys)``."""
         return {k: self.before.kinds[k].weights - self.after.kinds[k].weights for k in self.before.kinds}
 
+    def change_per_head(self, kind: str) -> np.ndarray:
+        """The largest ``|before - after|`` of any weight, per head of ``kind``: ``(layers, heads)``."""
+        return np.abs(self.delta()[kind]).max(axis=(2, 3))
+
+    def off_in(self, kind: str) -> set[tuple[int, int]]:
+        """The ``(layer, head)`` pairs of ``kind`` that are switched off."""
+        return {(layer, head) for k, layer, head in self.off if k == kind}
+
 
 def ablate(ck: Checkpoint, text: str, off: Iterable[Head]) -> Ablation:
     """Run ``text`` with every head on, then with the heads in ``off`` switched off."""

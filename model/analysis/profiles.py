@@ -207,3 +207,15 @@ def nearest_heads(profiles: HeadProfiles, layer: int, head: int, k: int = 5) -> 
     dist = np.sqrt(((z - z[me]) ** 2).sum(axis=1))
     order = sorted((i for i in range(L * H) if i != me), key=lambda i: (round(float(dist[i]), 12), i))
     return [{"layer": i // H, "head": i % H, "distance": float(dist[i])} for i in order[:k]]
+
+
+def neighbourhood(profiles: HeadProfiles, layer: int, head: int, k: int = 5) -> list[dict]:
+    """``(layer, head)`` itself (distance 0), then its ``k`` nearest heads (:func:`nearest_heads`): each with
+    its layer, head, distance, every metric and ``"z"``, its standardised vector over
+    :func:`comparable_metrics` (the one the distance is measured on)."""
+    H = profiles.shape[1]
+    near = nearest_heads(profiles, layer, head, k=k)
+    z = standardise(profiles.matrix(comparable_metrics(profiles)))
+    rows = profiles.rows()
+    heads = [{"layer": layer, "head": head, "distance": 0.0}, *near]
+    return [{**rows[n["layer"] * H + n["head"]], **n, "z": z[n["layer"] * H + n["head"]]} for n in heads]

@@ -21,9 +21,11 @@ from model.analysis.inference import (
     Translation,
     classify,
     generate,
+    model_device,
     next_char,
     translate,
 )
+from model.analysis.maps import causal_steps, last_query_attention
 from model.analysis.profiles import special_keys
 from model.analysis.results import RunResult, attention_kind, causal
 from model.training.checkpoint import Checkpoint
@@ -170,6 +172,27 @@ def generation_run(ck: Checkpoint, prompt: str, **sampling) -> RunResult:
 def translation_run(ck: Checkpoint, text: str, *, beam_size: int = 1, reference: str | None = None) -> RunResult:
     """A translation by greedy or beam search, or the teacher-forced view of ``reference``."""
     return translator_result(ck, translate(ck, text, beam_size=beam_size, reference=reference))
+
+
+def causal_step_maps(ck: Checkpoint, text: str, layer: int, head: int) -> dict[str, np.ndarray]:
+    """The four causal-mask steps of one generator head over ``text``: ``scores``, ``mask``, ``masked``
+    and ``softmax``, each ``(T, T)``."""
+    ids = torch.tensor([encode_chars(ck.vocabs["chars"], text)], device=model_device(ck))
+    s = causal_steps(ck.model, ids, layer, head)
+    parts = {"scores": s.scores[0], "mask": s.mask, "masked": s.masked[0], "softmax": s.weights[0]}
+    return {k: v.cpu().numpy() for k, v in parts.items()}
+
+
+def last_query_weights(ck: Checkpoint, context: str) -> np.ndarray:
+    """What the generator's last character of ``context`` attended to, ``(layers, heads, keys)``."""
+    ids = torch.tensor([encode_chars(ck.vocabs["chars"], context)], device=model_device(ck))
+    return torch.stack([r[0] for r in last_query_attention(ck.model, ids)]).cpu().numpy()
+
+
+def chars_read(ck: Checkpoint, chars: Sequence[str]) -> list[str]:
+    """``chars`` as the generator read them: a character outside its vocabulary is ``<unk>``."""
+    vocab = ck.vocabs["chars"]
+    return [c if c in vocab else UNK for c in chars]
 
 
 def with_weights(result: RunResult, weights: dict[str, np.ndarray | Sequence[Tensor]]) -> RunResult:

@@ -160,6 +160,14 @@ def load_history(directory: str | os.PathLike) -> ProbeHistory:
     return ProbeHistory(d, epochs, probes, maps)
 
 
+def history_stamp(directory: str | os.PathLike) -> tuple[float, ...]:
+    """Modification times of the history files (0 for one that is absent): a new epoch written by
+    training changes it, so a cache keyed on it reads the history again."""
+    d = Path(directory)
+    paths = (d / HISTORY_WEIGHTS, d / HISTORY_META, d / "config.json")
+    return tuple(p.stat().st_mtime if p.exists() else 0.0 for p in paths)
+
+
 def training_curves(training: dict[str, Any]) -> dict[str, list[float]]:
     """``config.json``'s ``training.history`` as series: ``{"epoch": [...], "train_loss": [...], ...}``.
 

@@ -10,6 +10,7 @@ import streamlit as st
 import torch
 
 from model.training.checkpoint import Checkpoint, CheckpointError, default_dir, load_checkpoint
+from model.training.history import HistoryError, ProbeHistory, history_stamp, load_history
 
 # One torch thread per script run unless a deployment says otherwise: bench/threads.py measured 1 thread
 # as fast as 2 or faster for one user (docs/RESULTS.md), and with many sessions at once a second thread
@@ -62,3 +63,18 @@ def require_checkpoint(task: str) -> Checkpoint:
     st.error(f"The {task} model could not be loaded: {ck}")
     st.info(f"Train it with `{TRAIN_COMMANDS[task]}` (see the README). The other pages still work.")
     st.stop()
+
+
+@st.cache_resource(max_entries=6, show_spinner="Reading the training history…")
+def _read_history(directory: str, _stamp: tuple[float, ...]) -> ProbeHistory | HistoryError:
+    try:
+        return load_history(directory)
+    except HistoryError as e:
+        return e
+
+
+def get_history(task: str) -> ProbeHistory | HistoryError:
+    """The checked training history saved beside ``task``'s checkpoint (shared read-only, read again when
+    training writes a new epoch), or the error that says what is missing or wrong."""
+    directory = str(default_dir(task))
+    return _read_history(directory, history_stamp(directory))

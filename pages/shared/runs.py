@@ -10,12 +10,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+import numpy as np
 import streamlit as st
 
 from model.analysis.ablation import Ablation, Head, ablate
 from model.analysis.results import RunResult
-from model.analysis.runs import generation_run, run, translation_run
+from model.analysis.runs import causal_step_maps, generation_run, last_query_weights, run, translation_run
 from model.training.checkpoint import Checkpoint
+from pages.shared.state import init_state, one_of, sync_url
 from pages.shared.text import MAX_INPUT_CHARS, clean_text, listing
 
 TASK_NAMES = {
@@ -28,6 +30,18 @@ SHORT = {"classifier": "cls", "generator": "gen", "translator": "tr"}
 INPUT_NAMES = {"classifier": "English sentence", "generator": "prompt", "translator": "German sentence"}  # after "the"
 
 T = TypeVar("T")
+
+
+def pick_task(key: str, *, parent: Any = st, select: bool = False, on_change: Callable[[], None] | None = None) -> str:
+    """The model a page runs, kept in the URL under ``key``: a horizontal radio, or with ``select`` a select
+    box (under ``parent``, e.g. a column). Returns its task name."""
+    init_state(key, TASKS[0], one_of(TASKS))
+    if select:
+        parent.selectbox("Model", TASKS, format_func=TASK_NAMES.get, key=key, on_change=on_change)
+    else:
+        parent.radio("Model", TASKS, key=key, horizontal=True, format_func=TASK_NAMES.get, on_change=on_change)
+    sync_url(key)
+    return st.session_state[key]
 
 
 def checkpoint_key(ck: Checkpoint) -> tuple[str, str, str]:
@@ -57,6 +71,16 @@ def run_translation(ck: Checkpoint, text: str, beam_size: int, reference: str | 
 @st.cache_data(max_entries=64, show_spinner="Switching heads off…", **CACHE)
 def run_ablation(ck: Checkpoint, text: str, off: tuple[Head, ...]) -> Ablation:
     return ablate(ck, text, off)
+
+
+@st.cache_data(max_entries=128, show_spinner=False, **CACHE)
+def run_causal_steps(ck: Checkpoint, text: str, layer: int, head: int) -> dict[str, np.ndarray]:
+    return causal_step_maps(ck, text, layer, head)
+
+
+@st.cache_data(max_entries=256, show_spinner=False, **CACHE)
+def run_last_query(ck: Checkpoint, context: str) -> np.ndarray:
+    return last_query_weights(ck, context)
 
 
 def attempt(runner: Callable[..., T], *args: Any, what: str = "Nothing to show") -> T | None:

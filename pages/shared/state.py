@@ -49,6 +49,24 @@ def one_of(options: Sequence[str]) -> Callable[[str], str]:
     return cast
 
 
+def flag(raw: str) -> bool:
+    """A URL cast for a toggle or an expander: ``"True"`` is on, anything else off."""
+    return raw == "True"
+
+
+def index_list(count: int) -> Callable[[str], list[int]]:
+    """A URL cast for a multiselect of indices: ``"0,2"`` -> ``[0, 2]``; an index outside ``0..count-1``
+    makes the whole value invalid (the default is used)."""
+
+    def cast(raw: str) -> list[int]:
+        values = sorted({int(v) for v in raw.split(",") if v.strip()})
+        if any(not 0 <= v < count for v in values):
+            raise ValueError(f"indices must be 0..{count - 1}")
+        return values
+
+    return cast
+
+
 def view_choice(key: str, views: dict[str, str], *, help: str, label: str = "Show") -> str:
     """A horizontal radio over ``views`` (key -> label), seeded from the URL (the first view when it
     is absent or unknown); returns the chosen key. Pages show one view at a time with it, so a new
@@ -59,11 +77,46 @@ def view_choice(key: str, views: dict[str, str], *, help: str, label: str = "Sho
     return st.session_state[key]
 
 
+def radio_choice(
+    key: str, options: Sequence[Any], default: Any, *, label: str, format_func: Callable[[Any], str] = str
+) -> Any:
+    """One of ``options``, seeded from the URL and kept valid (``default`` otherwise), as a horizontal radio
+    that is drawn only when there is a choice; returns the chosen option. Call :func:`sync_url` for ``key``."""
+    init_state(key, default)
+    keep_valid(key, options, default)
+    if len(options) > 1:
+        st.radio(label, options, key=key, format_func=format_func, horizontal=True)
+    return st.session_state[key]
+
+
+def select_choice(
+    key: str, options: Sequence[Any], default: Any, *, label: str, parent: Any = st, **kwargs: Any
+) -> Any:
+    """One of ``options`` in a select box under ``parent``, seeded from the URL and kept valid (``default``
+    otherwise); ``kwargs`` go to ``selectbox``. Returns the chosen option. Call :func:`sync_url` for ``key``."""
+    init_state(key, default)
+    keep_valid(key, options, default)
+    parent.selectbox(label, options, key=key, **kwargs)
+    return st.session_state[key]
+
+
 def keep_valid(key: str, options: Sequence[Any], default: Any) -> None:
     """Reset a widget's state to ``default`` when it is not among ``options`` (e.g. a URL asked for
     layer 5 of a model with 2 layers). Call before the widget is created."""
     if st.session_state.get(key, default) not in options:
         st.session_state[key] = default
+
+
+def range_slider(key: str, lo: int, hi: int, default: int, *, label: str, parent: Any = st, **kwargs: Any) -> int:
+    """A slider over ``lo..hi`` whose range follows the input (a step, a window): seeded from the URL, back to
+    ``default`` when out of range, kept when the range changes (:func:`hold`) and drawn only when there is a
+    choice. ``kwargs`` go to ``st.slider``; returns the value."""
+    init_state(key, default, bounded(lo, hi))
+    keep_valid(key, range(lo, hi + 1), default)
+    hold(key)
+    if hi > lo:
+        parent.slider(label, lo, hi, key=key, **kwargs)
+    return st.session_state[key]
 
 
 def set_url(values: dict[str, str]) -> None:
@@ -122,6 +175,20 @@ def hold(key: str) -> None:
     such a widget anew and would start it at its default; a value set in the session is kept instead."""
     if key in st.session_state:
         st.session_state[key] = st.session_state[key]
+
+
+def resend_on_change(marker: str, value: Any, keys: Sequence[str]) -> None:
+    """When ``value`` differs from the last run's (stored under ``marker``), send widgets ``keys`` their values again.
+
+    A keyed select box keeps its identity when its options change, and the browser keeps showing the
+    text it last showed (e.g. the old model's option) unless the server sends a value; setting the
+    state before the widgets are drawn sends it."""
+    if st.session_state.get(marker) == value:
+        return
+    for key in keys:
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]
+    st.session_state[marker] = value
 
 
 GLOBAL_URL_KEYS = ("projector", "device")  # the sidebar's: every page keeps them

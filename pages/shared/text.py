@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import streamlit as st
 
+from pages.shared.state import init_state, sync_url
 from viz.common import printable
 
 MAX_INPUT_CHARS = 2000  # longer text is cut before tokenising, with a note
@@ -22,6 +23,39 @@ def clean_text(text: str | None, *, what: str = "input") -> str | None:
         st.info(f"The {what} has {len(text):,} characters; only the first {MAX_INPUT_CHARS:,} are used.")
         text = text[:MAX_INPUT_CHARS]
     return text
+
+
+def text_with_examples(
+    prefix: str,
+    examples: Sequence[str],
+    *,
+    label: str,
+    help: str,
+    custom: str = "(your own sentence)",
+    on_pick: Callable[[str], None] | None = None,
+) -> None:
+    """A text box (``<prefix>_text``, kept in the URL, the first example by default) beside an "Examples"
+    select (``<prefix>_example``) that fills it; the select reads ``custom`` while the text is none of the
+    examples. ``on_pick`` is called with an example when one is picked (e.g. to fill a second box)."""
+    text_key, example_key = f"{prefix}_text", f"{prefix}_example"
+
+    def edited() -> None:  # a sentence typed by hand is no longer the example the select shows
+        st.session_state[example_key] = st.session_state[text_key] if st.session_state[text_key] in examples else custom
+
+    def picked() -> None:
+        choice = st.session_state[example_key]
+        if choice != custom:
+            st.session_state[text_key] = choice
+            if on_pick is not None:
+                on_pick(choice)
+
+    init_state(text_key, examples[0])
+    if example_key not in st.session_state:
+        edited()
+    left, right = st.columns([3, 2])
+    left.text_input(label, key=text_key, on_change=edited, help=help)
+    right.selectbox("Examples", [custom, *examples], key=example_key, on_change=picked)
+    sync_url(text_key)
 
 
 def escape(text: str) -> str:
