@@ -9,7 +9,7 @@ from model.lessons.walkthrough import Step, input_tensor, notebook_tokens, resha
 from pages.shared.display import csv_button, show_matrix
 from pages.shared.state import bounded, init_state, one_of, sync_url
 from pages.shared.text import MAX_INPUT_CHARS, clean_text, plural
-from viz.matrixview import matrix_payload
+from viz.matrixview import matrix_panels, matrix_payload
 from viz.reshape import step_payload, steps_frame
 
 MAX_B, MAX_T, MAX_K, MAX_H = 2, 8, 32, 8
@@ -92,15 +92,13 @@ def show_step(i: int, step: Step, heads: int, tokens: list[str] | None) -> None:
         st.markdown(f"**{i}. {step.name}** — shape `({', '.join(step.dims)})` = `{step.shape}`")
         st.caption(step.note)
         tensors = {"queries": step.tensor, **step.others} if step.others else {"": step.tensor}
-        # lazy tabs: only the selected tensor is drawn; choosing another reruns the page
-        tabs = st.tabs(list(tensors), key=f"reshape_tab_{i}", on_change="rerun") if step.others else [st.container()]
-        for tab, (role, tensor) in zip(tabs, tensors.items()):
-            if step.others and not tab.open:
-                continue
-            with tab:
-                name = f"{step.name} · {role}" if role else step.name
-                payload = step_payload(tensor, step.head_of, step.dims, heads=heads, name=name, tokens=tokens)
-                show_matrix(payload, f"reshape-{i}-{role or 'out'}")
+        panels = {
+            role: step_payload(tensor, step.head_of, step.dims, heads=heads, tokens=tokens,
+                               name=f"{step.name} · {role}" if role else step.name)
+            for role, tensor in tensors.items()
+        }  # fmt: skip
+        # queries, keys and values under tabs the browser switches (no rerun)
+        show_matrix(matrix_panels(panels) if step.others else panels[""], f"reshape-{i}")
 
 
 def checks(result, k: int, h: int) -> None:

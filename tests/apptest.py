@@ -103,7 +103,8 @@ def explorer(at: AppTest, nth: int = 0) -> dict:
 def matrices(at: AppTest) -> list[dict]:
     """The payload of every matrix view on the page (:func:`viz.matrixview.matrix_payload`)."""
     found = [e.proto for e in at.get("bidi_component") if e.proto.component_name.endswith("matrix_view")]
-    return [json.loads(p.json) for p in found]
+    views = [json.loads(p.json) for p in found]
+    return [panel for view in views for panel in view.get("panels", [view])]  # each tab of a view
 
 
 def matrix(at: AppTest, title_start: str, nth: int = 0) -> dict:

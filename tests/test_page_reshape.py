@@ -51,15 +51,13 @@ def test_default_run(default):
     assert (params["cols"], params["values"]) == (["narrow", "wide"], [256, 512])
 
 
-def test_tabs_draw_only_the_chosen_tensor(default):
-    assert not [t for t in titles(default) if "· keys" in t]  # only the selected tab (queries) is drawn
-    tab_keys = [f"reshape_tab_{i}" for i in range(1, 12) if f"reshape_tab_{i}" in default.session_state]
-    assert tab_keys and all(default.session_state[k] == "queries" for k in tab_keys)
-    at = run(**{k: "keys" for k in tab_keys})
-    assert not at.exception
-    shown = titles(at)
-    assert "transpose · keys: (b, h, t, s)  (2 × 2 × 4 × 4)" in shown
-    assert not [t for t in shown if "· queries" in t]
+def test_queries_keys_and_values_travel_in_one_view(default):
+    """A step's three tensors go to the browser together; its tabs switch them with no rerun."""
+    shown = titles(default)
+    for role in ("queries", "keys", "values"):
+        assert f"transpose · {role}: (b, h, t, s)  (2 × 2 × 4 × 4)" in shown
+    views = [e.proto for e in default.get("bidi_component")]
+    assert len(views) == len(shown) - 2 * sum("· keys" in t for t in shown)  # keys and values share a view
 
 
 def test_head_colours_and_axes(default):

@@ -64,3 +64,20 @@ def test_reshape_steps_are_coloured_by_head(page, app_url: str) -> None:
     colours = softmax.locator("td").evaluate_all("cells => [...new Set(cells.map(c => c.style.backgroundColor))]")
     assert sorted(colours) == sorted(["rgb(230, 159, 0)", "rgb(86, 180, 233)"])  # HEAD_COLORS[:2]
     assert softmax.locator("tbody tr").count() == 16  # (b·h, t, t) = (4, 4, 4): b·h·t rows
+
+
+def test_reshape_tabs_switch_in_the_browser(page, app_url: str) -> None:
+    page.goto(f"{app_url}/reshape", wait_until="domcontentloaded")
+    wait_until_idle(page)
+    view = view_titled(page, "transpose · queries").element_handle()  # its title changes with the tab
+    sent: list[str] = []
+    page.on("websocket", lambda ws: ws.on("framesent", lambda payload: sent.append(payload)))
+    cells = lambda: [td.inner_text() for td in view.query_selector_all("td")]
+    queries = cells()
+    view.query_selector(".mv-tab:nth-child(2)").click()  # queries, keys, values
+    page.wait_for_function("v => JSON.parse(v.dataset.state).panel === 'keys'", arg=view)
+    assert view.query_selector(".mv-title").text_content() == "transpose · keys: (b, h, t, s)  (2 × 2 × 4 × 4)"
+    assert cells() != queries
+    assert view.query_selector(".mv-tab:nth-child(2)").get_attribute("aria-selected") == "true"
+    page.wait_for_timeout(200)
+    assert not sent, f"switching the tab sent {len(sent)} websocket frame(s)"

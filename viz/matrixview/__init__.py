@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +84,16 @@ def matrix_payload(
     }
     payload["digest"] = hashlib.sha1(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
     return payload
+
+
+def matrix_panels(panels: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
+    """Several matrices in one view, one shown at a time, switched by tabs in the browser (no rerun):
+    e.g. a step's queries, keys and values. ``panels`` maps each tab's label to a :func:`matrix_payload`."""
+    if not panels:
+        raise ValueError("matrix_panels needs at least one panel")
+    out = [{**payload, "label": label} for label, payload in panels.items()]
+    digest = hashlib.sha1("".join(p["digest"] for p in out).encode()).hexdigest()[:16]
+    return {"panels": out, "digest": digest}
 
 
 def _labels(labels: Sequence[str] | None, n: int) -> list[str]:

@@ -61,6 +61,9 @@ class MatrixView {
     const d = this.doc;
     this.root = el(d, "div", "mv-root");
     this.root.setAttribute("data-testid", "matrix-view");
+    this.tabs = el(d, "div", "mv-tabs");
+    this.tabs.setAttribute("role", "tablist");
+    this.panel = 0;
     const top = el(d, "div", "mv-top");
     this.title = el(d, "div", "mv-title");
     this.readout = el(d, "div", "mv-readout");
@@ -68,17 +71,40 @@ class MatrixView {
     top.append(this.title, this.readout);
     this.legend = el(d, "div", "mv-legend");
     this.scroll = el(d, "div", "mv-scroll");
-    this.root.append(top, this.legend, this.scroll);
+    this.root.append(this.tabs, top, this.legend, this.scroll);
     parent.append(this.root);
     this.hover = null;
     this.scroll.addEventListener("mouseover", (e) => this.onHover(e.target.closest("td")));
     this.scroll.addEventListener("mouseleave", () => this.onHover(null));
   }
 
-  setData(p) {
-    this.root.classList.toggle("mv-projector", Boolean(p.projector));
-    if (this.p && this.p.digest === p.digest) return;  // a rerun with the same matrix: nothing to draw
-    this.p = p;
+  // data: one matrix, or {panels: [matrix, ...]} shown one at a time under tabs
+  setData(data) {
+    this.root.classList.toggle("mv-projector", Boolean(data.projector));
+    if (this.data && this.data.digest === data.digest) return;  // a rerun with the same matrices: nothing to draw
+    this.data = data;
+    this.panels = data.panels || [data];
+    this.drawTabs();
+    this.show(Math.min(this.panel, this.panels.length - 1));
+  }
+
+  drawTabs() {
+    const d = this.doc;
+    this.tabs.replaceChildren();
+    if (this.panels.length < 2) return;
+    this.panels.forEach((p, i) => {
+      const tab = el(d, "button", "mv-tab", p.label);
+      tab.type = "button";
+      tab.setAttribute("role", "tab");
+      tab.addEventListener("click", () => this.show(i));
+      this.tabs.append(tab);
+    });
+  }
+
+  show(i) {
+    this.panel = i;
+    [...this.tabs.children].forEach((tab, j) => tab.setAttribute("aria-selected", String(j === i)));
+    const p = (this.p = this.panels[i]);
     this.hover = null;
     this.title.textContent = p.title;
     this.drawLegend();
@@ -161,7 +187,7 @@ class MatrixView {
       this.colHeads[this.hover[1]].classList.remove("mv-on");
     }
     this.hover = at;
-    let state = { digest: p.digest, title: p.title, shape: p.shape, hover: null };
+    const state = { digest: this.data.digest, panel: p.label || null, title: p.title, shape: p.shape, hover: null };
     if (at) {
       const [i, j] = at, value = p.values[i * p.shape[1] + j];
       this.rowHeads[i].classList.add("mv-on");
