@@ -88,17 +88,16 @@ def sentence_tokens(raw: str) -> list[str] | None:
 
 
 def show_step(i: int, step: Step, heads: int, tokens: list[str] | None) -> None:
-    with st.container(border=True):
-        st.markdown(f"**{i}. {step.name}** — shape `({', '.join(step.dims)})` = `{step.shape}`")
-        st.caption(step.note)
-        tensors = {"queries": step.tensor, **step.others} if step.others else {"": step.tensor}
-        panels = {
-            role: step_payload(tensor, step.head_of, step.dims, heads=heads, tokens=tokens,
-                               name=f"{step.name} · {role}" if role else step.name)
-            for role, tensor in tensors.items()
-        }  # fmt: skip
-        # queries, keys and values under tabs the browser switches (no rerun)
-        show_matrix(matrix_panels(panels) if step.others else panels[""], f"reshape-{i}")
+    """One step as one bordered view: its name and shape, its note, and its tensors (queries, keys and
+    values under tabs the browser switches, with no rerun)."""
+    tensors = {"queries": step.tensor, **step.others} if step.others else {"": step.tensor}
+    panels = {
+        role: step_payload(tensor, step.head_of, step.dims, heads=heads, tokens=tokens,
+                           name=f"{step.name} · {role}" if role else step.name)
+        for role, tensor in tensors.items()
+    }  # fmt: skip
+    shape = f"({', '.join(step.dims)}) = {step.shape}"
+    show_matrix(matrix_panels(panels, heading=f"{i}. {step.name}", code=shape, note=step.note), f"reshape-{i}")
 
 
 def checks(result, k: int, h: int) -> None:

@@ -1,6 +1,7 @@
 """AppTest of the "Multi-head reshape" page: every step shown with its shape, head colours, the live
 loop-vs-batched check, narrow/wide parameter counts, clear messages for bad input, URL state."""
 
+import json
 from functools import partial
 
 import pytest
@@ -172,3 +173,11 @@ def test_one_head_is_one_head():
     assert not at.exception
     text = " ".join(c.value for c in at.caption)
     assert "so 1 head cost" in text and "1 heads" not in text
+
+
+def test_each_step_says_its_name_shape_and_note(default):
+    views = [json.loads(e.proto.json) for e in default.get("bidi_component")]
+    steps = [v for v in views if v.get("heading")]
+    assert [v["heading"] for v in steps[:2]] == ["1. input x", "2. project to queries, keys, values"]
+    assert steps[0]["code"] == "(b, t, k) = (2, 4, 8)" and steps[0]["note"]
+    assert [p["label"] for p in steps[1]["panels"]] == ["queries", "keys", "values"]

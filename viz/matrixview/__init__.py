@@ -86,14 +86,18 @@ def matrix_payload(
     return payload
 
 
-def matrix_panels(panels: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
-    """Several matrices in one view, one shown at a time, switched by tabs in the browser (no rerun):
-    e.g. a step's queries, keys and values. ``panels`` maps each tab's label to a :func:`matrix_payload`."""
+def matrix_panels(
+    panels: Mapping[str, dict[str, Any]], *, heading: str = "", code: str = "", note: str = ""
+) -> dict[str, Any]:
+    """Several matrices in one bordered view, one shown at a time, switched by tabs in the browser (no
+    rerun): e.g. a step's queries, keys and values. ``panels`` maps each tab's label to a
+    :func:`matrix_payload` (one panel: no tabs). Above them: ``heading`` in bold, ``code`` in a fixed
+    font (e.g. a shape) and ``note`` in small type, all plain text."""
     if not panels:
         raise ValueError("matrix_panels needs at least one panel")
     out = [{**payload, "label": label} for label, payload in panels.items()]
-    digest = hashlib.sha1("".join(p["digest"] for p in out).encode()).hexdigest()[:16]
-    return {"panels": out, "digest": digest}
+    digest = hashlib.sha1("".join([heading, code, note, *(p["digest"] for p in out)]).encode()).hexdigest()[:16]
+    return {"panels": out, "heading": heading, "code": code, "note": note, "digest": digest}
 
 
 def _labels(labels: Sequence[str] | None, n: int) -> list[str]:

@@ -61,6 +61,8 @@ class MatrixView {
     const d = this.doc;
     this.root = el(d, "div", "mv-root");
     this.root.setAttribute("data-testid", "matrix-view");
+    this.head = el(d, "div", "mv-heading");
+    this.note = el(d, "div", "mv-note");
     this.tabs = el(d, "div", "mv-tabs");
     this.tabs.setAttribute("role", "tablist");
     this.panel = 0;
@@ -71,7 +73,7 @@ class MatrixView {
     top.append(this.title, this.readout);
     this.legend = el(d, "div", "mv-legend");
     this.scroll = el(d, "div", "mv-scroll");
-    this.root.append(this.tabs, top, this.legend, this.scroll);
+    this.root.append(this.head, this.note, this.tabs, top, this.legend, this.scroll);
     parent.append(this.root);
     this.hover = null;
     this.scroll.addEventListener("mouseover", (e) => this.onHover(e.target.closest("td")));
@@ -84,8 +86,18 @@ class MatrixView {
     if (this.data && this.data.digest === data.digest) return;  // a rerun with the same matrices: nothing to draw
     this.data = data;
     this.panels = data.panels || [data];
+    this.drawHeading(data);
     this.drawTabs();
     this.show(Math.min(this.panel, this.panels.length - 1));
+  }
+
+  drawHeading(data) {
+    const d = this.doc, parts = [];
+    if (data.heading) parts.push(el(d, "strong", "", data.heading));
+    if (data.code) parts.push(d.createTextNode(" — "), el(d, "code", "", data.code));
+    this.head.replaceChildren(...parts);
+    this.note.textContent = data.note || "";
+    this.root.classList.toggle("mv-boxed", Boolean(data.heading));
   }
 
   drawTabs() {
