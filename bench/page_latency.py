@@ -85,6 +85,8 @@ PAGES: dict[str, PageSpec] = {
     "workshop": PageSpec(None, None),
     # not a page of the app: Streamlit with one text box and one heatmap, the floor under every figure
     "floor": PageSpec("floor_text", "floor-chart", path="", app="bench/floor_app.py"),
+    # the same floor at a page path, as every page of the app but the start page (see bench/floor_pages.py)
+    "floor_page": PageSpec("floor_text", "floor-chart", path="floor", app="bench/floor_pages.py"),
 }
 APP = "app.py"
 MISSING_MODEL_TEXT = "model could not be loaded"  # pages.shared.models.require_checkpoint's message

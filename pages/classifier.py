@@ -14,8 +14,8 @@ from pages.shared.models import require_checkpoint
 from pages.shared.outputs import label_metric
 from pages.shared.runs import attempt, input_notes, run_model
 from pages.shared.state import init_state, sync_url
-from pages.shared.text import clean_text, text_with_examples
-from pages.shared.views import attention_views, axes
+from pages.shared.text import clean_text, example_picker, text_box
+from pages.shared.views import attention_downloads, attention_views, axes, shown
 from viz.attention import query_bar
 
 TASK = "classifier"
@@ -30,31 +30,18 @@ EXAMPLES = (
 )
 
 
-def controls() -> str | None:
-    text_with_examples("cls", EXAMPLES, label="Sentence (English)", help="A short movie-review sentence.")
-    return clean_text(st.session_state["cls_text"], what="sentence")
-
-
-def prediction(result: RunResult) -> None:
-    left, right = st.columns([1, 2])
-    label_metric(left, "Prediction", result)
-    for label, prob in result.probs.items():
-        right.progress(prob, text=f"{label}: {prob:.1%}")
+def options() -> None:
+    """Outside the sentence's fragment, so a new sentence does not send them again (each reruns the page)."""
+    left, right = st.columns([3, 2], vertical_alignment="bottom")
+    example_picker("cls", EXAMPLES, parent=left)
+    init_state("cls_hide", False, lambda raw: raw == "True")
+    right.toggle("Hide special tokens and renormalise", key="cls_hide",
+                 help="Removes <unk> and <pad> rows and columns, then rescales each row to sum to 1 again.")  # fmt: skip
+    sync_url("cls_hide")
 
 
 @st.fragment
 def attention(ck: Checkpoint, result: RunResult) -> None:
-    st.subheader("Attention")
-    st.caption(
-        "Every layer and head is here: pick a view, a layer (PageUp/PageDown) and a head ([ and ]); hover a word "
-        "to see what it looks at. Row = the query word, column = the key word it attends to. Rollout (Abnar & "
-        "Zuidema, 2020) follows attention through all layers: average the heads, add the residual connection, "
-        "rescale rows, multiply layer by layer."
-    )
-    init_state("cls_hide", False, lambda raw: raw == "True")
-    st.toggle("Hide special tokens and renormalise", key="cls_hide",
-              help="Removes <unk> and <pad> rows and columns, then rescales each row to sum to 1 again.")  # fmt: skip
-    sync_url("cls_hide")
     kind = result.kinds["encoder"]
     if st.session_state["cls_hide"]:
         if any(kind.special):
@@ -65,8 +52,7 @@ def attention(ck: Checkpoint, result: RunResult) -> None:
             st.caption("This sentence has no special tokens to hide.")
     rolled = rollout_of(kind)
     title = f"Sentiment classifier: {' '.join(kind.keys)} → {result.prediction}"
-    attention_views(result, "cls", ck=None if st.session_state["cls_hide"] else ck, rollout=rolled, title=title,
-                    csv_name="classifier")  # fmt: skip
+    attention_views(result, "cls", ck=None if st.session_state["cls_hide"] else ck, rollout=rolled, title=title)
     tokens = axes(kind, result)[0]
     init_state("cls_reach", False, lambda raw: raw == "True")
     reach = st.expander("How much each word reaches the sentence vector (rollout)", key="cls_reach", on_change="rerun")
@@ -82,17 +68,25 @@ def attention(ck: Checkpoint, result: RunResult) -> None:
 def page_body(ck: Checkpoint) -> None:
     """Everything that depends on the sentence, as one fragment: a new sentence reruns this, not the
     router and the sidebar."""
-    text = controls()
+    text = clean_text(text_box("cls", DEFAULT_TEXT, label="Sentence (English)", help="A short movie-review sentence."),
+                      what="sentence")  # fmt: skip
     result = text and attempt(run_model, ck, text, what="Nothing to classify")
     if result is None or not input_notes(result, "the sentence"):
+        shown("cls").clear()
         return
-    prediction(result)
+    label_metric(st, "Prediction", result)
     attention(ck, result)
 
 
 st.title("Sentiment classifier")
 st.caption(
     "A small transformer trained on SST-2 movie-review sentences says whether a sentence is positive or "
-    "negative. Inside, each head of each layer lets every word look at (attend to) the other words."
+    "negative. Inside, each head of each layer lets every word look at (attend to) the other words. Every layer "
+    "and head is in the explorer below: pick a view, a layer (PageUp/PageDown) and a head ([ and ]); hover a word "
+    "to see what it looks at (row = the query word, column = the key word it attends to); click a weight to see "
+    "how the model computed it. Rollout (Abnar & Zuidema, 2020) follows attention through all layers: average "
+    "the heads, add the residual connection, rescale rows, multiply layer by layer."
 )
+options()
 page_body(require_checkpoint(TASK))
+attention_downloads("cls", "classifier")

@@ -20,9 +20,9 @@ from pages.shared.runs import (
     run_last_query,
     run_model,
 )
-from pages.shared.state import bounded, init_state, one_of, range_slider, sync_url
+from pages.shared.state import bounded, flag, init_state, one_of, range_slider, sync_url
 from pages.shared.text import markdown_escape
-from pages.shared.views import attention_views
+from pages.shared.views import attention_downloads, attention_views
 from viz.attention import causal_step_figures, visible_chars, weights_frame
 from viz.compare import distribution_bars, visible_probs
 from viz.steps import step_figures
@@ -60,7 +60,6 @@ def sampling(ck: Checkpoint, prompt: str) -> None:
     """Temperature and top-k reshape the next-character distribution here and now; the text below is
     written again only when asked (a new text costs a whole generation)."""
     vocab_size = len(ck.vocabs["chars"])
-    st.subheader("The next character: how sampling chooses it")
     a, b = st.columns(2)
     a.slider("Temperature", 0.0, 2.0, step=0.1, key="gen_temp", help="0 always takes the likeliest character.")
     b.slider("Top-k", 0, vocab_size, key="gen_topk", help="Sample only among the k likeliest characters; 0 = all.")
@@ -138,15 +137,23 @@ def attention(ck: Checkpoint, result: RunResult) -> None:
         "below follow the head you clicked."
     )
     title = "Shakespeare generator: " + result.notes["prompt"][:40]
-    cell = attention_views(result, "gen", ck=ck, title=title, csv_name="generator")
+    cell = attention_views(result, "gen", ck=ck, title=title)
     layer, head = (cell["layer"], cell["head"]) if cell and cell["head"] is not None else (0, 0)
-    label = "Characters shown in the steps below"
-    window = range_slider("gen_window", 2, min(MAX_WINDOW, T), min(16, T), label=label, help="The last N characters.")
-    full = result.notes["prompt"] + result.notes["new_text"]
-    figs = causal_section(ck, full[-window:], layer, head)
-    figs += step_section(ck, result, layer, window)
-    export_view_button(figs, "Shakespeare generator", "gen-export", notes=f"Prompt and generated text:\n{full}")
-    sync_url("gen_window", "gen_step")
+    # lazy: five charts that every new text would redraw, built only while the section is open
+    init_state("gen_steps", False, flag)
+    steps = st.expander("Step by step: the causal mask, and what each new character looked at", key="gen_steps",
+                        on_change="rerun")  # fmt: skip
+    sync_url("gen_steps")
+    if not steps.open:
+        return
+    with steps:
+        label = "Characters shown in the steps below"
+        window = range_slider("gen_window", 2, min(MAX_WINDOW, T), min(16, T), label=label, help="The last N characters.")
+        full = result.notes["prompt"] + result.notes["new_text"]
+        figs = causal_section(ck, full[-window:], layer, head)
+        figs += step_section(ck, result, layer, window)
+        export_view_button(figs, "Shakespeare generator", "gen-export", notes=f"Prompt and generated text:\n{full}")
+        sync_url("gen_window", "gen_step")
 
 
 st.title("Shakespeare generator")
@@ -159,7 +166,12 @@ controls(len(ck.vocabs["chars"]))
 prompt = read_input(TASK, st.session_state["gen_prompt"], "prompt")
 if prompt is None:
     st.stop()
-sampling(ck, prompt)
+init_state("gen_next", False, flag)
+next_char = st.expander("The next character: how temperature and top-k choose it", key="gen_next", on_change="rerun")
+sync_url("gen_next")
+if next_char.open:  # lazy, like the steps below: a chart and two sliders, drawn only while open
+    with next_char:
+        sampling(ck, prompt)
 temp, top_k = st.session_state["gen_used"]
 length, seed = int(st.session_state["gen_length"]), int(st.session_state["gen_seed"])
 result = attempt(run_generation, ck, prompt, length, float(temp), int(top_k), seed, what="Nothing to continue")
@@ -172,3 +184,4 @@ st.caption(
     f"were sampled at temperature {temp:g}, top-k {top_k or 'all'}."
 )
 attention(ck, result)
+attention_downloads("gen", "generator")

@@ -12,8 +12,8 @@ from pages.shared.hub import TRANSLATOR_HUB, hub_cross_attention_panel
 from pages.shared.models import require_checkpoint
 from pages.shared.runs import attempt, input_notes, run_translation
 from pages.shared.state import bounded, flag, init_state, one_of, range_slider, sync_url
-from pages.shared.text import clean_text, listing, markdown_escape, text_with_examples
-from pages.shared.views import attention_views, axes
+from pages.shared.text import clean_text, example_picker, listing, markdown_escape, text_box
+from pages.shared.views import attention_downloads, attention_views, axes, shown
 from viz.steps import decoding_step_figures
 
 TASK = "translator"
@@ -32,20 +32,36 @@ def reference_of(example: str) -> None:
     st.session_state["tr_reference"] = EXAMPLES[example]
 
 
-def controls() -> None:
-    hint = "Lower case, like the Multi30k captions."
-    text_with_examples("tr", list(EXAMPLES), label="German sentence", help=hint, on_pick=reference_of)
+def hub_options() -> None:
+    """Whether to compare with a production translation model from the Hugging Face Hub (or a local
+    folder), and which: outside the sentence's fragment, like the other options."""
+    init_state("tr_hub", False, flag)
+    init_state("tr_hub_id", TRANSLATOR_HUB)
+    st.toggle("Compare with a Hugging Face translation model", key="tr_hub",
+              help="Loads a pretrained model (downloaded once); here the Hub may be unreachable.")  # fmt: skip
+    if st.session_state["tr_hub"]:
+        st.text_input("Hugging Face model id or local folder", key="tr_hub_id")
+        sync_url("tr_hub", "tr_hub_id")
+    else:
+        sync_url("tr_hub")
+
+
+def options() -> None:
+    """Outside the sentence's fragment, so a new sentence does not send them again (each reruns the page)."""
     init_state("tr_decoding", "greedy", one_of(DECODING))
     init_state("tr_beam", 4, bounded(2, 8))
     init_state("tr_forced", False, flag)
-    init_state("tr_reference", EXAMPLES.get(st.session_state["tr_text"], ""))
-    a, b, c = st.columns([1, 1, 2])
-    a.radio("Decoding", DECODING, key="tr_decoding", horizontal=True, help="Beam search keeps several candidates.")
-    b.slider("Beam size", 2, 8, key="tr_beam", disabled=st.session_state["tr_decoding"] == "greedy")
-    c.toggle("Teacher-forced view on a reference translation", key="tr_forced",
+    init_state("tr_reference", EXAMPLES.get(st.session_state.get("tr_text", next(iter(EXAMPLES))), ""))
+    a, b, c, d = st.columns([3, 2, 2, 3], vertical_alignment="bottom")
+    example_picker("tr", list(EXAMPLES), parent=a, on_pick=reference_of)
+    b.radio("Decoding", DECODING, key="tr_decoding", horizontal=True, help="Beam search keeps several candidates.")
+    c.slider("Beam size", 2, 8, key="tr_beam", disabled=st.session_state["tr_decoding"] == "greedy")
+    d.toggle("Teacher-forced view on a reference translation", key="tr_forced",
              help="Feed a correct English sentence to the decoder and see what each of its words attends to.")  # fmt: skip
-    st.text_input("Reference English translation", key="tr_reference", disabled=not st.session_state["tr_forced"])
+    if st.session_state["tr_forced"]:
+        st.text_input("Reference English translation", key="tr_reference")
     sync_url("tr_decoding", "tr_beam", "tr_forced", "tr_reference")
+    hub_options()
 
 
 def step_section(result: RunResult, layer: int) -> list:
@@ -80,7 +96,7 @@ def attention(ck: Checkpoint, result: RunResult) -> None:
         "computed."
     )
     title = f"Translator: {' '.join(result.kinds['encoder'].keys[1:-1])} → {result.prediction}"
-    cell = attention_views(result, "tr", ck=ck, first=("cross",), title=title, csv_name="translator")
+    cell = attention_views(result, "tr", ck=ck, first=("cross",), title=title)
     # lazy: three charts that every new sentence would redraw, built only while the section is open
     init_state("tr_steps", False, flag)
     steps = st.expander("Decoding step by step: what each output word attended to", key="tr_steps", on_change="rerun")
@@ -96,11 +112,12 @@ def attention(ck: Checkpoint, result: RunResult) -> None:
 def page_body(ck: Checkpoint) -> None:
     """Everything that depends on the sentence, as one fragment: a new sentence reruns this, not the
     router and the sidebar."""
-    controls()
-    text = clean_text(st.session_state["tr_text"], what="German sentence")
+    hint = "Lower case, like the Multi30k captions."
+    text = clean_text(text_box("tr", next(iter(EXAMPLES)), label="German sentence", help=hint), what="German sentence")
     beam = int(st.session_state["tr_beam"]) if st.session_state["tr_decoding"] == "beam" else 1
     result = text and attempt(run_translation, ck, text, beam, None, what="Nothing to translate")
     if result is None or not input_notes(result, "the German sentence"):
+        shown("tr").clear()
         return
     st.subheader("Translation")
     output_text(result.prediction or "(the model wrote no words)")
@@ -116,21 +133,8 @@ def page_body(ck: Checkpoint) -> None:
             st.info("Teacher-forced view: the attention below is for the reference translation fed to the decoder, "
                     "not for the model's own output.")  # fmt: skip
     attention(ck, result)
-    compare_with_hub(text)
-
-
-def compare_with_hub(text: str) -> None:
-    """An optional second panel: a production translation model from the Hugging Face Hub (or a local
-    folder) on the same German sentence, its cross-attention beside ours."""
-    init_state("tr_hub", False, flag)
-    if not st.toggle("Compare with a Hugging Face translation model", key="tr_hub",
-                     help="Loads a pretrained model (downloaded once); here the Hub may be unreachable."):  # fmt: skip
-        sync_url("tr_hub")
-        return
-    init_state("tr_hub_id", TRANSLATOR_HUB)
-    st.text_input("Hugging Face model id or local folder", key="tr_hub_id")
-    sync_url("tr_hub", "tr_hub_id")
-    hub_cross_attention_panel(st.session_state["tr_hub_id"].strip(), text)
+    if st.session_state["tr_hub"]:  # the model's cross-attention beside ours, on the same German sentence
+        hub_cross_attention_panel(st.session_state["tr_hub_id"].strip(), text)
 
 
 st.title("Translator (German → English)")
@@ -139,4 +143,6 @@ st.caption(
     "the decoder writes English one word at a time, attending to its own earlier words (causal self-attention) "
     "and to the German words (cross-attention)."
 )
+options()
 page_body(require_checkpoint(TASK))
+attention_downloads("tr", "translator")

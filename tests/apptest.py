@@ -76,20 +76,14 @@ def url(at: AppTest, key: str) -> str | None:
 def explorers(at: AppTest) -> list[dict]:
     """Every attention explorer on the page: its payload header, with each kind's weights as a
     ``(layers, heads, queries, keys)`` array under ``"arrays"``."""
-    import numpy as np
-
-    from viz.explorer import unpack_payload, weights_array
+    from viz.explorer import kind_weights, unpack_payload
 
     out = []
     for element in at.get("bidi_component"):
         if not element.proto.component_name.endswith("attention_explorer"):
             continue
         payload = unpack_payload(element.proto.bytes)
-        flat = weights_array(payload)
-        arrays = {}
-        for k in payload["kinds"]:
-            shape = (k["layers"], k["heads"], len(k["queries"]), len(k["keys"]))
-            arrays[k["name"]] = flat[k["offset"] : k["offset"] + int(np.prod(shape))].reshape(shape)
+        arrays = {k["name"]: kind_weights(payload, k) for k in payload["kinds"]}
         out.append({**payload, "arrays": arrays})
     return out
 

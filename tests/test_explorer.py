@@ -21,6 +21,7 @@ from viz.explorer import (
     display_token,
     explorer_html,
     explorer_payload,
+    kind_weights,
     pack_payload,
     script_json,
     state_from_url,
@@ -42,13 +43,14 @@ HARNESS = ROOT / "tests" / "browser" / "explorer_app.py"
 def test_payload_holds_every_weight_in_order(kinds) -> None:
     payload = explorer_payload(kinds)
     flat = weights_array(payload)
-    assert flat.dtype == np.dtype("<f4") and flat.size == sum(k.weights.size for k in kinds)
+    open_cells = lambda k: k.weights[..., np.broadcast_to(np.asarray(k.mask, bool), k.weights.shape[-2:])].size
+    assert flat.dtype == np.dtype("<f4") and flat.size == sum(open_cells(k) for k in kinds)  # masked cells not sent
     assert [m["name"] for m in payload["kinds"]] == [k.name for k in kinds]
     for meta, k in zip(payload["kinds"], kinds):
         L, H, Tq, Tk = k.weights.shape
         assert (meta["layers"], meta["heads"], len(meta["queries"]), len(meta["keys"])) == (L, H, Tq, Tk)
-        got = flat[meta["offset"] : meta["offset"] + k.weights.size].reshape(L, H, Tq, Tk)
-        np.testing.assert_array_equal(got, k.weights)  # float32 both ways: bit for bit
+        assert meta["packed"] == (not np.all(k.mask))
+        np.testing.assert_array_equal(kind_weights(payload, meta), k.weights)  # float32 both ways: bit for bit
         assert (meta["query_axis"], meta["key_axis"], meta["title"]) == (k.query_axis, k.key_axis, k.title)
         assert meta["special"] == list(k.special) and meta["cross"] == k.cross
     assert all(re.fullmatch(r"#[0-9A-Fa-f]{6}", c) for c in payload["head_colors"])
@@ -144,7 +146,7 @@ def test_pack_round_trip_aligns_the_floats() -> None:
 def test_packed_size_is_four_bytes_a_weight_plus_a_small_header() -> None:
     kinds = translator_run(src=25, tgt=25, layers=6, heads=8)
     blob = pack_payload(explorer_payload(kinds))
-    floats = 3 * 6 * 8 * 25 * 25
+    floats = 6 * 8 * (25 * 25 + 25 * 26 // 2 + 25 * 25)  # the decoder's masked cells (above the diagonal) stay home
     assert floats * 4 < len(blob) < floats * 4 + 8_000
 
 

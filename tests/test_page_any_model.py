@@ -21,7 +21,7 @@ from model.hub.load import MAX_PARAMS_ENV
 from pages.shared.hub import MAX_GENERATE, run_id
 from tests import apptest
 from tests.apptest import chart, clear_caches, titles
-from viz.explorer import unpack_payload, weights_array
+from viz.explorer import kind_weights, unpack_payload
 
 PAGE = apptest.page("any_model")
 TEXT = "the cat sat on the mat ."
@@ -61,11 +61,9 @@ def payload(at: AppTest) -> dict:
     return unpack_payload(element.proto.bytes)
 
 
-def kind_weights(data: dict, name: str) -> np.ndarray:
+def sent_weights(data: dict, name: str) -> np.ndarray:
     """One kind's (layers, heads, queries, keys) weights as the page sent them to the explorer."""
-    meta = next(k for k in data["kinds"] if k["name"] == name)
-    shape = (meta["layers"], meta["heads"], len(meta["queries"]), len(meta["keys"]))
-    return weights_array(data)[meta["offset"]:meta["offset"] + int(np.prod(shape))].reshape(shape)
+    return kind_weights(data, next(k for k in data["kinds"] if k["name"] == name))
 
 
 def raw_markup(markdown: str) -> bool:
@@ -102,7 +100,7 @@ def test_decoder_predicts_the_next_token(tiny):
     np.testing.assert_allclose(bars, top, atol=1e-4)
     data = payload(at)
     assert [k["name"] for k in data["kinds"]] == ["decoder"] and data["url_prefix"] == "hub_"
-    np.testing.assert_allclose(kind_weights(data, "decoder"), torch.stack([a[0] for a in out.attentions]), atol=1e-6)
+    np.testing.assert_allclose(sent_weights(data, "decoder"), torch.stack([a[0] for a in out.attentions]), atol=1e-6)
     assert apptest.url(at, "hub_id") == str(tiny["gpt2"])
 
 
@@ -111,7 +109,7 @@ def test_decoder_generates_with_a_step_view(tiny):
     assert not at.exception and not at.error
     assert at.text[0].value.startswith(TEXT) and len(at.text[0].value) > len(TEXT)
     assert at.slider(key="hub_step").max == 3
-    decoder = kind_weights(payload(at), "decoder")
+    decoder = sent_weights(payload(at), "decoder")
     prompt = len(AutoTokenizer.from_pretrained(tiny["gpt2"])(TEXT)["input_ids"])
     for step in (1, 3):
         at.slider(key="hub_step").set_value(step).run()
@@ -130,7 +128,7 @@ def test_encoder_shows_every_layer_with_rollout(tiny):
         out = model(**tok(TEXT, return_tensors="pt"), output_attentions=True)
     data = payload(at)
     assert [k["name"] for k in data["kinds"]] == ["encoder"] and data["rollout"]["kind"] == "encoder"
-    np.testing.assert_allclose(kind_weights(data, "encoder"), torch.stack([a[0] for a in out.attentions]), atol=1e-6)
+    np.testing.assert_allclose(sent_weights(data, "encoder"), torch.stack([a[0] for a in out.attentions]), atol=1e-6)
     assert "[MASK]" in messages(at)  # a masked LM says how to get a prediction
     assert not at.get("slider")  # encoders generate nothing
 
@@ -141,8 +139,8 @@ def test_encoder_decoder_translates(tiny):
     data = payload(at)
     assert [k["name"] for k in data["kinds"]] == ["encoder", "decoder", "cross"]
     source = len(AutoTokenizer.from_pretrained(tiny["marian"])("ein mann fährt fahrrad im park .")["input_ids"])
-    cross = kind_weights(data, "cross")
-    assert cross.shape[-1] == source and cross.shape[2] == len(kind_weights(data, "decoder")[0, 0])
+    cross = sent_weights(data, "cross")
+    assert cross.shape[-1] == source and cross.shape[2] == len(sent_weights(data, "decoder")[0, 0])
     np.testing.assert_allclose(cross.sum(-1), 1.0, atol=1e-5)
     assert at.subheader[0].value == "Output" and at.text[0].value
     assert at.slider(key="hub_generate").label == "Generate at most N tokens"
@@ -229,7 +227,7 @@ def click(at: AppTest, source, text: str, cell: dict, *, generate: int = 0, hidd
 
 def test_a_clicked_weight_is_explained(tiny):
     at = run(tiny["gpt2"])
-    weights = kind_weights(payload(at), "decoder")
+    weights = sent_weights(payload(at), "decoder")
     at = click(at, tiny["gpt2"], TEXT, {"kind": "decoder", "layer": 1, "head": 0, "query": 4, "key": 2})
     assert not at.exception and not at.error
     assert "How this weight was computed" in [s.value for s in at.subheader]
@@ -256,7 +254,7 @@ def test_a_click_on_another_run_is_not_explained(tiny):
 def test_weights_only_architecture_gives_the_reason(tiny):
     text = "ein mann fährt fahrrad ."
     at = run(tiny["t5"], text=text)
-    weight = float(kind_weights(payload(at), "cross")[1, 0, 2, 1])
+    weight = float(sent_weights(payload(at), "cross")[1, 0, 2, 1])
     at = click(at, tiny["t5"], text, {"kind": "cross", "layer": 1, "head": 0, "query": 2, "key": 1})
     assert not at.exception and not at.error
     assert [float(m.value) for m in at.metric] == [pytest.approx(weight, abs=1e-4)] * 2
@@ -268,7 +266,7 @@ def test_a_mean_cell_explains_no_single_weight(tiny):
     at = run(tiny["gpt2"])
     at = click(at, tiny["gpt2"], TEXT, {"kind": "decoder", "layer": 1, "head": None, "query": 2, "key": 1})
     assert not at.exception and "the mean of layer 1's heads" in messages(at) and not at.metric
-    weights = kind_weights(payload(at), "decoder")
+    weights = sent_weights(payload(at), "decoder")
     assert f"{weights[1, :, 2, 1].mean():.4f}" in messages(at)
 
 
@@ -285,7 +283,7 @@ def test_hidden_special_tokens_map_back_to_the_model(tiny):
     data = payload(at)
     meta = data["kinds"][0]
     assert "[CLS]" not in meta["keys"] and "[SEP]" not in meta["keys"] and not any(meta["special"])
-    hidden = kind_weights(data, "encoder")
+    hidden = sent_weights(data, "encoder")
     np.testing.assert_allclose(hidden.sum(-1), 1.0, atol=1e-5)
     at = click(at, tiny["bert"], TEXT, {"kind": "encoder", "layer": 0, "head": 1, "query": 0, "key": 2}, hidden=True)
     assert not at.exception and not at.error

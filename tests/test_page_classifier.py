@@ -27,7 +27,7 @@ def test_default_run(default):
     assert not default.warning and not default.error
     assert default.text_input(key="cls_text").value == "the acting is wonderful but the plot is thin"
     assert default.metric[0].value in ("negative", "positive")
-    assert len(default.get("progress")) == 2
+    assert default.selectbox(key="cls_example").value is None  # "Pick an example…"
     labels = [b.proto.label for b in default.get("download_button")]
     assert labels == ["Download as interactive HTML", "Download every weight (CSV)"]
 
@@ -89,11 +89,14 @@ def test_each_control(widget, key, value, check):
     assert check(at)
 
 
-def test_typing_a_sentence_by_hand_resets_the_examples_box():
+def test_an_example_fills_the_box_and_the_picker_empties_again():
     at = run()
     at.selectbox(key="cls_example").set_value("not bad at all").run()
+    assert at.text_input(key="cls_text").value == "not bad at all"
+    assert at.selectbox(key="cls_example").value is None  # it mirrors nothing, so it never reads stale
     at.text_input(key="cls_text").input("not bad at all , really").run()
-    assert at.selectbox(key="cls_example").value == "(your own sentence)"
+    assert kind(explorer(at), "encoder")["keys"][-1].startswith("really")
+    assert at.selectbox(key="cls_example").value is None
 
 
 def test_hide_special_tokens_drops_unknown_words_and_renormalises():

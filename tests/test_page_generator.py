@@ -2,8 +2,6 @@
 bad input, URL state, chart specs (causal steps, layer × head grid, decoding step). Missing and
 corrupt checkpoints: tests/test_faults.py."""
 
-from functools import partial
-
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -13,7 +11,15 @@ from tests.apptest import chart, explorer, kind, run_on, titles
 from tests.tiny import GENERATOR
 
 PAGE = apptest.page("generator")
-run = partial(apptest.run, PAGE)
+OPEN = {"gen_next": True, "gen_steps": True}  # the two sections drawn only on request, opened
+
+
+def run(query: dict | None = None, **state) -> AppTest:
+    return apptest.run(PAGE, query, **{**OPEN, **state})
+
+
+def run_open(checkpoints, **state) -> AppTest:
+    return run_on(checkpoints, PAGE, **{**OPEN, **state})
 CELLS = GENERATOR.layers * GENERATOR.heads
 STEP_TABS = ["1. scores", "2. mask", "3. masked scores", "4. softmax"]  # the causal-mask tabs
 pytestmark = pytest.mark.usefixtures("app_env")
@@ -21,7 +27,7 @@ pytestmark = pytest.mark.usefixtures("app_env")
 
 @pytest.fixture(scope="module")
 def default(checkpoints) -> AppTest:
-    return run_on(checkpoints, PAGE)
+    return run_open(checkpoints)
 
 
 def test_default_run(default):
@@ -32,6 +38,16 @@ def test_default_run(default):
     assert default.slider(key="gen_window").value == 16
 
 
+def test_the_page_opens_on_the_text_and_the_explorer_and_draws_its_charts_on_request(checkpoints):
+    closed = run_on(checkpoints, PAGE)
+    assert not closed.exception and not closed.warning
+    assert titles(closed) == []  # no chart: the two sections are closed
+    assert [s.key for s in closed.slider] == ["gen_length"]  # nor their sliders
+    assert explorer(closed)["kinds"][0]["name"] == "encoder"
+    opened = run_open(checkpoints)
+    assert len(titles(opened)) >= 4 and opened.slider(key="gen_temp").value == 0.8
+
+
 def steps_drawn(at: AppTest) -> list[str]:
     return [t[:3] for t in titles(at) if t[:3] in ("1. ", "2. ", "3. ", "4. ")]
 
@@ -40,17 +56,17 @@ def test_causal_steps_draw_one_tab_at_a_time(default, checkpoints):
     """The four causal-mask steps are lazy tabs: the first is drawn, the others when chosen."""
     assert steps_drawn(default) == ["1. "]
     explore = ["Download as interactive HTML", "Download every weight (CSV)"]
-    assert [b.proto.label for b in default.get("download_button")] == [*explore, "Download this view as HTML"]
-    at = run_on(checkpoints, PAGE, gen_causal_tab="4. softmax")
+    assert [b.proto.label for b in default.get("download_button")] == ["Download this view as HTML", *explore]
+    at = run_open(checkpoints, gen_causal_tab="4. softmax")
     assert steps_drawn(at) == ["4. "]
     assert at.query_params["gen_causal_tab"] in ("4. softmax", ["4. softmax"])  # the open tab is in the URL
     labels = [b.proto.label for b in at.get("download_button")]
-    assert labels == [*explore, "Download CSV", "Download this view as HTML"]
+    assert labels == ["Download CSV", "Download this view as HTML", *explore]
 
 
 def test_causal_step_charts(checkpoints):
     scores, mask, masked, softmax = (
-        chart(run_on(checkpoints, PAGE, gen_causal_tab=title), f"{i}. ") for i, title in enumerate(STEP_TABS, 1)
+        chart(run_open(checkpoints, gen_causal_tab=title), f"{i}. ") for i, title in enumerate(STEP_TABS, 1)
     )
     n = 16
     z = masked["data"][0]["z"]

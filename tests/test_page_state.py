@@ -28,7 +28,7 @@ def test_classifier_view_survives_an_empty_sentence():
 
 def test_generator_view_and_window_survive_an_empty_prompt():
     run = partial(apptest.run, apptest.page("generator"))
-    at = run({"gen_layer": "2", "gen_head": "1", "gen_window": "30"})
+    at = run({"gen_layer": "2", "gen_head": "1", "gen_window": "30", "gen_steps": "True"})
     at.text_area(key="gen_prompt").input("").run()
     assert any("empty" in w.value for w in at.warning)
     at.text_area(key="gen_prompt").input("ROMEO:").run()

@@ -95,7 +95,8 @@ def test_url_state_is_used_and_written():
              "tr_kind": "encoder", "tr_layer": "1", "tr_head": "99", "tr_view": "grid"}  # fmt: skip
     at = run(query)
     assert not at.exception
-    assert at.selectbox(key="tr_example").value == "zwei hunde spielen im schnee ."
+    assert at.text_input(key="tr_text").value == "zwei hunde spielen im schnee ."
+    assert at.selectbox(key="tr_example").value is None  # the examples box reads "Pick an example…" again
     assert at.radio(key="tr_decoding").value == "beam" and at.slider(key="tr_beam").value == 3
     state = explorer(at)["state"]
     assert (state["kind"], state["layer"], state["head"], state["view"]) == ("encoder", 1, TRANSLATOR.heads - 1, "grid")
@@ -119,9 +120,10 @@ def test_each_control(widget, key, value, state):
     w = getattr(at, widget)(key=key)
     (w.input(value) if widget == "text_input" else w.set_value(value)).run()
     assert not at.exception
-    assert at.session_state[key] == value
+    assert at.session_state[key] == (None if key == "tr_example" else value)  # the examples box empties again
     if key == "tr_example":
         assert at.text_input(key="tr_text").value == value
+        assert at.session_state["tr_reference"] == "three men stand in front of a building ."
         assert kind(explorer(at), "encoder")["keys"][1:3] == ["drei", "männer"]
     if key == "tr_reference":
         assert kind(explorer(at), "cross")["queries"][:2] == ["two", "dogs"]

@@ -32,9 +32,7 @@ def remembered_cell(result: RunResult, prefix: str, clicked: dict[str, Any] | No
 
 def explain_panel(ck: Checkpoint, result: RunResult, cell: dict[str, Any] | None, prefix: str) -> None:
     """The step-by-step computation of ``cell`` from the model's own tensors, or how to get one."""
-    if cell is None:
-        st.caption("Click any cell of the heatmap (or press Enter on the selected one) to see how the model "
-                   "computed that weight, step by step.")  # fmt: skip
+    if cell is None:  # the page's introduction says how to get one: no element on every new input
         return
     kind = result.kinds[cell["kind"]]
     pair = listing([f"{kind.queries[cell['query']]} → {kind.keys[cell['key']]}"], width=80)

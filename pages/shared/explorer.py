@@ -18,7 +18,7 @@ clamped the same way.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -111,11 +111,25 @@ def explorer_download(
 ) -> None:
     """A "Download as interactive HTML" button: the explorer with this run's data in one offline file,
     built only when clicked (no rerun)."""
-    name = (re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:60] or "attention-explorer") + ".html"
+    html_download(lambda: explorer_file(kinds, title, rollout), html_name(title), key)
+
+
+def html_name(title: str) -> str:
+    """A file name for the explorer of ``title``: lower case, dashes, at most 60 characters."""
+    return (re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:60] or "attention-explorer") + ".html"
+
+
+def explorer_file(kinds: Sequence[AttentionKind], title: str, rollout: np.ndarray | None = None) -> bytes:
+    """The standalone HTML file of the explorer over ``kinds``."""
+    return explorer_html(explorer_payload(kinds, rollout=rollout, title=title), title).encode("utf-8")
+
+
+def html_download(data: Callable[[], bytes], file_name: str, key: str) -> None:
+    """The "Download as interactive HTML" button; ``data`` is called only when it is clicked."""
     st.download_button(
         "Download as interactive HTML",
-        data=lambda: explorer_html(explorer_payload(kinds, rollout=rollout, title=title), title).encode("utf-8"),
-        file_name=name,
+        data=data,
+        file_name=file_name,
         mime="text/html",
         key=key,
         on_click="ignore",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import streamlit as st
 
@@ -25,37 +26,33 @@ def clean_text(text: str | None, *, what: str = "input") -> str | None:
     return text
 
 
-def text_with_examples(
-    prefix: str,
-    examples: Sequence[str],
-    *,
-    label: str,
-    help: str,
-    custom: str = "(your own sentence)",
-    on_pick: Callable[[str], None] | None = None,
+def example_picker(
+    prefix: str, examples: Sequence[str], *, parent: Any = st, on_pick: Callable[[str], None] | None = None
 ) -> None:
-    """A text box (``<prefix>_text``, kept in the URL, the first example by default) beside an "Examples"
-    select (``<prefix>_example``) that fills it; the select reads ``custom`` while the text is none of the
-    examples. ``on_pick`` is called with an example when one is picked (e.g. to fill a second box)."""
+    """An "Examples" select (``<prefix>_example``) that copies the one picked into the text box
+    ``<prefix>_text`` and then reads "Pick an example…" again: it mirrors nothing, so it can live outside
+    the fragment that reruns on a new text and is not sent again with each one. ``on_pick`` is called with
+    the example (e.g. to fill a second box)."""
     text_key, example_key = f"{prefix}_text", f"{prefix}_example"
-
-    def edited() -> None:  # a sentence typed by hand is no longer the example the select shows
-        st.session_state[example_key] = st.session_state[text_key] if st.session_state[text_key] in examples else custom
 
     def picked() -> None:
         choice = st.session_state[example_key]
-        if choice != custom:
+        if choice is not None:
             st.session_state[text_key] = choice
             if on_pick is not None:
                 on_pick(choice)
+        st.session_state[example_key] = None
 
-    init_state(text_key, examples[0])
-    if example_key not in st.session_state:
-        edited()
-    left, right = st.columns([3, 2])
-    left.text_input(label, key=text_key, on_change=edited, help=help)
-    right.selectbox("Examples", [custom, *examples], key=example_key, on_change=picked)
-    sync_url(text_key)
+    parent.selectbox("Examples", examples, index=None, key=example_key, on_change=picked, placeholder="Pick an example…")
+
+
+def text_box(prefix: str, default: str, *, label: str, help: str) -> str:
+    """The page's text input ``<prefix>_text``, kept in the URL (``default`` when the URL has none)."""
+    key = f"{prefix}_text"
+    init_state(key, default)
+    st.text_input(label, key=key, help=help)
+    sync_url(key)
+    return st.session_state[key]
 
 
 def escape(text: str) -> str:

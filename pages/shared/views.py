@@ -14,7 +14,7 @@ import streamlit as st
 from model.analysis.results import AttentionKind, RunResult
 from model.training.checkpoint import Checkpoint
 from pages.shared.explain import explain_panel, remembered_cell
-from pages.shared.explorer import attention_explorer, explorer_download
+from pages.shared.explorer import attention_explorer, explorer_file, html_download
 from pages.shared.state import bounded, init_state, keep_valid, sync_url
 from viz.attention import grid_frame, visible_chars
 
@@ -54,30 +54,50 @@ def attention_views(
     rollout: np.ndarray | None = None,
     first: Sequence[str] = (),
     title: str = "",
-    csv_name: str = "attention",
 ) -> dict[str, Any] | None:
-    """The explorer over every kind of ``result`` (``first`` opens first), its HTML and CSV downloads and,
-    with ``ck``, the explanation of the clicked weight. Returns the last clicked cell of this run."""
+    """The explorer over every kind of ``result`` (``first`` opens first) and, with ``ck``, the explanation
+    of the clicked weight. Returns the last clicked cell of this run. The run is also kept for
+    :func:`attention_downloads`, which a page draws outside the fragment that calls this."""
     kinds = labelled(result, first)
+    shown(prefix).update(kinds=kinds, rollout=rollout, title=title or "Attention Explorer")
     clicked = attention_explorer(kinds, key=f"{prefix}-explorer", url_prefix=prefix, rollout=rollout, title=title)
     cell = remembered_cell(result, prefix, clicked)
-    left, right = st.columns(2)
-    with left:
-        explorer_download(kinds, title or "Attention Explorer", f"{prefix}-explorer-html", rollout=rollout)
-    right.download_button(
-        "Download every weight (CSV)",
-        data=lambda: weights_csv(kinds).encode("utf-8"),
-        file_name=f"{csv_name}-all-heads.csv",
-        mime="text/csv",
-        key=f"{prefix}-csv",
-        on_click="ignore",
-    )
     if ck is not None:
         explain_panel(ck, result, cell, prefix)
     elif cell is not None:
         kind = next(k for k in kinds if k.name == cell["kind"])
         st.caption(f"{kind.queries[cell['query']]} → {kind.keys[cell['key']]}: {cell['weight']:.4f}")
     return cell
+
+
+def shown(prefix: str) -> dict[str, Any]:
+    """The run the page's explorer shows now (``kinds``, ``rollout``, ``title``), one dict per page and
+    session, updated in place by :func:`attention_views`."""
+    return st.session_state.setdefault(f"{prefix}_shown", {})
+
+
+def no_run(_: dict[str, Any]) -> bytes:
+    return b"No attention to export: the input gave no run.\n"
+
+
+def attention_downloads(prefix: str, name: str) -> None:
+    """The explorer's HTML and every weight as CSV, for whatever run the explorer shows when clicked.
+
+    Drawn outside the input's fragment, so a new input does not send them again: the files are built
+    from :func:`shown` at the click, which the fragment keeps current."""
+    run = shown(prefix)
+    left, right = st.columns(2)
+    with left:
+        html_download(lambda: explorer_file(run["kinds"], run["title"], run["rollout"]) if run.get("kinds") else no_run(run),
+                      f"{name}-attention-explorer.html", f"{prefix}-explorer-html")  # fmt: skip
+    right.download_button(
+        "Download every weight (CSV)",
+        data=lambda: weights_csv(run["kinds"]).encode("utf-8") if run.get("kinds") else no_run(run),
+        file_name=f"{name}-all-heads.csv",
+        mime="text/csv",
+        key=f"{prefix}-csv",
+        on_click="ignore",
+    )
 
 
 def head_explorer(

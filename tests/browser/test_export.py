@@ -23,7 +23,8 @@ def test_view_downloads_as_offline_html(page, app_url: str, path: str, n_figures
     task = path if path in ("translator", "generator") else "classifier"
     if not (default_dir(task) / WEIGHTS).is_file():
         pytest.skip(f"no {task} checkpoint: the page shows only the could-not-be-loaded message")
-    query = "?tr_steps=True" if path == "translator" else ""  # its step section (three charts) opened
+    # the step sections (three charts each) opened
+    query = {"translator": "?tr_steps=True", "generator": "?gen_steps=True"}.get(path, "")
     page.goto(f"{app_url}/{path}{query}", wait_until="domcontentloaded")
     wait_until_idle(page)
     page.wait_for_selector(".js-plotly-plot", state="attached", timeout=CHART_TIMEOUT_MS)

@@ -109,7 +109,9 @@ def explorer_payload(
 ) -> dict[str, Any]:
     """The explorer's data for ``kinds`` (in display order): a JSON-able header and, under
     ``"weights"``, every kind's ``(layers, heads, queries, keys)`` weights, then the rollout, as one
-    little-endian float32 ``bytes`` blob; each kind says where its weights start (in floats).
+    little-endian float32 ``bytes`` blob; each kind says where its weights start (in floats). A kind
+    with masked cells is ``packed``: each head sends only its unmasked cells, row by row (the masked
+    ones are 0 by definition); :func:`kind_weights` and the browser put them back in place.
 
     ``state`` (kind, layer, head, view) is the initial view, clamped to what exists. ``rollout`` is a
     ``(queries, keys)`` array for the encoder's self-attention. Raises ValueError on empty input or
@@ -130,8 +132,12 @@ def explorer_payload(
         w = np.ascontiguousarray(k.weights, dtype="<f4")
         if w.ndim != 4 or 0 in w.shape:
             raise ValueError(f"{k.name}: weights must be (layers, heads, queries, keys) with none empty, got {w.shape}")
+        mask = np.broadcast_to(np.asarray(k.mask, dtype=bool), w.shape[-2:])
+        packed = not mask.all()
+        if packed:  # only the cells the model may attend to: a causal map sends half its floats
+            w = np.ascontiguousarray(w[:, :, mask])
         blobs.append(w.tobytes())
-        meta.append(_kind_meta(k, offset))
+        meta.append({**_kind_meta(k, offset), "packed": packed})
         offset += w.size
     rollout_meta = None
     if rollout is not None:
@@ -198,6 +204,20 @@ def unpack_payload(blob: bytes) -> dict[str, Any]:
 def weights_array(payload: Mapping[str, Any]) -> np.ndarray:
     """All weights of ``payload`` as one flat float32 array (views into it by each kind's offset)."""
     return np.frombuffer(payload["weights"], dtype="<f4")
+
+
+def kind_weights(payload: Mapping[str, Any], meta: Mapping[str, Any]) -> np.ndarray:
+    """One kind's ``(layers, heads, queries, keys)`` weights from ``payload`` (``meta`` is its header
+    entry), with the masked cells of a packed kind back in place as 0."""
+    L, H, Tq, Tk = meta["layers"], meta["heads"], len(meta["queries"]), len(meta["keys"])
+    mask = np.frombuffer(meta["mask"].encode("ascii"), dtype=np.uint8).reshape(Tq, Tk) == ord("1")
+    n = int(mask.sum()) if meta.get("packed") else Tq * Tk
+    flat = weights_array(payload)[meta["offset"] : meta["offset"] + L * H * n]
+    if not meta.get("packed"):
+        return flat.reshape(L, H, Tq, Tk)
+    out = np.zeros((L, H, Tq, Tk), dtype="<f4")
+    out[:, :, mask] = flat.reshape(L, H, n)
+    return out
 
 
 def script_json(value: Any) -> str:

@@ -73,20 +73,31 @@ function decode(data) {
 }
 
 function prepareKind(meta, weights) {
-  const nq = meta.queries.length, nk = meta.keys.length, size = nq * nk;
-  const w = weights.subarray(meta.offset, meta.offset + meta.layers * meta.heads * size);
+  const nq = meta.queries.length, nk = meta.keys.length, size = nq * nk, maps = meta.layers * meta.heads;
   const mask = new Uint8Array(size);
   let masked = 0;
   for (let i = 0; i < size; i++) {
     mask[i] = meta.mask.charCodeAt(i) === 49;
     masked += !mask[i];
   }
+  const w = meta.packed ? unpack(weights, meta.offset, maps, mask)
+    : weights.subarray(meta.offset, meta.offset + maps * size);
   const sameTokens = !meta.cross && nq === nk && meta.queries.every((t, i) => t === meta.keys[i]);
   return {
     ...meta, nq, nk, size, w, mask, masked, sameTokens, means: new Map(),
     shortQ: meta.queries.map(shorten), shortK: meta.keys.map(shorten),
     head(l, h) { const o = (l * this.heads + h) * size; return w.subarray(o, o + size); },
   };
+}
+
+// A packed kind sends each head's unmasked cells only, row by row; the masked cells are 0.
+function unpack(weights, offset, maps, mask) {
+  const size = mask.length, out = new Float32Array(maps * size);
+  for (let m = 0, src = offset; m < maps; m++) {
+    const base = m * size;
+    for (let i = 0; i < size; i++) if (mask[i]) out[base + i] = weights[src++];
+  }
+  return out;
 }
 
 function shorten(label) {
