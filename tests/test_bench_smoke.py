@@ -189,6 +189,17 @@ def test_floor_app_draws_one_heatmap_of_its_input() -> None:
     assert all(abs(sum(row) - 1) < 1e-3 for row in spec["data"][0]["z"])
 
 
+def test_floor_pages_serves_the_same_floor_at_a_page_path() -> None:
+    """bench/floor_pages.py: a start page at "/" and the floor app as the page "floor"."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "bench" / "floor_pages.py"), default_timeout=60).run()
+    assert not at.exception and "/floor" in at.markdown[0].value
+    at.switch_page("floor_app.py").run()
+    assert not at.exception
+    assert at.text_input(key="floor_text").value and len(at.get("plotly_chart")) == 1
+
+
 def test_decoding_benchmark_runs_on_a_tiny_translator(tiny_root) -> None:
     """bench/decoding.py end to end on a random-weight checkpoint: its four decodings agree and the kept
     attention equals the teacher-forced pass (the numbers themselves say nothing at this size)."""
