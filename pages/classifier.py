@@ -13,7 +13,7 @@ from pages.shared.display import show_figure
 from pages.shared.models import require_checkpoint
 from pages.shared.outputs import label_metric
 from pages.shared.runs import attempt, input_notes, run_model
-from pages.shared.state import init_state, sync_url
+from pages.shared.state import init_state, on_request, sync_url
 from pages.shared.text import clean_text, example_picker, text_box
 from pages.shared.views import attention_downloads, attention_views, axes, shown
 from viz.attention import query_bar
@@ -54,9 +54,7 @@ def attention(ck: Checkpoint, result: RunResult) -> None:
     title = f"Sentiment classifier: {' '.join(kind.keys)} → {result.prediction}"
     attention_views(result, "cls", ck=None if st.session_state["cls_hide"] else ck, rollout=rolled, title=title)
     tokens = axes(kind, result)[0]
-    init_state("cls_reach", False, lambda raw: raw == "True")
-    reach = st.expander("How much each word reaches the sentence vector (rollout)", key="cls_reach", on_change="rerun")
-    sync_url("cls_reach")
+    reach = on_request("How much each word reaches the sentence vector (rollout)", "cls_reach")
     if reach.open:  # lazy: a chart a new sentence would otherwise redraw every time
         with reach:
             bar = query_bar(rolled.mean(axis=0), tokens, query_label="the sentence (mean of all positions)",

@@ -20,7 +20,7 @@ from pages.shared.runs import (
     run_last_query,
     run_model,
 )
-from pages.shared.state import bounded, flag, init_state, one_of, range_slider, sync_url
+from pages.shared.state import bounded, init_state, on_request, one_of, range_slider, sync_url
 from pages.shared.text import markdown_escape
 from pages.shared.views import attention_downloads, attention_views
 from viz.attention import causal_step_figures, visible_chars, weights_frame
@@ -140,10 +140,7 @@ def attention(ck: Checkpoint, result: RunResult) -> None:
     cell = attention_views(result, "gen", ck=ck, title=title)
     layer, head = (cell["layer"], cell["head"]) if cell and cell["head"] is not None else (0, 0)
     # lazy: five charts that every new text would redraw, built only while the section is open
-    init_state("gen_steps", False, flag)
-    steps = st.expander("Step by step: the causal mask, and what each new character looked at", key="gen_steps",
-                        on_change="rerun")  # fmt: skip
-    sync_url("gen_steps")
+    steps = on_request("Step by step: the causal mask, and what each new character looked at", "gen_steps")
     if not steps.open:
         return
     with steps:
@@ -166,9 +163,7 @@ controls(len(ck.vocabs["chars"]))
 prompt = read_input(TASK, st.session_state["gen_prompt"], "prompt")
 if prompt is None:
     st.stop()
-init_state("gen_next", False, flag)
-next_char = st.expander("The next character: how temperature and top-k choose it", key="gen_next", on_change="rerun")
-sync_url("gen_next")
+next_char = on_request("The next character: how temperature and top-k choose it", "gen_next")
 if next_char.open:  # lazy, like the steps below: a chart and two sliders, drawn only while open
     with next_char:
         sampling(ck, prompt)

@@ -11,7 +11,7 @@ from pages.shared.display import export_view_button, output_text, show_figure
 from pages.shared.hub import TRANSLATOR_HUB, hub_cross_attention_panel
 from pages.shared.models import require_checkpoint
 from pages.shared.runs import attempt, input_notes, run_translation
-from pages.shared.state import bounded, flag, init_state, one_of, range_slider, sync_url
+from pages.shared.state import bounded, flag, init_state, on_request, one_of, range_slider, sync_url
 from pages.shared.text import clean_text, example_picker, listing, markdown_escape, text_box
 from pages.shared.views import attention_downloads, attention_views, axes, shown
 from viz.steps import decoding_step_figures
@@ -98,9 +98,7 @@ def attention(ck: Checkpoint, result: RunResult) -> None:
     title = f"Translator: {' '.join(result.kinds['encoder'].keys[1:-1])} → {result.prediction}"
     cell = attention_views(result, "tr", ck=ck, first=("cross",), title=title)
     # lazy: three charts that every new sentence would redraw, built only while the section is open
-    init_state("tr_steps", False, flag)
-    steps = st.expander("Decoding step by step: what each output word attended to", key="tr_steps", on_change="rerun")
-    sync_url("tr_steps")
+    steps = on_request("Decoding step by step: what each output word attended to", "tr_steps")
     if steps.open:
         with steps:
             figs = step_section(result, cell["layer"] if cell and cell["layer"] is not None else 0)

@@ -54,6 +54,15 @@ def flag(raw: str) -> bool:
     return raw == "True"
 
 
+def on_request(label: str, key: str) -> Any:
+    """A closed section whose contents a page builds only while ``.open`` (opening it reruns the page),
+    its state kept in the URL under ``key``: charts every new input would redraw cost nothing until asked."""
+    init_state(key, False, flag)
+    section = st.expander(label, key=key, on_change="rerun")
+    sync_url(key)
+    return section
+
+
 def index_list(count: int) -> Callable[[str], list[int]]:
     """A URL cast for a multiselect of indices: ``"0,2"`` -> ``[0, 2]``; an index outside ``0..count-1``
     makes the whole value invalid (the default is used)."""

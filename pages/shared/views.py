@@ -76,8 +76,7 @@ def shown(prefix: str) -> dict[str, Any]:
     return st.session_state.setdefault(f"{prefix}_shown", {})
 
 
-def no_run(_: dict[str, Any]) -> bytes:
-    return b"No attention to export: the input gave no run.\n"
+NO_RUN = b"No attention to export: the input gave no run.\n"  # what a download holds after a bad input
 
 
 def attention_downloads(prefix: str, name: str) -> None:
@@ -88,11 +87,11 @@ def attention_downloads(prefix: str, name: str) -> None:
     run = shown(prefix)
     left, right = st.columns(2)
     with left:
-        html_download(lambda: explorer_file(run["kinds"], run["title"], run["rollout"]) if run.get("kinds") else no_run(run),
+        html_download(lambda: explorer_file(run["kinds"], run["title"], run["rollout"]) if run.get("kinds") else NO_RUN,
                       f"{name}-attention-explorer.html", f"{prefix}-explorer-html")  # fmt: skip
     right.download_button(
         "Download every weight (CSV)",
-        data=lambda: weights_csv(run["kinds"]).encode("utf-8") if run.get("kinds") else no_run(run),
+        data=lambda: weights_csv(run["kinds"]).encode("utf-8") if run.get("kinds") else NO_RUN,
         file_name=f"{name}-all-heads.csv",
         mime="text/csv",
         key=f"{prefix}-csv",
