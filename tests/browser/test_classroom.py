@@ -78,6 +78,19 @@ def answer(page, how: str, key: int) -> None:
     explorer_state(page, lambda s: (s["clicked"] or {}).get("key") == key)
 
 
+def what_pages_show(contexts, errors: list[str]) -> str:
+    """Each open page's address and main text (cut short), for a failure's message."""
+    out = [f"JavaScript errors: {errors}"]
+    for i, context in enumerate(contexts):
+        for page in context.pages:
+            try:
+                body = page.locator("main").first.inner_text(timeout=2_000)
+            except Exception as e:  # noqa: BLE001 - a closed or crashed page says so
+                body = f"(unreadable: {e})"
+            out.append(f"--- page {i}: {page.url}\n{body[:1500]}")
+    return "\n".join(out)
+
+
 def test_a_round_with_a_teacher_and_three_students(browser, app_url: str) -> None:
     contexts, errors = [], []
 
@@ -171,6 +184,8 @@ def test_a_round_with_a_teacher_and_three_students(browser, app_url: str) -> Non
         for page in (teacher, *students):
             assert page.locator('[data-testid="stException"]').count() == 0
         assert not errors, f"JavaScript errors: {errors}"
+    except Exception as e:  # a failure says what every page showed: CI returns only this output
+        raise AssertionError(f"{e}\n{what_pages_show(contexts, errors)}") from e
     finally:
         for context in contexts:
             context.close()
