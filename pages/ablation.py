@@ -7,16 +7,25 @@ import numpy as np
 import streamlit as st
 
 from model.analysis.ablation import Ablation, Head, head_layout
-from pages.shared.display import export_view_button, show_figure
+from pages.shared.display import export_view_button, show_figure, show_matrix
 from pages.shared.explorer import attention_explorer
 from pages.shared.models import require_checkpoint
 from pages.shared.outputs import label_metric, outputs_side_by_side
 from pages.shared.runs import INPUT_NAMES, SHORT, TASK_NAMES, attempt, input_notes, pick_task, read_input, run_ablation
-from pages.shared.state import index_list, init_state, radio_choice, sync_url
+from pages.shared.state import index_list, init_state, on_request, radio_choice, sync_url
 from pages.shared.text import markdown_escape, points
 from pages.shared.views import axes, labelled, pick_head, window
 from viz.attention import visible_chars
-from viz.compare import change_grid, difference_heatmap, distribution_bars, visible_probs
+from viz.common import unique_labels
+from viz.compare import (
+    change_grid,
+    change_table,
+    difference_heatmap,
+    difference_table,
+    distribution_bars,
+    visible_probs,
+)
+from viz.matrix import matrix_frame
 
 DEFAULT_TEXT = {
     "classifier": "the acting is wonderful but the plot is thin",
@@ -61,35 +70,43 @@ def head_switches(task: str, layout: dict[str, tuple[int, int]]) -> tuple[tuple[
     return tuple(sorted(off)), keys
 
 
-def predictions(task: str, res: Ablation) -> list:
-    """Before vs after: the label, the next-character distribution or the translation; returns its figures."""
+def prediction_figure(task: str, res: Ablation):
+    """Before vs after as grouped bars: the class probabilities, or the top ten next characters."""
+    before, after = res.before, res.after
+    if task == "classifier":
+        return distribution_bars(before.probs, after.probs, top=None, title="class probabilities", x_title="class")
+    shown = [visible_probs(r.probs) for r in (before, after)]
+    return distribution_bars(*shown, title="next character: top 10, before vs after", x_title="next character")
+
+
+def predictions(task: str, res: Ablation) -> None:
+    """Before vs after: the label, the next character or the translation; the bars open on request."""
     before, after = res.before, res.after
     if task == "translator":
         outputs_side_by_side((before, after), ("**Before** (every head on)", "**After** (heads off)"))
         st.caption("The translation is the same." if before.prediction == after.prediction else "The translation changed.")
-        return []
+        return
     if task == "classifier":
         left, right = st.columns(2)
         for col, name, r in ((left, "Before", before), (right, "After", after)):
             label_metric(col, name, r)
         last = list(before.probs)[-1]  # "positive" for sentiment
         st.caption(f"P({last}) moved by {points(after.probs[last] - before.probs[last])} when the heads were switched off.")
-        fig = distribution_bars(before.probs, after.probs, top=None, title="class probabilities", x_title="class")
     else:
         b, a = before.prediction, after.prediction
         st.caption(
             f"Likeliest next character: before **{markdown_escape(visible_chars([b])[0])}** ({before.probs[b]:.1%}), "
             f"after **{markdown_escape(visible_chars([a])[0])}** ({after.probs[a]:.1%})."
         )
-        shown = [visible_probs(r.probs) for r in (before, after)]
-        fig = distribution_bars(*shown, title="next character: top 10, before vs after", x_title="next character")
-    show_figure(fig, "abl-prediction", html_name=f"ablation-{task}-prediction.html")
-    return [fig]
+    bars = on_request("The probabilities before and after, as bars", "abl_bars")
+    if bars.open:
+        with bars:
+            show_figure(prediction_figure(task, res), "abl-prediction", html_name=f"ablation-{task}-prediction.html")
 
 
 @st.fragment
-def downstream(task: str, res: Ablation, figs: list, notes: str) -> None:
-    """Where attention changed: a per-head summary and one head's before − after heatmap."""
+def downstream(task: str, res: Ablation, notes: str) -> None:
+    """Where attention changed: a per-head summary and one head's before − after difference."""
     st.subheader("What changed downstream")
     st.caption(
         "A switched-off head still computes its weights, so its own layer's attention stays the same. Every "
@@ -102,9 +119,9 @@ def downstream(task: str, res: Ablation, figs: list, notes: str) -> None:
     L, H = delta.shape[:2]
     k = res.before.kinds[kind]
     name, names = k.title, dict(query_name=k.query_axis, key_name=k.key_axis)
-    title = f"{name}: largest change of any weight, per head"
-    grid = change_grid(res.change_per_head(kind), off=res.off_in(kind), title=title)
-    show_figure(grid, "abl-grid")
+    grid_title = f"{name}: largest change of any weight, per head"
+    change, off = res.change_per_head(kind), res.off_in(kind)
+    show_matrix(change_table(change, off=off, title=grid_title), "abl-grid")
     st.markdown("**After, every layer and head** (the heads you switched off still compute their weights)")
     attention_explorer(labelled(res.after), key="abl-explorer", url_prefix="abl_x", title="Head ablation: after")
     layer, head = pick_head(L, H, "abl", default_layer=L - 1)
@@ -114,10 +131,17 @@ def downstream(task: str, res: Ablation, figs: list, notes: str) -> None:
         rows, cols = rows[cut], cols[cut]
         st.caption(f"The last {len(rows)} characters are drawn.")
     title = f"before − after: {name.lower()}, layer {layer} · head {head}"
-    diff = difference_heatmap(m, rows, cols, title=title, value="before − after", **names)
-    show_figure(diff, "abl-diff", html_name=f"ablation-{task}-layer{layer}-head{head}.html")
+    show_matrix(difference_table(m, rows, cols, title=title, **names), "abl-diff",
+                csv=matrix_frame(m, unique_labels(rows), unique_labels(cols)), csv_name=f"ablation-{task}-diff.csv")  # fmt: skip
     st.caption(f"Largest change in this head: {np.abs(delta[layer, head]).max():.4f}.")
-    export_view_button([*figs, grid, diff], f"Head ablation · {TASK_NAMES[task]}", "abl-export", notes=notes)
+
+    def figures() -> list:  # the export's charts, built only when it is clicked
+        figs = [] if task == "translator" else [prediction_figure(task, res)]
+        figs.append(change_grid(change, off=off, title=grid_title))
+        figs.append(difference_heatmap(m, rows, cols, title=title, value="before − after", **names))
+        return figs
+
+    export_view_button(figures, f"Head ablation · {TASK_NAMES[task]}", "abl-export", notes=notes)
     sync_url("abl_kind")
 
 
@@ -139,8 +163,8 @@ res = text and attempt(run_ablation, ck, text, off, what="Nothing to run")
 if res is None or not input_notes(res.before, "the input"):
     st.stop()
 st.subheader("Before vs after")
-figs = predictions(task, res)
+predictions(task, res)
 off_names = ", ".join(f"{k} layer {l} head {h}" for k, l, h in off) or "none"
 notes = f"Model: {TASK_NAMES[task]}\nInput: {text}\nHeads off: {off_names}"
 notes += f"\nBefore: {res.before.prediction}\nAfter: {res.after.prediction}"
-downstream(task, res, figs, notes)
+downstream(task, res, notes)

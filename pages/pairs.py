@@ -7,16 +7,24 @@ import streamlit as st
 
 from model.analysis.compare import largest_change, word_changes
 from model.analysis.results import RunResult
-from pages.shared.display import export_view_button, show_figure
+from pages.shared.display import export_view_button, show_figure, show_matrix
 from pages.shared.explorer import attention_explorer
 from pages.shared.models import require_checkpoint
 from pages.shared.outputs import label_metric, outputs_side_by_side
 from pages.shared.runs import INPUT_NAMES, SHORT, TASK_NAMES, attempt, input_notes, pick_task, read_input, run_model
-from pages.shared.state import init_state, radio_choice, sync_url
+from pages.shared.state import init_state, on_request, radio_choice, sync_url
 from pages.shared.text import listing, points
 from pages.shared.views import axes, labelled, pick_head, window
 from viz.attention import visible_chars
-from viz.compare import difference_heatmap, distribution_bars, pair_heatmaps, pair_labels, visible_probs
+from viz.compare import (
+    difference_heatmap,
+    difference_table,
+    distribution_bars,
+    pair_heatmaps,
+    pair_labels,
+    pair_tables,
+    visible_probs,
+)
 
 DEFAULT_PAIRS = {
     "classifier": ("a good film", "a bad film"),  # one word swapped: the same length, so B − A is drawn
@@ -37,8 +45,16 @@ def inputs(task: str) -> tuple[str, str]:
     return tuple(st.session_state[k] for k in keys)
 
 
-def predictions(task: str, a: RunResult, b: RunResult) -> list:
-    """Both predictions and their difference; returns the figures drawn."""
+def prediction_figure(task: str, a: RunResult, b: RunResult):
+    """A and B as grouped bars: the class probabilities, or the top ten next characters."""
+    if task == "classifier":
+        return distribution_bars(a.probs, b.probs, names=NAMES, top=None, title="class probabilities", x_title="class")
+    pa, pb = visible_probs(a.probs), visible_probs(b.probs)
+    return distribution_bars(pa, pb, names=NAMES, title="next character: top 10 for A and B", x_title="next character")
+
+
+def predictions(task: str, a: RunResult, b: RunResult) -> None:
+    """Both predictions and their difference; the bars open on request."""
     if task == "translator":
         outputs_side_by_side((a, b), [f"**{name}** translates to" for name in NAMES])
         if a.prediction.split() == b.prediction.split():
@@ -48,7 +64,7 @@ def predictions(task: str, a: RunResult, b: RunResult) -> list:
             st.caption(
                 f"Words only in A: {listing(only_a) or '(none)'} · words only in B: {listing(only_b) or '(none)'}"
             )
-        return []
+        return
     if task == "classifier":
         last = list(a.probs)[-1]  # "positive" for sentiment
         cols = st.columns(3)
@@ -56,7 +72,6 @@ def predictions(task: str, a: RunResult, b: RunResult) -> list:
             label_metric(col, name, r)
         flips = "same label" if a.prediction == b.prediction else "the label flips"
         cols[2].metric(f"B − A: P({last})", points(b.probs[last] - a.probs[last]), flips, delta_color="off", delta_arrow="off")
-        fig = distribution_bars(a.probs, b.probs, names=NAMES, top=None, title="class probabilities", x_title="class")
     else:
         pa, pb = visible_probs(a.probs), visible_probs(b.probs)
         la, lb = (visible_chars([r.prediction])[0] for r in (a, b))
@@ -65,13 +80,14 @@ def predictions(task: str, a: RunResult, b: RunResult) -> list:
             f"Likeliest next character: A {listing([la])} ({pa[la]:.1%}), B {listing([lb])} ({pb[lb]:.1%}). "
             f"Largest change among the bars: {listing([biggest])} by {pb[biggest] - pa[biggest]:+.1%} (B − A)."
         )
-        fig = distribution_bars(pa, pb, names=NAMES, title="next character: top 10 for A and B", x_title="next character")
-    show_figure(fig, "pair-prediction", html_name=f"pairs-{task}-prediction.html")
-    return [fig]
+    bars = on_request("The probabilities of A and B, as bars", "pair_bars")
+    if bars.open:
+        with bars:
+            show_figure(prediction_figure(task, a, b), "pair-prediction", html_name=f"pairs-{task}-prediction.html")
 
 
 @st.fragment
-def attention(task: str, a: RunResult, b: RunResult, figs: list, notes: str) -> None:
+def attention(task: str, a: RunResult, b: RunResult, notes: str) -> None:
     kinds = list(a.kinds)
     kind = radio_choice("pair_kind", kinds, kinds[-1], label="Attention", format_func=lambda k: a.kinds[k].title)
     ka, kb = a.kinds[kind], b.kinds[kind]
@@ -86,18 +102,17 @@ def attention(task: str, a: RunResult, b: RunResult, figs: list, notes: str) -> 
     tok_b = tuple(t[cut_b] for t in axes(kb, b))
     if task == "generator" and (cut_a != slice(None) or cut_b != slice(None)):
         st.caption("The last 40 characters of each prompt are drawn.")
-    side = pair_heatmaps(
-        ma, tok_a, mb, tok_b, names=NAMES, title=f"{name}, layer {layer} · head {head}: A and B", **names
-    )
-    show_figure(side, "pair-side", html_name=f"pairs-{task}-layer{layer}-head{head}.html")
+    head_title = f"{name.lower()}, layer {layer} · head {head}"
+    for col, table, n in zip(st.columns(2), pair_tables(ma, tok_a, mb, tok_b, names=NAMES, title=head_title, **names), NAMES):
+        with col:
+            show_matrix(table, f"pair-side-{n}")
 
     labels = pair_labels(tok_a, tok_b)
     if labels is not None:
         st.caption("A and B have the same number of tokens, so their attention subtracts position by position.")
-        second = difference_heatmap(
-            mb - ma, *labels, title=f"B − A: {name.lower()}, layer {layer} · head {head}", value="B − A", **names
-        )
-        show_figure(second, "pair-diff", html_name=f"pairs-{task}-difference.html")
+        second_title = f"B − A: {name.lower()}, layer {layer} · head {head}"
+        show_matrix(difference_table(mb - ma, *labels, title=second_title, **names), "pair-diff")
+        second = lambda: difference_heatmap(mb - ma, *labels, title=second_title, value="B − A", **names)
     else:
         size_a, size_b = (" × ".join(str(len(t)) for t in tokens) for tokens in (tok_a, tok_b))
         st.info(
@@ -108,11 +123,18 @@ def attention(task: str, a: RunResult, b: RunResult, figs: list, notes: str) -> 
         )
         mean_a, _ = window(att_a[layer].mean(axis=0), task)
         mean_b, _ = window(att_b[layer].mean(axis=0), task)
-        second = pair_heatmaps(
-            mean_a, tok_a, mean_b, tok_b, names=NAMES, title=f"{name}, layer {layer}: mean over the {H} heads", **names
-        )
-        show_figure(second, "pair-mean")
-    export_view_button([*figs, side, second], f"Minimal pair · {TASK_NAMES[task]}", "pair-export", notes=notes)
+        mean_title = f"{name.lower()}, layer {layer}: mean over the {H} heads"
+        for col, table, n in zip(st.columns(2), pair_tables(mean_a, tok_a, mean_b, tok_b, names=NAMES, title=mean_title, **names), NAMES):  # fmt: skip
+            with col:
+                show_matrix(table, f"pair-mean-{n}")
+        second = lambda: pair_heatmaps(mean_a, tok_a, mean_b, tok_b, names=NAMES, title=mean_title, **names)
+
+    def figures() -> list:  # the export's charts, built only when it is clicked
+        figs = [] if task == "translator" else [prediction_figure(task, a, b)]
+        side = pair_heatmaps(ma, tok_a, mb, tok_b, names=NAMES, title=f"{name}, layer {layer} · head {head}: A and B", **names)
+        return [*figs, side, second()]
+
+    export_view_button(figures, f"Minimal pair · {TASK_NAMES[task]}", "pair-export", notes=notes)
     sync_url("pair_kind", "pair_layer", "pair_head")
 
 
@@ -132,7 +154,7 @@ if None in results or not all([input_notes(r, f"input {n}") for r, n in zip(resu
     st.stop()
 a, b = results
 st.subheader("Predictions")
-figs = predictions(task, a, b)
+predictions(task, a, b)
 notes = f"Model: {TASK_NAMES[task]}\nA: {texts[0]}\nB: {texts[1]}\n"
 notes += f"A: {a.prediction}\nB: {b.prediction}"
 st.subheader("A and B, every layer and head")
@@ -142,4 +164,4 @@ for col, r, n in zip(st.columns(2), (a, b), NAMES):
         st.markdown(f"**{n}**")
         attention_explorer(labelled(r), key=f"pair-explorer-{n}", url_prefix=f"pair{n}", title=f"Minimal pair {n}")
 st.subheader("One head, A and B, and their difference")
-attention(task, a, b, figs, notes)
+attention(task, a, b, notes)

@@ -10,13 +10,13 @@ import streamlit as st
 from model.analysis.profiles import METRIC_HELP, comparable_metrics, head_profiles, neighbourhood
 from model.analysis.results import AttentionKind, RunResult
 from model.training.checkpoint import Checkpoint
-from pages.shared.display import show_figure
+from pages.shared.display import show_figure, show_matrix
 from pages.shared.models import require_checkpoint
 from pages.shared.runs import attempt, input_notes, pick_task, run_model
-from pages.shared.state import flag, init_state, radio_choice, range_slider, select_choice, sync_url
+from pages.shared.state import flag, init_state, on_request, radio_choice, range_slider, select_choice, sync_url
 from pages.shared.text import clean_text, listing
 from pages.shared.views import head_explorer
-from viz.profiles import colour_range, grid_table, head_label, metric_grid, neighbours_table, profile_lines
+from viz.profiles import colour_range, grid_table, head_label, metric_matrix, neighbours_table, profile_lines
 
 DEFAULT_TEXT = {
     "classifier": "the acting is wonderful but the plot is thin",
@@ -78,8 +78,12 @@ def similar_heads(profiles, view: AttentionKind, ck: Checkpoint, result: RunResu
         hide_index=True,
         column_config={"distance": st.column_config.NumberColumn(format="%.2f")},
     )
-    lines = [(head_label(n["layer"], n["head"]), n["z"]) for n in near]
-    show_figure(profile_lines(lines, names, title=f"{head_label(layer, head)} and its nearest heads"), "pro-lines")
+    shapes = on_request("Their profiles as lines (each metric in standard deviations)", "pro_lines")
+    if shapes.open:
+        with shapes:
+            lines = [(head_label(n["layer"], n["head"]), n["z"]) for n in near]
+            title = f"{head_label(layer, head)} and its nearest heads"
+            show_figure(profile_lines(lines, names, title=title), "pro-lines")
     st.markdown(f"**{head_label(layer, head)}: its attention**")
     head_explorer(result, view.name, layer, head, "proex", ck=ck, title=f"{head_label(layer, head)}: its attention")
     return layer, head
@@ -118,9 +122,9 @@ def main() -> None:
     selected = similar_heads(profiles, view, ck, result)
     zmin, zmax = colour_range(metric, len(view.keys))
     with grid_slot:
-        show_figure(
-            metric_grid(profiles.metrics[metric], metric, title=f"{metric} of every head ({view.title.lower()})",
-                        selected=selected, zmin=zmin, zmax=zmax),
+        show_matrix(
+            metric_matrix(profiles.metrics[metric], metric, title=f"{metric} of every head ({view.title.lower()})",
+                          selected=selected, zmin=zmin, zmax=zmax),
             "pro-grid",
             csv=grid_table(profiles.metrics[metric]),
             csv_name=f"{task}-{kind}-{metric}.csv",

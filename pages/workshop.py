@@ -22,7 +22,7 @@ from model.lessons.workshop import (
     shape_question,
 )
 from model.training.checkpoint import Checkpoint
-from pages.shared.display import show_figure
+from pages.shared.display import show_figure, show_matrix
 from pages.shared.explorer import attention_explorer
 from pages.shared.models import get_checkpoint
 from pages.shared.runs import run_model
@@ -30,8 +30,8 @@ from pages.shared.state import bounded, set_url, url_value
 from pages.shared.text import markdown_escape, plural, sentence_end
 from viz.attention import query_bar
 from viz.common import unique_labels
-from viz.matrix import matrix_heatmap
-from viz.reshape import step_figure
+from viz.matrixview import matrix_payload
+from viz.reshape import step_payload
 
 QUESTION_URL = "q"  # ?q=N opens question N
 
@@ -102,8 +102,8 @@ def attend_round(q: AttendQuestion, s) -> None:
             rows = [f"query of {query}", *(f"key of {label}" for label in labels)]
             vectors = np.vstack([q.query_vector, q.key_vectors])
             dims = [str(i) for i in range(vectors.shape[1])]
-            fig = matrix_heatmap(vectors, rows, dims, name="query and keys", row_title="vector", col_title="dimension")
-            show_figure(fig, "ws-hint")
+            table = matrix_payload(vectors, rows, dims, name="query and keys", row_title="vector", col_title="dimension")
+            show_matrix(table, "ws-hint")
     revealed = q.number in s["ws_scores"]
     key = f"ws_guess_{q.number}"
     guess = st.radio("Your guess", labels, index=None, key=key, horizontal=True, disabled=revealed)
@@ -147,8 +147,8 @@ def shape_round(q: ShapeQuestion, s) -> None:
             else "What shape comes out?"
         )
     )
-    fig = step_figure(q.before_tensor, q.before_head_of, q.before_dims, heads=q.heads, name=q.before)
-    show_figure(fig, "ws-before")
+    table = step_payload(q.before_tensor, q.before_head_of, q.before_dims, heads=q.heads, name=q.before)
+    show_matrix(table, "ws-before")
     st.caption("The tensor before this step; colour shows which head each number belongs to.")
     revealed = q.number in s["ws_scores"]
     key = f"ws_shape_{q.number}"

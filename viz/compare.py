@@ -1,5 +1,7 @@
 """Comparison figures: two inputs' attention side by side, a signed difference heatmap, two
-probability distributions as grouped bars, and how much each head's attention changed.
+probability distributions as grouped bars, and how much each head's attention changed. The
+``*_table`` builders give the same heatmaps as matrix views (:mod:`viz.matrixview`: a table the
+browser draws in milliseconds, no Plotly), which the pages show; the figures go into HTML exports.
 
 Like every figure in ``viz``, rows are queries and columns keys (named on the axes), labels are
 unique ``"i:token"`` strings and every caller text is escaped, because plotly reads markup.
@@ -27,8 +29,10 @@ from viz.common import (
     make_figure,
     number_text,
     plot_labels,
+    unique_labels,
     z_values,
 )
+from viz.matrixview import matrix_payload
 
 PAIR_COLORS = ("#0072B2", "#E69F00")  # A / before, B / after (Okabe-Ito, colour-blind safe)
 
@@ -187,3 +191,58 @@ def change_grid(
         yaxis=dict(title=dict(text="layer (row)"), type="category", autorange="reversed"),
     )
     return make_figure([trace], layout)
+
+
+def difference_table(
+    diff,
+    query_tokens: Sequence[str],
+    key_tokens: Sequence[str] | None = None,
+    *,
+    title: str = "difference of attention weights",
+    query_name: str = "query",
+    key_name: str = "key",
+) -> dict:
+    """:func:`difference_heatmap` as a matrix view: signed, on a diverging scale symmetric about 0."""
+    key_tokens = query_tokens if key_tokens is None else key_tokens
+    m = check_matrix(diff, query_tokens, key_tokens, name="difference")
+    return matrix_payload(
+        m, unique_labels(query_tokens), unique_labels(key_tokens), name=title, row_title=query_name,
+        col_title=key_name, signed=True,
+    )  # fmt: skip
+
+
+def pair_tables(
+    a,
+    a_tokens: tuple[Sequence[str], Sequence[str]],
+    b,
+    b_tokens: tuple[Sequence[str], Sequence[str]],
+    *,
+    names: tuple[str, str] = ("A", "B"),
+    title: str = "attention",
+    query_name: str = "query",
+    key_name: str = "key",
+) -> tuple[dict, dict]:
+    """:func:`pair_heatmaps` as two matrix views on one colour range (0 to the larger maximum)."""
+    ma = check_matrix(a, *a_tokens, name=f"{names[0]} weights")
+    mb = check_matrix(b, *b_tokens, name=f"{names[1]} weights")
+    top = max(float(np.nanmax(m)) if m.size else 0.0 for m in (ma, mb))
+    return tuple(
+        matrix_payload(
+            m, unique_labels(rows), unique_labels(cols), name=f"{name}: {title}", row_title=query_name,
+            col_title=key_name, signed=False, limits=(0.0, max(top, 1e-6)),
+        )  # fmt: skip
+        for m, (rows, cols), name in zip((ma, mb), (a_tokens, b_tokens), names)
+    )
+
+
+def change_table(
+    change, *, off: Collection[tuple[int, int]] = (), title: str = "how much each head's attention changed"
+) -> dict:
+    """:func:`change_grid` as a matrix view: a row per layer, a column per head, the heads in ``off``
+    outlined and named "switched off"."""
+    m = check_stack(change, ndim=2, name="change per head (layers, heads)")
+    L, H = m.shape
+    return matrix_payload(
+        m, [f"layer {l}" for l in range(L)], [f"head {h}" for h in range(H)], name=title, row_title="layer",
+        col_title="head", signed=False, marks=sorted(off), mark_label="switched off",
+    )  # fmt: skip

@@ -16,6 +16,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from viz.common import COLORSCALE, FONT_SIZE, HEAD_COLORS, check_stack, house_layout, make_figure, number_text
+from viz.matrixview import matrix_payload
 
 LAYER_AXIS, HEAD_AXIS = "layer (row)", "head (column)"
 FRACTIONS = ("previous", "self", "first", "special", "forward")  # metrics that are shares of the weight
@@ -91,6 +92,28 @@ def metric_grid(
         frame = dict(type="rect", x0=h - 0.5, x1=h + 0.5, y0=l - 0.5, y1=l + 0.5, line=dict(color="#D55E00", width=4))
         layout["shapes"] = [frame]
     return make_figure([trace], layout)
+
+
+def metric_table(
+    values,
+    metric: str,
+    *,
+    title: str | None = None,
+    selected: tuple[int, int] | None = None,
+    zmin: float | None = None,
+    zmax: float | None = None,
+) -> dict:
+    """:func:`metric_grid` as a matrix view (:mod:`viz.matrixview`, no Plotly): NaN cells blank, the
+    ``selected`` head outlined, ``zmin``/``zmax`` the colour range."""
+    v = check_stack(values, ndim=2, name=f"{metric} per head (layers, heads)")
+    L, H = v.shape
+    if not L or not H:
+        raise ValueError(f"{metric} has {L} layers and {H} heads; the grid needs at least one of each")
+    return matrix_payload(
+        v, [f"layer {l}" for l in range(L)], [f"head {h}" for h in range(H)], name=title or f"{metric} of every head",
+        row_title="layer", col_title="head", decimals=2, signed=zmin is not None and zmin < 0,
+        marks=[selected] if selected else (), mark_label="chosen head", limits=(zmin, zmax),
+    )  # fmt: skip
 
 
 def profile_lines(profiles: Sequence[tuple[str, Sequence[float]]], metrics: Sequence[str], *, title: str) -> go.Figure:

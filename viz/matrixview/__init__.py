@@ -53,6 +53,9 @@ def matrix_payload(
     head_count: int = 0,
     colour: str = "value",
     row_scale: bool = False,
+    marks: Sequence[tuple[int, int]] = (),
+    mark_label: str = "",
+    limits: tuple[float | None, float | None] = (None, None),
 ) -> dict[str, Any]:
     """What the matrix view draws: ``values`` (2-D) with ``rows``/``cols`` labels (default: indices).
 
@@ -62,6 +65,10 @@ def matrix_payload(
     (``heads`` gives each cell's head, -1 for none, ``head_count`` how many there are) or ``"none"``
     (plain numbers, e.g. ids). ``row_scale`` colours each row on its own range (rows of different
     units, e.g. a score and a weight). ``decimals``: "auto" gives 4 while narrow, fewer when wide.
+    ``marks`` are (row, column) cells drawn with a dashed outline, named ``mark_label`` in the legend
+    and the hover readout (e.g. the chosen head, the heads switched off). ``limits`` fixes the colour
+    range's low and high end (None: from the data), so matrices side by side or of different inputs
+    read alike. A NaN or infinite value is a blank cell ("no value"), outside the colour range.
     """
     m = check_matrix(values, rows, cols, name=name).astype(np.float64)
     n_rows, n_cols = m.shape
@@ -77,10 +84,13 @@ def matrix_payload(
         "col_title": col_title,
         "rows": _labels(rows, n_rows),
         "cols": _labels(cols, n_cols),
-        "values": [round(float(x), 6) for x in m.ravel()],
+        "values": [round(float(x), 6) if np.isfinite(x) else None for x in m.ravel()],
         "shape": [n_rows, n_cols],
         "decimals": int(decimals),
-        "colour": _colour(m, colour, signed=signed, heads=heads, head_count=head_count, row_scale=row_scale),
+        "colour": _colour(m, colour, signed=signed, heads=heads, head_count=head_count, row_scale=row_scale,
+                          limits=limits),
+        "marks": _marks(marks, m.shape),
+        "mark_label": printable(mark_label),
     }
     payload["digest"] = hashlib.sha1(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
     return payload
@@ -100,11 +110,21 @@ def matrix_panels(
     return {"panels": out, "heading": heading, "code": code, "note": note, "digest": digest}
 
 
+def _marks(marks: Sequence[tuple[int, int]], shape: tuple[int, int]) -> list[list[int]]:
+    out = sorted({(int(i), int(j)) for i, j in marks})
+    bad = [c for c in out if not (0 <= c[0] < shape[0] and 0 <= c[1] < shape[1])]
+    if bad:
+        raise ValueError(f"marked cells {bad} are outside the {shape[0]} × {shape[1]} matrix")
+    return [list(c) for c in out]
+
+
 def _labels(labels: Sequence[str] | None, n: int) -> list[str]:
     return [printable(str(t)) for t in labels] if labels is not None else index_labels(n)
 
 
-def _colour(m: np.ndarray, mode: str, *, signed, heads, head_count: int, row_scale: bool) -> dict[str, Any]:
+def _colour(
+    m: np.ndarray, mode: str, *, signed, heads, head_count: int, row_scale: bool, limits=(None, None)
+) -> dict[str, Any]:
     """The colour rule as the script applies it: stops and a range per matrix (or per row), or one
     colour per head."""
     if mode == "none":
@@ -125,11 +145,16 @@ def _colour(m: np.ndarray, mode: str, *, signed, heads, head_count: int, row_sca
         }
     signed = bool((m < 0).any()) if signed is None else signed
     ranges = [_range(row, signed) for row in m] if row_scale else [_range(m, signed)]
+    low, high = limits
+    ranges = [[r[0] if low is None else float(low), r[1] if high is None else float(high)] for r in ranges]
+    if any(hi <= lo for lo, hi in ranges):
+        raise ValueError(f"the colour range must grow from low to high, not {limits}")
     return {"mode": "value", "stops": list(RDBU_R if signed else BLUES), "ranges": ranges, "signed": signed}
 
 
 def _range(m: np.ndarray, signed: bool) -> list[float]:
     """[low, high] of the colour scale: symmetric about 0 when signed, else from min(0, min) to max."""
+    m = m[np.isfinite(m)]
     if not m.size:
         return [0.0, 1.0]
     top = float(np.abs(m).max())

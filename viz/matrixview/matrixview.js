@@ -130,6 +130,7 @@ class MatrixView {
       const h = c.heads[i * p.shape[1] + j];
       return hexRgb(h < 0 ? c.none : c.palette[h]);
     }
+    if (v === null) return null;  // no value: a blank cell
     const [lo, hi] = c.ranges.length > 1 ? c.ranges[i] : c.ranges[0];
     return along(this.stops, hi > lo ? (v - lo) / (hi - lo) : 0);
   }
@@ -152,6 +153,7 @@ class MatrixView {
     head.append(top);
     const body = el(d, "tbody");
     this.rowHeads = [];
+    const marked = new Set((p.marks || []).map(([i, j]) => i * m + j));
     for (let i = 0; i < n; i++) {
       const tr = el(d, "tr"), th = el(d, "th", "mv-row", p.rows[i]);
       th.scope = "row";
@@ -159,11 +161,13 @@ class MatrixView {
       tr.append(th);
       this.rowHeads.push(th);
       for (let j = 0; j < m; j++) {
-        const td = el(d, "td", "mv-cell", fmt(p.values[i * m + j], p.decimals));
+        const v = p.values[i * m + j];
+        const td = el(d, "td", v === null ? "mv-cell mv-blank" : "mv-cell", v === null ? "" : fmt(v, p.decimals));
         td.dataset.i = i;
         td.dataset.j = j;
-        if (p.colour.mode !== "none") {
-          const rgb = this.cellColour(i, j);
+        if (marked.has(i * m + j)) td.classList.add("mv-marked");
+        const rgb = p.colour.mode === "none" ? null : this.cellColour(i, j);
+        if (rgb) {
           td.style.background = `rgb(${rgb.join(",")})`;
           td.style.color = ink(rgb);
         }
@@ -176,18 +180,24 @@ class MatrixView {
   }
 
   drawLegend() {
-    const d = this.doc, c = this.p.colour;
+    const d = this.doc, p = this.p, c = p.colour;
     this.legend.replaceChildren();
-    if (c.mode !== "head") return;
-    const used = new Set(c.heads);
-    const items = [...c.palette.map((colour, h) => [colour, `head ${h}`, h]), [c.none, "no single head", -1]];
-    for (const [colour, name, h] of items) {
-      if (!used.has(h)) continue;
-      const item = el(d, "span", "mv-key"), swatch = el(d, "span", "mv-swatch");
-      swatch.style.background = colour;
+    const key = (swatch, name) => {
+      const item = el(d, "span", "mv-key");
       item.append(swatch, el(d, "span", "", name));
       this.legend.append(item);
+    };
+    if (c.mode === "head") {
+      const used = new Set(c.heads);
+      const items = [...c.palette.map((colour, h) => [colour, `head ${h}`, h]), [c.none, "no single head", -1]];
+      for (const [colour, name, h] of items) {
+        if (!used.has(h)) continue;
+        const swatch = el(d, "span", "mv-swatch");
+        swatch.style.background = colour;
+        key(swatch, name);
+      }
     }
+    if (p.marks && p.marks.length && p.mark_label) key(el(d, "span", "mv-swatch mv-marked"), p.mark_label);
   }
 
   onHover(td) {
@@ -206,8 +216,10 @@ class MatrixView {
       this.colHeads[j].classList.add("mv-on");
       const head = p.colour.mode === "head" ? p.colour.heads[i * p.shape[1] + j] : null;
       const which = head === null ? "" : head < 0 ? " (no single head)" : ` (head ${head})`;
-      this.readout.textContent = `${p.rows[i]} → ${p.cols[j]}: ${fmt(value, 4)}${which}`;
-      state.hover = { row: i, col: j, row_label: p.rows[i], col_label: p.cols[j], value };
+      this.readout.textContent = `${p.rows[i]} → ${p.cols[j]}: ${value === null ? "no value" : fmt(value, 4)}${which}`;
+      const marked = (p.marks || []).some(([r, c]) => r === i && c === j);
+      if (marked && p.mark_label) this.readout.textContent += ` (${p.mark_label})`;
+      state.hover = { row: i, col: j, row_label: p.rows[i], col_label: p.cols[j], value, marked };
     } else {
       this.readout.textContent = p.colour.mode === "none" ? "" : "hover a cell for its value to 4 decimals";
     }
