@@ -77,12 +77,14 @@ PAGES: dict[str, PageSpec] = {
     "classifier": PageSpec("cls_text", "cls-explorer", task="classifier", explorer=True),
     "generator": PageSpec("gen_prompt", "gen-explorer", task="generator", textarea=True, word_level=False, explorer=True),
     "translator": PageSpec("tr_text", "tr-explorer", task="translator", explorer=True),
-    # the pages beyond the five: their first render (they open on the classifier)
-    "ablation": PageSpec(None, None, task="classifier"),
-    "pairs": PageSpec(None, None, task="classifier"),
-    "profiles": PageSpec(None, None, task="classifier"),
+    # the pages beyond the five: their first render (they open on the classifier). Those with an
+    # explorer draw no Plotly chart on load (their heatmaps are matrix views, their bars open on
+    # request: tests/test_page_*.py), so the explorer, drawn after the page's other views, is the mark
+    "ablation": PageSpec(None, "abl-explorer", task="classifier", explorer=True),
+    "pairs": PageSpec(None, "pair-explorer-B", task="classifier", explorer=True),
+    "profiles": PageSpec(None, "proex-explorer-0-0", task="classifier", explorer=True),
     "history": PageSpec(None, None, task="classifier"),
-    "workshop": PageSpec(None, None),
+    "workshop": PageSpec(None, "ws-hint", matrix=True),  # the first question's hint (a matrix view)
     # not a page of the app: Streamlit with one text box and one heatmap, the floor under every figure
     "floor": PageSpec("floor_text", "floor-chart", path="", app="bench/floor_app.py"),
     # the same floor at a page path, as every page of the app but the start page (see bench/floor_pages.py)

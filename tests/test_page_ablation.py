@@ -1,6 +1,7 @@
 """AppTest of the head-ablation page on tiny random checkpoints: default run, every control, the three
-models, bad input, URL state, chart specs (a diverging before − after heatmap centred at 0). A
-missing checkpoint: tests/test_faults.py."""
+models, bad input, URL state, the matrix views (a diverging before − after difference centred at 0,
+the per-head change with the switched-off heads marked), the bars drawn only on request. A missing
+checkpoint: tests/test_faults.py."""
 
 from functools import partial
 
@@ -12,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 from model.training.checkpoint import Checkpoint, load_checkpoint
 from pages.shared import models as shared_models
 from tests import apptest
-from tests.apptest import chart, charts, run_on
+from tests.apptest import chart, charts, matrix, run_on
 from tests.tiny import CLASSIFIER, GENERATOR, TRANSLATOR
 
 PAGE = apptest.page("ablation")
@@ -43,26 +44,33 @@ def test_default_run(default):
     assert all(m.value in ("negative", "positive") for m in default.metric)
     assert "1 of 6 heads are off" in captions(default)
     assert "P(positive) moved by " in captions(default) and " pp when the heads" in captions(default)
-    assert buttons(default).count("Download HTML") == 2 and "Download this view as HTML" in buttons(default)
+    assert buttons(default) == ["Download CSV", "Download this view as HTML"]  # the difference's numbers, the view
+    assert charts(default) == []  # no Plotly on load: the views are matrix tables and the explorer
 
 
-def test_chart_specs(default):
-    bars = chart(default, "class probabilities")
+def test_the_bars_open_on_request():
+    bars = chart(run(abl_bars=True), "class probabilities")
     assert [t["name"] for t in bars["data"]] == ["before", "after"] and bars["layout"]["barmode"] == "group"
     assert bars["data"][0]["x"] == ["negative", "positive"]
     assert abs(sum(bars["data"][0]["y"]) - 1) < 1e-3
-    grid = chart(default, "Self-attention: largest change")["data"][0]
-    assert np.array(grid["z"]).shape == (CLASSIFIER.layers, CLASSIFIER.heads)
-    assert grid["text"][0][0] == "off"
-    assert max(grid["z"][0]) == 0  # the ablated head's own layer keeps its weights
-    assert max(grid["z"][1]) > 0  # the layer above changes
-    diff = chart(default, "before − after: self-attention, layer 1 · head 0")
-    trace = diff["data"][0]
-    assert trace["zmid"] == 0 and trace["zmin"] == -trace["zmax"] and trace["zmax"] > 0
-    assert trace["colorscale"][0][1] != trace["colorscale"][-1][1]  # a two-sided (diverging) scale
-    assert "query" in diff["layout"]["yaxis"]["title"]["text"] and "key" in diff["layout"]["xaxis"]["title"]["text"]
-    assert trace["x"][0] == "0:the" and trace["x"][5] == "5:the" and len(set(trace["x"])) == len(trace["x"])
-    assert max(abs(v) for row in trace["z"] for v in row) == pytest.approx(trace["zmax"], abs=1e-4)
+
+
+def test_matrix_views(default):
+    grid = matrix(default, "Self-attention: largest change")
+    assert grid["shape"] == [CLASSIFIER.layers, CLASSIFIER.heads]
+    assert grid["rows"] == ["layer 0", "layer 1"] and grid["cols"][0] == "head 0"
+    assert grid["marks"] == [[0, 0]] and grid["mark_label"] == "switched off"
+    assert max(grid["grid"][0]) == 0  # the ablated head's own layer keeps its weights
+    assert max(grid["grid"][1]) > 0  # the layer above changes
+    assert not grid["colour"]["signed"]
+    diff = matrix(default, "before − after: self-attention, layer 1 · head 0")
+    colour = diff["colour"]
+    assert colour["signed"] and colour["stops"][0] != colour["stops"][-1]  # a two-sided (diverging) scale
+    ((low, high),) = colour["ranges"]
+    assert low == -high and high > 0
+    assert max(abs(v) for v in diff["values"]) == pytest.approx(high, abs=1e-4)  # symmetric about the largest change
+    assert "query" in diff["row_title"] and "key" in diff["col_title"]
+    assert diff["cols"][0] == "0:the" and diff["cols"][5] == "5:the" and len(set(diff["cols"])) == len(diff["cols"])
 
 
 def test_url_state_is_used_and_written():
@@ -73,7 +81,7 @@ def test_url_state_is_used_and_written():
     assert at.multiselect(key="abl_cls_enc0").value == []
     assert at.multiselect(key="abl_cls_enc1").value == [1, 2]
     assert at.text_input(key="abl_cls_text").value == "not bad at all"
-    assert chart(at, "before − after: self-attention, layer 0 · head 2")
+    assert matrix(at, "before − after: self-attention, layer 0 · head 2")
     assert "2 of 6 heads are off" in captions(at)
     assert at.query_params["abl_cls_enc1"] in ("1,2", ["1,2"])
 
@@ -91,12 +99,13 @@ def test_switching_heads_off_and_back_on():
     at.multiselect(key="abl_cls_enc1").set_value([0, 1, 2]).run()
     assert not at.exception
     assert "4 of 6 heads are off" in captions(at)
-    assert chart(at, "Self-attention: largest change")["data"][0]["text"][1] == ["off", "off", "off"]
+    assert matrix(at, "Self-attention: largest change")["marks"] == [[0, 0], [1, 0], [1, 1], [1, 2]]
     at.button(key="abl_reset").click().run()
     assert not at.exception
     assert at.multiselect(key="abl_cls_enc0").value == [] and at.multiselect(key="abl_cls_enc1").value == []
     assert "All 6 heads are on" in captions(at)
-    assert all(v == 0 for row in chart(at, "before − after")["data"][0]["z"] for v in row)
+    assert all(v == 0 for v in matrix(at, "before − after")["values"])
+    assert matrix(at, "Self-attention: largest change")["marks"] == []
     assert at.metric[0].value == at.metric[1].value
 
 
@@ -107,10 +116,10 @@ def test_switching_heads_off_and_back_on():
             "text_input",
             "abl_cls_text",
             "i loved every minute of it",
-            lambda at: chart(at, "before − after")["data"][0]["x"][0] == "0:i",
+            lambda at: matrix(at, "before − after")["cols"][0] == "0:i",
         ),
-        ("selectbox", "abl_layer", 0, lambda at: chart(at, "before − after: self-attention, layer 0 · head 0")),
-        ("selectbox", "abl_head", 2, lambda at: chart(at, "before − after: self-attention, layer 1 · head 2")),
+        ("selectbox", "abl_layer", 0, lambda at: matrix(at, "before − after: self-attention, layer 0 · head 0")),
+        ("selectbox", "abl_head", 2, lambda at: matrix(at, "before − after: self-attention, layer 1 · head 2")),
         ("multiselect", "abl_cls_enc0", [1, 2], lambda at: "2 of 6 heads are off" in captions(at)),
     ],
 )
@@ -123,20 +132,20 @@ def test_each_control(kind, key, value, check):
 
 
 def test_generator():
-    at = run(abl_model="generator")
+    at = run(abl_model="generator", abl_bars=True)
     assert not at.exception and not at.warning
     assert [at.multiselect(key=f"abl_gen_enc{l}").value for l in range(GENERATOR.layers)] == [[0], [], []]
     bars = chart(at, "next character: top 10, before vs after")
     assert [t["name"] for t in bars["data"]] == ["before", "after"] and len(bars["data"][0]["x"]) == 10
-    diff = chart(at, f"before − after: causal self-attention, layer {GENERATOR.layers - 1} · head 0")["data"][0]
-    z = np.array(diff["z"], dtype=float)
+    diff = matrix(at, f"before − after: causal self-attention, layer {GENERATOR.layers - 1} · head 0")
+    z = np.array(diff["grid"], dtype=float)
     assert np.allclose(np.triu(z, 1), 0)  # causal: the future had no weight before or after
-    assert diff["y"][:2] == ["0:O", "1:␣"]
+    assert diff["rows"][:2] == ["0:O", "1:␣"]
     at.text_input(key="abl_gen_text").input("ROMEO:\n" * 20).run()
     assert not at.exception
     assert any(f"at most {GENERATOR.block_size} characters" in i.value for i in at.info)
     assert "The last 40 characters are drawn" in captions(at)
-    assert len(chart(at, "before − after")["data"][0]["x"]) == 40
+    assert matrix(at, "before − after")["shape"] == [40, 40]
 
 
 def test_translator_kinds():
@@ -146,21 +155,21 @@ def test_translator_kinds():
     assert at.radio(key="abl_kind").value == "cross"
     n_heads = (TRANSLATOR.enc_layers + 2 * TRANSLATOR.dec_layers) * TRANSLATOR.heads
     assert f"1 of {n_heads} heads are off" in captions(at)
-    cross = chart(at, f"before − after: cross-attention, layer {TRANSLATOR.dec_layers - 1} · head 0")
-    assert cross["data"][0]["x"][:2] == ["0:&lt;sos&gt;", "1:ein"]
-    assert "query = English" in cross["layout"]["yaxis"]["title"]["text"]
+    cross = matrix(at, f"before − after: cross-attention, layer {TRANSLATOR.dec_layers - 1} · head 0")
+    assert cross["cols"][:2] == ["0:<sos>", "1:ein"]  # plain text: the view writes labels with textContent
+    assert "query = English" in cross["row_title"]
     at.radio(key="abl_kind").set_value("encoder").run()
     assert not at.exception
-    grid = chart(at, "Encoder self-attention: largest change")["data"][0]
-    assert np.array(grid["z"]).shape == (TRANSLATOR.enc_layers, TRANSLATOR.heads) and grid["text"][0][0] == "off"
+    grid = matrix(at, "Encoder self-attention: largest change")
+    assert grid["shape"] == [TRANSLATOR.enc_layers, TRANSLATOR.heads] and grid["marks"] == [[0, 0]]
     assert at.selectbox(key="abl_layer").value == TRANSLATOR.enc_layers - 1  # layer 2 of 3 does not exist here
     at.multiselect(key="abl_tr_enc0").set_value([]).run()
     at.multiselect(key="abl_tr_cross1").set_value([0, 1, 2, 3]).run()
     assert not at.exception
     at.radio(key="abl_kind").set_value("decoder").run()
-    grid = chart(at, "Decoder self-attention: largest change")["data"][0]
-    assert max(grid["z"][0]) == 0 and max(grid["z"][1]) == 0  # cross layer 1 off: decoder self-attn moves from layer 2
-    assert max(grid["z"][2]) > 0
+    grid = matrix(at, "Decoder self-attention: largest change")["grid"]
+    assert max(grid[0]) == 0 and max(grid[1]) == 0  # cross layer 1 off: decoder self-attn moves from layer 2
+    assert max(grid[2]) > 0
 
 
 def test_the_cached_model_is_not_changed(checkpoints, monkeypatch):
@@ -170,7 +179,7 @@ def test_the_cached_model_is_not_changed(checkpoints, monkeypatch):
     )
     every = {f"abl_tr_{k}{l}": list(range(TRANSLATOR.heads)) for k in ("enc", "cross") for l in range(2)}
     at = run(abl_model="translator", **every)
-    assert not at.exception and chart(at, "before − after")
+    assert not at.exception and matrix(at, "before − after")
     cached = shared_models.get_checkpoint("translator", "cpu")
     assert [ck.task for ck in loaded] == ["translator"] and loaded[0] is cached  # the object the page ran
     assert isinstance(cached, Checkpoint) and not cached.model.training
@@ -201,10 +210,11 @@ def test_bad_input_gives_a_message(state, kind, message):
 
 
 def test_markup_is_never_rendered_as_html():
-    at = run(abl_cls_text="<script>alert(1)</script> the plot is <b>wonderful</b>")
+    at = run(abl_cls_text="<script>alert(1)</script> the plot is <b>wonderful</b>", abl_bars=True)
     assert not at.exception
     for spec in charts(at):
         labels = [x for t in spec["data"] for x in (t.get("x") or [])]
         assert all("<" not in str(label) for label in labels), spec["layout"]["title"]["text"]
-    assert chart(at, "before − after")["data"][0]["x"][0].startswith("0:&lt;")
+    # the matrix views carry plain text, which their script writes with textContent (tests/browser)
+    assert matrix(at, "before − after")["cols"][0].startswith("0:<")
     assert all("<script>" not in w.value for w in at.warning)

@@ -1,4 +1,5 @@
-"""The matrix view's payload: labels as display text, the colour rule the script applies, the limits."""
+"""The matrix view's payload: labels as display text, the colour rule the script applies, marked and
+blank cells, fixed colour limits, the limits."""
 
 import numpy as np
 import pytest
@@ -45,6 +46,23 @@ def test_digest_follows_the_content():
     assert a["digest"] != b["digest"] and a["digest"] == matrix_payload([[1.0]])["digest"]
 
 
+def test_marked_cells_and_their_name():
+    p = matrix_payload(np.zeros((2, 3)), marks=[(1, 2), (0, 0), (1, 2)], mark_label="switched off")
+    assert p["marks"] == [[0, 0], [1, 2]] and p["mark_label"] == "switched off"  # sorted, each once
+    assert matrix_payload(np.zeros((1, 1)))["marks"] == []
+
+
+def test_nan_is_a_blank_cell_outside_the_colour_range():
+    p = matrix_payload([[np.nan, 0.5], [2.0, np.inf]])
+    assert p["values"] == [None, 0.5, 2.0, None]  # JSON null: the script leaves the cell blank
+    assert p["colour"]["ranges"] == [[0.0, 2.0]]
+
+
+def test_fixed_limits_replace_the_data_range():
+    assert matrix_payload([[0.2, 0.4]], limits=(0.0, 1.0))["colour"]["ranges"] == [[0.0, 1.0]]
+    assert matrix_payload([[0.2, 0.4]], limits=(None, 3.0))["colour"]["ranges"] == [[0.0, 3.0]]
+
+
 @pytest.mark.parametrize(
     "values, rows, kwargs, message",
     [
@@ -52,6 +70,8 @@ def test_digest_follows_the_content():
         (np.zeros((2, 2)), ["a"], {}, "query tokens"),
         (np.zeros((MAX_CELLS + 1, 1)), None, {}, "too many"),
         (np.zeros((1, 1)), None, {"colour": "rainbow"}, "colour must be"),
+        (np.zeros((2, 2)), None, {"marks": [(2, 0)]}, "outside the 2 × 2"),
+        (np.zeros((1, 1)), None, {"limits": (1.0, 0.5)}, "grow from low to high"),
     ],
 )
 def test_bad_input_says_what_to_fix(values, rows, kwargs, message):

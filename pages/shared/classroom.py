@@ -19,6 +19,12 @@ from pages.shared.text import markdown_escape
 from viz.classroom import answer_histogram, candidate_heads
 
 POLL_S = 1.5  # how often a room page asks the store for news
+# Every HEAL_POLLS-th poll (12 s) redraws the whole page even when nothing changed. Under load, a
+# fragment run that meets another run (this poll, a student's answer, a teacher's button) can leave
+# the page without elements that run drew: seen in the browser test on a busy machine (a student's
+# "Answer sent" caption, the teacher's "Close the room" button gone while the store held the
+# answer). A full redraw puts every element back; it costs one page run per device every 12 s.
+HEAL_POLLS = 8
 CHOICE_URL, REVEAL_URL = "crk", "crr"  # the explorers' URL prefixes: the reveal does not open in the choice's view
 
 
@@ -119,14 +125,15 @@ def answer_box(store: RoomStore, code: str, member: str, q: Question, round: int
 
 @st.fragment(run_every=POLL_S)
 def watch(store: RoomStore, code: str, seen: int, live: Callable[[RoomStatus], None] | None = None) -> None:
-    """Every ``POLL_S`` seconds: redraw the whole page when the teacher changed the room, else only
-    ``live`` (the projector's counts)."""
+    """Every ``POLL_S`` seconds: redraw the whole page when the teacher changed the room (and every
+    ``HEAL_POLLS``-th time), else only ``live`` (the projector's counts)."""
     try:
         status = store.get(code)
     except RoomError as e:
         st.error(str(e))
         return
-    if status.version != seen:
+    polls = st.session_state["cr_polls"] = st.session_state.get("cr_polls", 0) + 1
+    if status.version != seen or polls % HEAL_POLLS == 0:
         st.rerun(scope="app")
     if live:
         live(status)

@@ -11,12 +11,13 @@ import pytest
 
 from model.training.checkpoint import WEIGHTS, default_dir
 
-from .test_pages import CHART_TIMEOUT_MS, wait_until_idle
+from .test_pages import CHART_TIMEOUT_MS, DRAWN, wait_until_idle
 
 
 @pytest.mark.parametrize(
     "path, n_figures",
-    # translator: the decoding step's three figures; generator: the open causal step and the step's two
+    # translator: the decoding step's three figures; generator: the open causal step and the step's two;
+    # pairs and ablation: the bars and the two heatmaps the page shows as matrix views, built on the click
     [("pairs", 3), ("ablation", 3), ("translator", 3), ("generator", 3)],
 )
 def test_view_downloads_as_offline_html(page, app_url: str, path: str, n_figures: int, tmp_path) -> None:
@@ -27,7 +28,7 @@ def test_view_downloads_as_offline_html(page, app_url: str, path: str, n_figures
     query = {"translator": "?tr_steps=True", "generator": "?gen_steps=True"}.get(path, "")
     page.goto(f"{app_url}/{path}{query}", wait_until="domcontentloaded")
     wait_until_idle(page)
-    page.wait_for_selector(".js-plotly-plot", state="attached", timeout=CHART_TIMEOUT_MS)
+    page.wait_for_selector(DRAWN, state="attached", timeout=CHART_TIMEOUT_MS)
     with page.expect_download(timeout=CHART_TIMEOUT_MS) as info:
         page.get_by_role("button", name="Download this view as HTML").click()
     download = info.value

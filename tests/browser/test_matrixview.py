@@ -1,11 +1,16 @@
 """The matrix view (the hand-worked and reshape pages' tables) in a real browser: it draws the
 payload's numbers, hovering a cell reports its labels and value in ``data-state`` and sends nothing
-to the server, markup in a sentence stays text, and the head-coloured reshape steps show their legend."""
+to the server, markup in a sentence stays text, the head-coloured reshape steps show their legend,
+and the ablation page's grid outlines the heads switched off."""
 
 from __future__ import annotations
 
 import json
 from urllib.parse import quote
+
+import pytest
+
+from model.training.checkpoint import WEIGHTS, default_dir
 
 from .test_pages import wait_until_idle
 
@@ -81,3 +86,21 @@ def test_reshape_tabs_switch_in_the_browser(page, app_url: str) -> None:
     assert view.query_selector(".mv-tab:nth-child(2)").get_attribute("aria-selected") == "true"
     page.wait_for_timeout(200)
     assert not sent, f"switching the tab sent {len(sent)} websocket frame(s)"
+
+
+def test_ablation_grid_marks_the_heads_switched_off(page, app_url: str) -> None:
+    if not (default_dir("classifier") / WEIGHTS).is_file():
+        pytest.skip("no classifier checkpoint: the page shows only the could-not-be-loaded message")
+    page.goto(f"{app_url}/ablation?abl_cls_enc0=0&abl_kind=encoder", wait_until="domcontentloaded")
+    wait_until_idle(page)
+    grid = view_titled(page, "Self-attention: largest change")
+    marked = grid.locator("td.mv-marked")
+    assert marked.count() == 1 and grid.locator(".mv-key").all_inner_texts() == ["switched off"]
+    marked.hover()
+    page.wait_for_function(
+        "v => v.dataset.state && JSON.parse(v.dataset.state).hover !== null", arg=grid.element_handle()
+    )
+    hover = state(grid)["hover"]
+    assert (hover["row_label"], hover["col_label"], hover["marked"]) == ("layer 0", "head 0", True)
+    assert grid.locator(".mv-readout").inner_text().endswith("(switched off)")
+    assert page.locator(".js-plotly-plot").count() == 0  # the page draws no Plotly chart on load
