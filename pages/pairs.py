@@ -127,7 +127,7 @@ def attention(task: str, a: RunResult, b: RunResult, notes: str) -> None:
         for col, table, n in zip(st.columns(2), pair_tables(mean_a, tok_a, mean_b, tok_b, names=NAMES, title=mean_title, **names), NAMES):  # fmt: skip
             with col:
                 show_matrix(table, f"pair-mean-{n}")
-        second = lambda: pair_heatmaps(mean_a, tok_a, mean_b, tok_b, names=NAMES, title=mean_title, **names)
+        second = lambda: pair_heatmaps(mean_a, tok_a, mean_b, tok_b, names=NAMES, title=f"{name}, layer {layer}: mean over the {H} heads", **names)
 
     def figures() -> list:  # the export's charts, built only when it is clicked
         figs = [] if task == "translator" else [prediction_figure(task, a, b)]

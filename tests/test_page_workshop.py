@@ -8,10 +8,11 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from model.lessons.workshop import score_shape_guess, shape_question
+from model.lessons.workshop import hand_question, score_shape_guess, shape_question
 from pages.shared.projector import PROJECTOR_CSS
 from pages.shared.stepper import STEP_KEYS_JS
-from tests.apptest import charts, explorer, matrix, run, url
+from tests.apptest import charts, explorer, matrices, matrix, run, url
+from viz.common import HEAD_COLORS
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE, HAND, APP = (str(ROOT / p) for p in ("pages/workshop.py", "pages/hand.py", "app.py"))
@@ -39,9 +40,20 @@ def test_default_run_is_question_zero():
     assert score(at) == "—"  # not "0.00 / 0" before any answer
     sentence = " ".join(m.value for m in at.markdown if "the sentence is" in m.value)
     assert "first\\.**" in sentence and ".**." not in sentence and "first\\.**\\." not in sentence  # no "first.."
-    hint = charts(at)  # only the hint (query and key vectors), nothing that shows the weights
-    assert [c["layout"]["title"]["text"] for c in hint] == ["query and keys  (7 × 24)"]
-    assert hint[0]["data"][0]["y"][:2] == ["query of 1:is", "key of 0:Life"]
+    # only the hint (query and key vectors) as a matrix view, nothing that shows the weights
+    assert [m["title"] for m in matrices(at)] == ["query and keys  (7 × 24)"]
+    hint = matrix(at, "query and keys")
+    assert hint["rows"] == [
+        "query of 1:is",
+        *(f"key of {w}" for w in ("0:Life", "1:is", "2:short", "3:eat", "4:dessert", "5:first.")),
+    ]
+    assert hint["cols"] == [str(i) for i in range(24)] and hint["shape"] == [7, 24]
+    assert (hint["row_title"], hint["col_title"]) == ("vector", "dimension")
+    q = hand_question(0)
+    assert np.allclose(hint["grid"], np.vstack([q.query_vector, q.key_vectors]), atol=1e-6)
+    top = float(np.abs(hint["grid"]).max())  # signed vectors: a diverging scale centred on 0
+    assert hint["colour"]["signed"] is True and hint["colour"]["ranges"] == [[pytest.approx(-top), pytest.approx(top)]]
+    assert hint["marks"] == []
     assert url(at, "q") == "0"
 
 
@@ -52,8 +64,9 @@ def test_strongest_guess_scores_one_and_reveals():
     assert not at.exception
     assert score(at) == "1.00 / 1"
     assert "1.00 points" in at.success[0].value and "dessert" in at.success[0].value
-    bar = next(c for c in charts(at) if c["data"][0]["type"] == "bar")
-    assert bar["data"][0]["y"] == WEIGHTS_OF_IS
+    [bar] = charts(at)  # the revealed weights: the only Plotly chart on the page
+    assert bar["data"][0]["type"] == "bar" and bar["data"][0]["y"] == WEIGHTS_OF_IS
+    assert matrix(at, "query and keys")["shape"] == [7, 24]  # the hint stays a matrix view
     assert at.radio(key="ws_guess_0").disabled  # no changing the guess after the reveal
     assert "Reveal" not in [b.label for b in at.button]
 
@@ -93,8 +106,17 @@ def test_url_question_is_honoured_and_shape_is_scored():
     assert not at.exception
     assert at.number_input(key="ws_q").value == 4 and "Question 4" in at.subheader[0].value
     assert str(q.before_shape) in " ".join(m.value for m in at.markdown)
-    before = charts(at)
-    assert len(before) == 1 and before[0]["layout"]["title"]["text"].startswith(q.before)
+    assert charts(at) == []
+    [title] = [m["title"] for m in matrices(at)]
+    before = matrix(at, q.before)
+    dims, sizes = ", ".join(q.before_dims), " × ".join(map(str, q.before_shape))
+    assert title == before["title"] == f"{q.before}: ({dims})  ({sizes})"
+    x, head_of = q.before_tensor.numpy(), q.before_head_of.numpy()
+    assert before["shape"][0] * before["shape"][1] == x.size  # the tensor laid out as rows × columns
+    assert np.allclose(np.ravel(before["grid"]), x.ravel(), atol=1e-6)
+    colour = before["colour"]  # coloured by head, one colour per head
+    assert colour["mode"] == "head" and colour["heads"] == head_of.ravel().tolist()
+    assert colour["palette"] == list(HEAD_COLORS[: q.heads]) and set(colour["heads"]) == set(range(q.heads))
     at.text_input(key="ws_shape_4").input(str(q.shape)).run()
     at.button(key="ws_reveal").click().run()
     assert not at.exception
@@ -110,6 +132,28 @@ def test_wrong_shape_gets_partial_or_no_credit():
     at.button(key="ws_reveal").click().run()
     expected = score_shape_guess(wrong, q.shape)
     assert 0 < expected < 1 and score(at) == f"{expected:.2f} / 1"
+
+
+@pytest.mark.parametrize(
+    "number, shown", [(0, "query and keys"), (1, "softmax"), (2, None), (3, "query and keys"), (4, "view")]
+)
+def test_no_plotly_chart_before_a_reveal(number, shown):
+    """The attend round's hint and the shape round's tensor are matrix views; a trained head's question has no hint."""
+    at = run(PAGE, query={"q": str(number)})
+    assert not at.exception
+    assert charts(at) == []
+    assert [m["title"].split(":")[0].split("  (")[0] for m in matrices(at)] == ([shown] if shown else [])
+
+
+@pytest.mark.parametrize("number", [1, 4, 7, 10])
+def test_every_shape_round_shows_its_tensor_by_head(number):
+    q = shape_question(number)
+    at = run(PAGE, query={"q": str(number)})
+    assert not at.exception
+    before = matrix(at, q.before)
+    assert np.allclose(np.ravel(before["grid"]), q.before_tensor.numpy().ravel(), atol=1e-6)
+    assert before["colour"]["mode"] == "head" and before["colour"]["heads"] == q.before_head_of.numpy().ravel().tolist()
+    assert all(h < q.heads for h in before["colour"]["heads"]) and len(before["colour"]["palette"]) == q.heads
 
 
 @pytest.mark.parametrize("text", ["", "   \t", "x" * 5000, "😀🎬", "<script>alert(1)</script>", "two, four"])

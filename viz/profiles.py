@@ -94,7 +94,7 @@ def metric_grid(
     return make_figure([trace], layout)
 
 
-def metric_table(
+def metric_matrix(
     values,
     metric: str,
     *,
