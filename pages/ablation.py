@@ -132,7 +132,7 @@ def downstream(task: str, res: Ablation, notes: str) -> None:
         st.caption(f"The last {len(rows)} characters are drawn.")
     title = f"before − after: {name.lower()}, layer {layer} · head {head}"
     show_matrix(difference_table(m, rows, cols, title=title, **names), "abl-diff",
-                csv=matrix_frame(m, unique_labels(rows), unique_labels(cols)), csv_name=f"ablation-{task}-diff.csv")  # fmt: skip
+                csv=lambda: matrix_frame(m, unique_labels(rows), unique_labels(cols)), csv_name=f"ablation-{task}-diff.csv")  # fmt: skip
     st.caption(f"Largest change in this head: {np.abs(delta[layer, head]).max():.4f}.")
 
     def figures() -> list:  # the export's charts, built only when it is clicked

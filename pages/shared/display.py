@@ -45,11 +45,12 @@ def show_figure(
 
 
 def show_matrix(
-    payload: dict[str, Any], key: str, *, csv: pd.DataFrame | None = None, csv_name: str = "matrix.csv"
+    payload: dict[str, Any], key: str, *, csv: pd.DataFrame | Callable[[], pd.DataFrame] | None = None,
+    csv_name: str = "matrix.csv",
 ) -> None:
     """A matrix drawn as a table of coloured cells (:func:`viz.matrixview.matrix_payload`), no Plotly:
     a page with many small matrices (the hand-worked and reshape pages) draws them in milliseconds.
-    With ``csv``, a CSV download of its numbers."""
+    With ``csv`` (or the function that builds it, called only on the click), a CSV download of its numbers."""
     _matrix_view(key=key, data={**payload, "projector": bool(st.session_state.get(PROJECTOR_URL))}, height="content")
     if csv is not None:
         csv_button(csv, key, csv_name)
