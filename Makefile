@@ -17,7 +17,7 @@ REDIS_SERVER := /usr/bin/redis-server
 .PHONY: run test lint venv deps dev-deps chromium redis-server clean
 
 run: deps
-	$(PY) -m streamlit run app.py --server.address $(HOST) --server.port $(PORT) --server.headless true
+	$(PY) -m streamlit run serve.py --server.address $(HOST) --server.port $(PORT) --server.headless true
 
 test: dev-deps chromium redis-server
 	$(PY) -m ruff check .

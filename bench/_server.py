@@ -2,7 +2,7 @@
 small statistics, their common options, and one JSON object on stdout (progress goes to stderr).
 
 The browser tests (``tests/browser/conftest.py``) start their server with :func:`streamlit_server`
-too (``streamlit run app.py``, headless, no file watcher); it is stopped with its process id only.
+too (``streamlit run serve.py``, headless, no file watcher); it is stopped with its process id only.
 """
 
 from __future__ import annotations
@@ -162,7 +162,7 @@ def stop(proc: subprocess.Popen) -> None:
 @contextmanager
 def streamlit_server(
     *,
-    app: str = "app.py",
+    app: str = "serve.py",
     env: dict[str, str] | None = None,
     log_name: str = "streamlit",
     log_path: Path | None = None,

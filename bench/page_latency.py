@@ -37,7 +37,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from bench._server import (
@@ -62,7 +62,7 @@ class PageSpec:
     textarea: bool = False  # st.text_area commits on Ctrl+Enter, st.text_input on Enter
     word_level: bool = True  # the input's words become the heatmap's labels (so a marker word can be found)
     path: str | None = None  # URL path when it is not the page's name
-    app: str = "app.py"  # the Streamlit script that serves the page
+    app: str = "serve.py"  # the Streamlit script that serves the page (serve.py: app.py without the base-path probe)
     explorer: bool = False  # chart_key is an attention explorer (a component), not a plotly chart
     matrix: bool = False  # chart_key is a matrix view (a component: viz/matrixview), not a plotly chart
 
@@ -90,7 +90,7 @@ PAGES: dict[str, PageSpec] = {
     # the same floor at a page path, as every page of the app but the start page (see bench/floor_pages.py)
     "floor_page": PageSpec("floor_text", "floor-chart", path="floor", app="bench/floor_pages.py"),
 }
-APP = "app.py"
+APP = "serve.py"  # what `make run` serves: app.py behind serve.py's page addresses (--router app.py: without)
 MISSING_MODEL_TEXT = "model could not be loaded"  # pages.shared.models.require_checkpoint's message
 ROUTER_TEXT = "CPU thread"  # in pages.shared.sidebar.sidebar's caption: shown only when app.py (the router) ran
 INPUT_TOKENS = 20
@@ -537,6 +537,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return result
 
 
+def use_router(script: str) -> None:
+    """Serve the app's pages with ``script`` (``serve.py`` or ``app.py``) in this run."""
+    global APP
+    for name, spec in PAGES.items():
+        if spec.app == APP:
+            PAGES[name] = replace(spec, app=script)
+    APP = script
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=10, help="warm renders and input changes per page")
@@ -550,8 +559,13 @@ def main() -> None:
         choices=[p for p in PAGES if navigable(p)] + [""],
         help="the page in-app navigation starts from (its own timing: from 'hand'); '' skips navigation",
     )
+    ap.add_argument(
+        "--router", default=APP, choices=(APP, "app.py"),
+        help="serve the app's pages with serve.py (as `make run`) or with plain `streamlit run app.py`",
+    )  # fmt: skip
     add_app_options(ap)
     args = ap.parse_args()
+    use_router(args.router)
     if args.cold_runs is None:
         args.cold_runs = args.runs
     pages, ckpt = run_on_checkpoints(run, args)

@@ -24,7 +24,7 @@ DEFAULT_TEXT = {
     "translator": "eine frau liest ein buch im park .",
 }
 INPUT_LABEL = {"classifier": "Sentence (English)", "generator": "Text (characters)", "translator": "German sentence"}
-URL_KEYS = ("pro_text", "pro_kind", "pro_metric", "pro_sort", "pro_desc", "pro_head", "pro_k")
+URL_KEYS = ("pro_text", "pro_kind", "pro_metric", "pro_sort", "pro_desc", "pro_head", "pro_k")  # pro_table, pro_lines: on_request
 
 
 def choose_task() -> None:
@@ -72,12 +72,8 @@ def similar_heads(profiles, view: AttentionKind, ck: Checkpoint, result: RunResu
         f"Distance over {', '.join(names)}, each metric rescaled to mean 0 and standard deviation 1 over the "
         f"{L * H} heads. The first row is the chosen head."
     )
-    st.dataframe(
-        neighbours_table(near, list(profiles.metrics)),
-        key="pro-nearest",
-        hide_index=True,
-        column_config={"distance": st.column_config.NumberColumn(format="%.2f")},
-    )
+    nearest = neighbours_table(near, list(profiles.metrics))  # a plain table: no data grid to load for k rows
+    st.table(nearest.style.format({"distance": "{:.2f}", **dict.fromkeys(profiles.metrics, "{:.3f}")}).hide(axis="index"))
     shapes = on_request("Their profiles as lines (each metric in standard deviations)", "pro_lines")
     if shapes.open:
         with shapes:
@@ -118,7 +114,10 @@ def main() -> None:
     described = lambda m: f"{m}: {METRIC_HELP[m]}"
     metric = select_choice("pro_metric", metrics, metrics[0], label="Colour by", format_func=described)
     grid_slot = st.container()  # drawn last: it frames the head chosen further down
-    metric_table(frame, metrics)
+    numbers = on_request("Every head's numbers as a table (sort, download)", "pro_table")
+    if numbers.open:  # the grid above shows them; the data grid is only loaded when asked for
+        with numbers:
+            metric_table(frame, metrics)
     selected = similar_heads(profiles, view, ck, result)
     zmin, zmax = colour_range(metric, len(view.keys))
     with grid_slot:

@@ -25,8 +25,11 @@ pytestmark = pytest.mark.usefixtures("app_env")
 
 def table(at: AppTest, key: str):
     """``"pro-table"`` (every head) or ``"pro-nearest"`` (the heads like the chosen one, with distances)."""
-    nearest = key == "pro-nearest"
-    return next(df.value for df in at.dataframe if ("distance" in df.value.columns) == nearest)
+    if key == "pro-nearest":  # a plain table (st.table), always shown
+        [nearest] = at.table
+        return nearest.value
+    [every] = at.dataframe  # the sortable grid, only while its section is open
+    return every.value
 
 
 def grid(at: AppTest, metric: str = "entropy") -> dict:
@@ -68,8 +71,13 @@ def test_default_run(default):
     assert shown["colour"]["ranges"] == [[0.0, pytest.approx(np.log2(9))]] and shown["colour"]["stops"][0] == BLUES
     assert len(matrices(default)) == 1
     labels = {b.proto.label for b in default.get("download_button")}
-    assert labels == {"Download CSV"} and len(default.get("download_button")) == 2  # the grid's and the table's
-    profiles = table(default, "pro-table")
+    assert labels == {"Download CSV"} and len(default.get("download_button")) == 1  # the grid's
+    assert not default.dataframe  # the sortable table waits for its section
+    [numbers] = [e for e in default.expander if e.label.startswith("Every head's numbers")]
+    assert not numbers.proto.expanded
+    opened = run(pro_table=True)
+    assert len(opened.get("download_button")) == 2 and url(opened, "pro_table") == "True"  # the grid's and the table's
+    profiles = table(opened, "pro-table")
     assert len(profiles) == HEADS
     assert list(profiles.columns) == ["layer", "head", "entropy", "previous", "self", "first", "special"]
     assert profiles["entropy"].is_monotonic_decreasing  # sorted by entropy, largest first
@@ -114,7 +122,7 @@ def test_profiles_match_the_model_functions(default, checkpoints):
     """The table and the grid show head_profiles of the model's own attention."""
     profiles = profiles_of(checkpoints, "classifier", DEFAULT_TEXT, "encoder")
     expected = profiles.metrics["self"]
-    shown = table(default, "pro-table").set_index(["layer", "head"])["self"]
+    shown = table(run(pro_table=True), "pro-table").set_index(["layer", "head"])["self"]
     assert len(shown) == HEADS
     for (layer, head), value in shown.items():
         assert value == pytest.approx(expected[layer, head], abs=1e-6)
@@ -123,7 +131,8 @@ def test_profiles_match_the_model_functions(default, checkpoints):
 
 def test_url_state_is_used_and_written(checkpoints):
     at = run(
-        {"pro_task": "translator", "pro_kind": "cross", "pro_metric": "monotonic", "pro_head": "1-2", "pro_k": "2"}
+        {"pro_task": "translator", "pro_kind": "cross", "pro_metric": "monotonic", "pro_head": "1-2", "pro_k": "2",
+         "pro_table": "True"}
     )
     assert not at.exception
     assert at.selectbox(key="pro_task").value == "translator"
@@ -160,7 +169,7 @@ def test_bad_url_values_fall_back():
 
 def test_a_metric_that_does_not_apply_is_a_blank_cell(checkpoints):
     """One character: no previous token, so "previous" is NaN for every head, drawn blank (null)."""
-    at = run(pro_task="generator", pro_text="R", pro_metric="previous")
+    at = run(pro_task="generator", pro_text="R", pro_metric="previous", pro_table=True)
     assert not at.exception and not at.error
     shown = grid(at, "previous")
     assert shown["shape"] == [GENERATOR.layers, GENERATOR.heads]
@@ -187,7 +196,7 @@ def test_a_metric_that_does_not_apply_is_a_blank_cell(checkpoints):
     ],
 )  # fmt: skip
 def test_each_control(kind, key, value, check):
-    at = run()
+    at = run(pro_table=True)  # the sort controls live in the table's section
     widget = getattr(at, kind)(key=key)
     (widget.input(value) if kind in ("text_input", "text_area") else widget.set_value(value)).run()
     assert not at.exception
@@ -202,7 +211,7 @@ def test_entropy_range_follows_the_number_of_keys():
 
 
 def test_translator_kinds():
-    at = run(pro_task="translator", pro_text="ein mann fährt fahrrad .")
+    at = run(pro_task="translator", pro_text="ein mann fährt fahrrad .", pro_table=True)
     assert not at.exception and not at.warning
     assert len(at.radio(key="pro_kind").options) == 3 and at.radio(key="pro_kind").value == "encoder"
     assert len(table(at, "pro-table")) == TRANSLATOR.enc_layers * TRANSLATOR.heads

@@ -20,7 +20,7 @@ STARTUP_SECONDS = 60
 
 @pytest.fixture(scope="session")
 def app_url() -> Iterator[str]:
-    """Base URL of ``streamlit run app.py`` on a free loopback port; stopped after the session."""
+    """Base URL of ``streamlit run serve.py`` (app.py, as `make run` serves it) on a free loopback port; stopped after the session."""
     ARTIFACTS.mkdir(exist_ok=True)
     with streamlit_server(log_path=ARTIFACTS / "streamlit.log", startup_seconds=STARTUP_SECONDS) as server:
         yield server.url

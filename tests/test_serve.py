@@ -1,0 +1,46 @@
+"""serve.py: which request paths are page addresses, the script it puts into their HTML, and that its
+page list is app.py's (the served behaviour in a real browser: tests/browser/test_serve.py)."""
+
+import re
+
+import pytest
+
+from serve import BASE_SCRIPT, PAGE_PATHS, ROOT, page_of, with_base
+
+
+def test_page_paths_are_the_routers_pages():
+    """app.py names each page by its file; serve.py lists the files, so the two must agree."""
+    routed = set(re.findall(r'url_path="(\w+)"', (ROOT / "app.py").read_text()))
+    assert routed == set(PAGE_PATHS) and "classifier" in routed and "translator" in routed
+
+
+@pytest.mark.parametrize(
+    "path, base, page",
+    [
+        ("/classifier", "", "classifier"),
+        ("/classifier/", "", "classifier"),
+        ("/ablation", "", "ablation"),
+        ("/", "", None),  # the start page: no probe to skip
+        ("", "", None),
+        ("/nope", "", None),  # not a page: Streamlit answers it as before
+        ("/_stcore/health", "", None),
+        ("/static/js/index.js", "", None),
+        ("/classifier/_stcore/health", "", None),  # the probe itself is never answered differently
+        ("/media/abc.png", "", None),
+        ("/myapp/classifier", "myapp", "classifier"),  # under server.baseUrlPath
+        ("/myapp/classifier", "/myapp/", "classifier"),
+        ("/classifier", "myapp", None),
+        ("/myapp", "myapp", None),
+    ],
+)
+def test_page_of(path, base, page):
+    assert page_of(path, base) == page
+
+
+def test_with_base_goes_before_streamlits_script():
+    html = b'<head><script>window.prerenderReady = false</script><script type="module" src="x.js"></script></head>'
+    out = with_base(html)
+    assert out.count(BASE_SCRIPT.encode()) == 1
+    assert out.index(BASE_SCRIPT.encode()) < out.index(b'<script type="module"')
+    assert out.replace(BASE_SCRIPT.encode(), b"") == html
+    assert with_base(b"<html>no script</html>") == b"<html>no script</html>"  # nothing to put it before
