@@ -131,9 +131,9 @@ def downstream(task: str, res: Ablation, notes: str) -> None:
         rows, cols = rows[cut], cols[cut]
         st.caption(f"The last {len(rows)} characters are drawn.")
     title = f"before − after: {name.lower()}, layer {layer} · head {head}"
-    show_matrix(difference_table(m, rows, cols, title=title, **names), "abl-diff",
+    largest = f"{title} (largest change {np.abs(delta[layer, head]).max():.4f})"  # one element less than a caption
+    show_matrix(difference_table(m, rows, cols, title=largest, **names), "abl-diff",
                 csv=lambda: matrix_frame(m, unique_labels(rows), unique_labels(cols)), csv_name=f"ablation-{task}-diff.csv")  # fmt: skip
-    st.caption(f"Largest change in this head: {np.abs(delta[layer, head]).max():.4f}.")
 
     def figures() -> list:  # the export's charts, built only when it is clicked
         figs = [] if task == "translator" else [prediction_figure(task, res)]

@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 from model.training.checkpoint import Checkpoint, load_checkpoint
 from pages.shared import models as shared_models
 from tests import apptest
-from tests.apptest import chart, charts, matrix, run_on
+from tests.apptest import chart, charts, matrix, run_on, url
 from tests.tiny import CLASSIFIER, GENERATOR, TRANSLATOR
 
 PAGE = apptest.page("ablation")
@@ -91,7 +91,7 @@ def test_url_heads_that_do_not_exist_fall_back_to_the_default():
     assert not at.exception
     assert at.radio(key="abl_model").value == "classifier"
     assert at.multiselect(key="abl_cls_enc1").value == []
-    assert at.selectbox(key="abl_layer").value == CLASSIFIER.layers - 1
+    assert at.selectbox(key="abl_lh").value == (CLASSIFIER.layers - 1, 0)
 
 
 def test_switching_heads_off_and_back_on():
@@ -118,8 +118,10 @@ def test_switching_heads_off_and_back_on():
             "i loved every minute of it",
             lambda at: matrix(at, "before − after")["cols"][0] == "0:i",
         ),
-        ("selectbox", "abl_layer", 0, lambda at: matrix(at, "before − after: self-attention, layer 0 · head 0")),
-        ("selectbox", "abl_head", 2, lambda at: matrix(at, "before − after: self-attention, layer 1 · head 2")),
+        ("selectbox", "abl_lh", (0, 0), lambda at: matrix(at, "before − after: self-attention, layer 0 · head 0")
+                                                and url(at, "abl_layer") == "0" and url(at, "abl_head") == "0"),
+        ("selectbox", "abl_lh", (1, 2), lambda at: matrix(at, "before − after: self-attention, layer 1 · head 2 (largest change")
+                                                and url(at, "abl_layer") == "1" and url(at, "abl_head") == "2"),
         ("multiselect", "abl_cls_enc0", [1, 2], lambda at: "2 of 6 heads are off" in captions(at)),
     ],
 )
@@ -162,7 +164,7 @@ def test_translator_kinds():
     assert not at.exception
     grid = matrix(at, "Encoder self-attention: largest change")
     assert grid["shape"] == [TRANSLATOR.enc_layers, TRANSLATOR.heads] and grid["marks"] == [[0, 0]]
-    assert at.selectbox(key="abl_layer").value == TRANSLATOR.enc_layers - 1  # layer 2 of 3 does not exist here
+    assert at.selectbox(key="abl_lh").value[0] == TRANSLATOR.enc_layers - 1  # layer 2 of 3 does not exist here
     at.multiselect(key="abl_tr_enc0").set_value([]).run()
     at.multiselect(key="abl_tr_cross1").set_value([0, 1, 2, 3]).run()
     assert not at.exception

@@ -227,7 +227,7 @@ def test_url_state_is_used_and_written():
     at = run({"pair_cls_a": "not bad at all", "pair_cls_b": "not good at all", "pair_layer": "1", "pair_head": "9"})
     assert not at.exception
     assert at.text_input(key="pair_cls_a").value == "not bad at all"
-    assert at.selectbox(key="pair_layer").value == 1 and at.selectbox(key="pair_head").value == 0
+    assert at.selectbox(key="pair_lh").value == (1, 0)  # one select box for both; head 9 does not exist
     assert matrix(at, "B − A: self-attention, layer 1 · head 0")["rows"][1] == "1:bad→good"
     assert np.allclose(grid(at, "A: self-attention, layer 1 · head 0"), weights(at, "A", "encoder")[1, 0], atol=2e-6)
     assert at.query_params["pair_cls_b"] in ("not good at all", ["not good at all"])
@@ -239,8 +239,8 @@ def test_url_state_is_used_and_written():
     [
         ("text_input", "pair_cls_b", "a bad film", lambda at: matrix(at, "B − A")["cols"][1] == "1:good→bad"),
         ("text_input", "pair_cls_a", "i loved it", lambda at: matrix(at, "A: self-attention")["rows"][0] == "0:i"),
-        ("selectbox", "pair_layer", 1, lambda at: matrix(at, "B: self-attention, layer 1 · head 0")),
-        ("selectbox", "pair_head", 2, lambda at: matrix(at, "A: self-attention, layer 0 · head 2")),
+        ("selectbox", "pair_lh", (1, 0), lambda at: matrix(at, "B: self-attention, layer 1 · head 0") and url(at, "pair_layer") == "1"),
+        ("selectbox", "pair_lh", (0, 2), lambda at: matrix(at, "A: self-attention, layer 0 · head 2") and url(at, "pair_head") == "2"),
         ("radio", "pair_model", "generator", lambda at: matrix(at, "B − A: causal self-attention, layer 0 · head 0")),
     ],
 )
@@ -289,7 +289,7 @@ def test_translator_pair():
     assert diff["cols"][:3] == ["0:<sos>", "1:ein→eine", "2:mann→frau"]  # plain text: the view writes no markup
     assert diff["row_title"] == "query = German" and diff["rows"] == diff["cols"]
     assert np.allclose(diff["grid"], weights(at, "B", "encoder")[0, 0] - weights(at, "A", "encoder")[0, 0], atol=2e-6)
-    at.selectbox(key="pair_layer").set_value(TRANSLATOR.enc_layers - 1).run()
+    at.selectbox(key="pair_lh").set_value((TRANSLATOR.enc_layers - 1, 0)).run()
     at.radio(key="pair_kind").set_value("decoder").run()
     assert not at.exception
     layer = TRANSLATOR.enc_layers - 1

@@ -124,16 +124,20 @@ def weights_csv(kinds: Sequence[AttentionKind]) -> str:
 
 
 def pick_head(layers: int, heads: int, prefix: str, *, default_layer: int = 0) -> tuple[int, int]:
-    """Layer and head selects kept in the URL as ``<prefix>_layer`` and ``<prefix>_head``, for the views
-    drawn on the server (differences, ablation)."""
-    lk, hk = f"{prefix}_layer", f"{prefix}_head"
+    """One head of a ``layers`` × ``heads`` attention, for the views drawn on the server (differences,
+    ablation), as one select box ("layer 1 · head 2", key ``<prefix>_lh``: one widget is about half the
+    browser's work of two); the URL keeps ``<prefix>_layer`` and ``<prefix>_head``."""
+    lk, hk, key = f"{prefix}_layer", f"{prefix}_head", f"{prefix}_lh"
     init_state(lk, default_layer, bounded(0, layers - 1))
     init_state(hk, 0, bounded(0, heads - 1))
     keep_valid(lk, range(layers), default_layer)
     keep_valid(hk, range(heads), 0)
-    left, right = st.columns(2)
-    left.selectbox("Layer", range(layers), key=lk, format_func=lambda l: f"layer {l}")
-    right.selectbox("Head", range(heads), key=hk, format_func=lambda h: f"head {h}")
+    options = [(l, h) for l in range(layers) for h in range(heads)]
+    if st.session_state.get(key) in options:  # the select box's own value wins once it exists
+        st.session_state[lk], st.session_state[hk] = st.session_state[key]
+    else:
+        st.session_state[key] = (st.session_state[lk], st.session_state[hk])
+    st.selectbox("Layer and head", options, key=key, format_func=lambda lh: f"layer {lh[0]} · head {lh[1]}")
     sync_url(lk, hk)
     return st.session_state[lk], st.session_state[hk]
 
