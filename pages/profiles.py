@@ -80,7 +80,7 @@ def similar_heads(profiles, view: AttentionKind, ck: Checkpoint, result: RunResu
             lines = [(head_label(n["layer"], n["head"]), n["z"]) for n in near]
             title = f"{head_label(layer, head)} and its nearest heads"
             show_figure(profile_lines(lines, names, title=title), "pro-lines")
-    st.markdown(f"**{head_label(layer, head)}: its attention**")
+    # no heading of its own: the explorer's caption names the kind, layer and head it shows
     head_explorer(result, view.name, layer, head, "proex", ck=ck, title=f"{head_label(layer, head)}: its attention")
     return layer, head
 

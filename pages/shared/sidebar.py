@@ -13,17 +13,24 @@ from pages.shared.text import plural
 
 
 def sidebar() -> None:
+    """Every element here is drawn on every page load, so it is kept to the few that do something: the
+    device choice only where there is a choice, and one caption for what is loaded."""
     devices = available_devices()
-    initial = url_value("device", "cpu", str)
-    st.sidebar.selectbox(
-        "Device",
-        devices,
-        index=devices.index(initial) if initial in devices else 0,
-        key="device",
-        help="Where the models run. GPU appears when this machine has one.",
-    )
+    if len(devices) > 1:
+        initial = url_value("device", "cpu", str)
+        st.sidebar.selectbox(
+            "Device",
+            devices,
+            index=devices.index(initial) if initial in devices else 0,
+            key="device",
+            help="Where the models run.",
+        )
+    else:
+        st.session_state.pop("device", None)  # device() is then CPU
     projector_toggle()
-    st.sidebar.caption(f"torch {torch.__version__} · {plural(torch.get_num_threads(), 'CPU thread')}")
+    where = "" if len(devices) > 1 else " (no GPU on this machine)"
+    lines = [f"torch {torch.__version__} · {plural(torch.get_num_threads(), 'CPU thread')} · {device()}{where}"]
     for task in TRAIN_COMMANDS:
         ck = get_checkpoint(task, device())
-        st.sidebar.caption(f"{task}: {'✅ trained model loaded' if isinstance(ck, Checkpoint) else '⚠️ no model'}")
+        lines.append(f"{task}: {'✅ trained model loaded' if isinstance(ck, Checkpoint) else '⚠️ no model'}")
+    st.sidebar.caption("  \n".join(lines))
