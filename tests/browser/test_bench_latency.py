@@ -39,3 +39,16 @@ def test_page_latency_measures_every_kind_on_tiny_models(tmp_path) -> None:
         assert report["pages"][name]["interaction_repeat_ms"]["n"] == 1
     assert "pairs" not in {k.split("_")[0] for k in report["targets"] if "interaction" in k}
     assert report["targets"]["translator_in_app_navigation_median_le_1000ms"]["median_ms"] > 0
+
+
+def test_paired_measures_page_and_floor_in_the_same_rounds(tmp_path) -> None:
+    report = run_bench(
+        "bench.paired", "--runs", "2", "--checkpoints", str(make_checkpoints(tmp_path)),
+        "--pages", "classifier,ablation", "--timeout-s", "120",
+    )  # fmt: skip
+    assert report["errors"] == 0, json.dumps({p: v["errors"] for p, v in report["pages"].items()})
+    classifier, ablation = report["pages"]["classifier"], report["pages"]["ablation"]
+    for what in ("reload", "first", "next"):  # a page with a text box: all three, each round beside the floor
+        assert classifier[what]["page_ms"]["n"] == classifier[what]["floor_ms"]["n"] == 2
+        assert classifier[what]["ratio_median"] > 0
+    assert set(ablation) == {"errors", "reload"} and ablation["reload"]["floor_ms"]["n"] == 2  # no text box of its own
