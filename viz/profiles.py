@@ -55,6 +55,15 @@ def neighbours_table(neighbours: Sequence[dict], metrics: Sequence[str]) -> pd.D
     return pd.DataFrame(rows)
 
 
+def head_grid(values, metric: str) -> np.ndarray:
+    """``values`` checked as a ``(layers, heads)`` grid of ``metric`` with at least one of each."""
+    v = check_stack(values, ndim=2, name=f"{metric} per head (layers, heads)")
+    L, H = v.shape
+    if not L or not H:
+        raise ValueError(f"{metric} has {L} layers and {H} heads; the grid needs at least one of each")
+    return v
+
+
 def metric_grid(
     values,
     metric: str,
@@ -68,10 +77,8 @@ def metric_grid(
 
     ``selected`` frames one head; ``zmin``/``zmax`` fix the colour range (e.g. 0..1 for fractions).
     """
-    v = check_stack(values, ndim=2, name=f"{metric} per head (layers, heads)")
+    v = head_grid(values, metric)
     L, H = v.shape
-    if not L or not H:
-        raise ValueError(f"{metric} has {L} layers and {H} heads; the grid needs at least one of each")
     z = [[round(float(x), 4) if np.isfinite(x) else None for x in row] for row in v]
     text = [["" if x is None else number_text(x, 2) for x in row] for row in z]
     name = html.escape(metric, quote=False)
@@ -105,10 +112,8 @@ def metric_matrix(
 ) -> dict:
     """:func:`metric_grid` as a matrix view (:mod:`viz.matrixview`, no Plotly): NaN cells blank, the
     ``selected`` head outlined, ``zmin``/``zmax`` the colour range."""
-    v = check_stack(values, ndim=2, name=f"{metric} per head (layers, heads)")
+    v = head_grid(values, metric)
     L, H = v.shape
-    if not L or not H:
-        raise ValueError(f"{metric} has {L} layers and {H} heads; the grid needs at least one of each")
     return matrix_payload(
         v, [f"layer {l}" for l in range(L)], [f"head {h}" for h in range(H)], name=title or f"{metric} of every head",
         row_title="layer", col_title="head", decimals=2, signed=zmin is not None and zmin < 0,
