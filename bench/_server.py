@@ -180,7 +180,6 @@ def streamlit_server(
         "--server.address", "127.0.0.1",
         "--server.port", str(port),
         "--browser.gatherUsageStats", "false",
-        "--server.fileWatcherType", "none",
     ]  # fmt: skip
     log_path = log_path or Path(tempfile.gettempdir()) / f"bench-{log_name}-{port}.log"
     with open(log_path, "wb") as out:

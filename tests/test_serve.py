@@ -1,7 +1,10 @@
 """serve.py: which request paths are page addresses, the script it puts into their HTML, and that its
 page list is app.py's (the served behaviour in a real browser: tests/browser/test_serve.py)."""
 
+import json
 import re
+import subprocess
+import sys
 
 import pytest
 
@@ -44,3 +47,21 @@ def test_with_base_goes_before_streamlits_script():
     assert out.index(BASE_SCRIPT.encode()) < out.index(b'<script type="module"')
     assert out.replace(BASE_SCRIPT.encode(), b"") == html
     assert with_base(b"<html>no script</html>") == b"<html>no script</html>"  # nothing to put it before
+
+
+def test_served_config_watches_no_files_and_names_only_real_options():
+    """What `make run` serves reads .streamlit/config.toml from the repository root: no file watcher
+    (it walks every imported module after each script run), no gc after each run, no magic. Every key
+    in the file is one Streamlit knows, so a misspelt option cannot pass for a setting."""
+    script = (
+        "import json, tomllib; from streamlit import config\n"
+        "opts = config.get_config_options(force_reparse=True)\n"
+        "keys = [f'{s}.{k}' for s, t in tomllib.load(open('.streamlit/config.toml', 'rb')).items() for k in t]\n"
+        "print(json.dumps({k: [opts[k].value if k in opts else None, k in opts, str(opts[k].where_defined) if k in opts else ''] for k in keys}))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True)
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert all(known for _, known, _ in got.values()), f"unknown options in config.toml: {got}"
+    assert all(where.endswith("config.toml") for _, _, where in got.values()), got
+    assert got["server.fileWatcherType"][0] == "none"
+    assert got["runner.postScriptGC"][0] is False and got["runner.magicEnabled"][0] is False
