@@ -22,7 +22,7 @@ from streamlit import config
 
 ROOT = Path(__file__).resolve().parent
 # app.py names each page by its file (tests/test_serve.py checks that they agree)
-PAGE_PATHS = frozenset(p.stem for p in (ROOT / "pages").glob("*.py") if not p.stem.startswith("_"))
+PAGE_PATHS = frozenset(p.stem for p in (ROOT / "ui").glob("*.py") if not p.stem.startswith("_"))
 # Runs before Streamlit's script: the base is the page address minus its last part, resolved in the
 # browser (behind a proxy that adds a prefix, the server never sees that prefix).
 BASE_SCRIPT = (

@@ -35,12 +35,12 @@ import time
 import torch
 
 from bench._server import emit, log
-from model.analysis.inference import max_output_len
+from model.core.inference import max_output_len
 from model.nets.blocks import AttentionMaps
 from model.nets.translator import Translator
-from model.training.checkpoint import default_dir, load_checkpoint
+from model.core.checkpoint import default_dir, load_checkpoint
 from model.training.data import read_lines
-from model.training.tokenize import tokenize
+from model.core.tokenize import tokenize
 
 
 @torch.no_grad()

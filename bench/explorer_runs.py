@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from model.analysis.results import AttentionKind, attention_kind, causal
+from model.core.results import AttentionKind, attention_kind, causal
 
 MARKUP = "<img src=x onerror=alert(1)>"
 GERMAN = ["ein", "Mann", MARKUP, "fährt", "ein", "Fahrrad", "\u202eevil", "."]

@@ -23,7 +23,7 @@ TARGET_S = 2.0
 CHILD = """
 import json, sys, time
 import torch  # imported before the clock starts: the app has torch loaded long before a model
-from model.training.checkpoint import load_checkpoint
+from model.core.checkpoint import load_checkpoint
 t = time.perf_counter()
 ck = load_checkpoint(sys.argv[1], task=sys.argv[2], device="cpu")
 print(json.dumps({"seconds": time.perf_counter() - t, "params": sum(p.numel() for p in ck.model.parameters())}))

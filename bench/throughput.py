@@ -7,7 +7,7 @@
    ``torch.nn.Transformer``: the same embeddings, positions and output layer around it, the same
    widths, GELU, ``norm_first``, final norms, tied weights, dropout, ``batch_first=True`` and the same
    masks (causal plus padding), on the same batches. The shapes are the shipped checkpoint's
-   (``checkpoints/translator/config.json``; defaults when there is none); like model/tasks.py's
+   (``checkpoints/translator/config.json``; defaults when there is none); like model/training/recipes.py's
    buckets, a batch fills about ``--batch-tokens`` padded target positions with sentences of
    ``--tgt-len`` - 4 .. ``--tgt-len`` tokens; tokens/s counts the real (non-pad) target tokens. Warm-up steps and
    timed steps alternate between the two models; the median over the timed steps is reported.
@@ -124,7 +124,7 @@ def copy_weights(ours: Translator, theirs: TorchTranslator) -> None:
 def make_batch(config: TranslatorConfig, batch_tokens: int, src_len: int, tgt_len: int, seed: int = 0):
     """Random sentence pairs, ``<sos> ... <eos>`` then padding, lengths within 4 of the given ones,
     ``batch_tokens // tgt_len`` of them (about ``batch_tokens`` padded target positions, as
-    model/tasks.py counts a batch). Returns ``(src, tgt)``, ``(B, S)`` and ``(B, T)``."""
+    model/training/recipes.py counts a batch). Returns ``(src, tgt)``, ``(B, S)`` and ``(B, T)``."""
     g = torch.Generator().manual_seed(seed)
     n = max(1, batch_tokens // tgt_len)
 
@@ -154,7 +154,7 @@ def logits_of(model: nn.Module, src: Tensor, tgt: Tensor) -> Tensor:
 
 
 def train_step(model: nn.Module, opt: torch.optim.Optimizer, src: Tensor, tgt: Tensor, training: dict) -> int:
-    """One training step as model/tasks.py and model/train.py take it; returns the target tokens."""
+    """One training step as model/training/recipes.py and model/train.py take it; returns the target tokens."""
     logits = logits_of(model, src, tgt[:, :-1])
     target = tgt[:, 1:]
     loss = F.cross_entropy(

@@ -59,7 +59,7 @@ def _train(args: argparse.Namespace) -> None:
 
 def _evaluate(args: argparse.Namespace) -> None:
     from model.training import evaluate
-    from model.training.checkpoint import default_dir, load_checkpoint
+    from model.core.checkpoint import default_dir, load_checkpoint
     from model.training.train import pick_device
 
     ck = load_checkpoint(args.checkpoint or default_dir(args.task), task=args.task, device=pick_device(args.device))
@@ -82,7 +82,7 @@ def _average(args: argparse.Namespace) -> None:
     from pathlib import Path
 
     from model.training import evaluate
-    from model.training.checkpoint import default_dir, load_checkpoint, save_checkpoint
+    from model.core.checkpoint import default_dir, load_checkpoint, save_checkpoint
     from model.training.train import average_snapshots
 
     first, _, last = args.epochs.partition("-")

@@ -11,14 +11,14 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from model.training.checkpoint import CHECKPOINTS_ENV
+from model.core.checkpoint import CHECKPOINTS_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def page(name: str) -> str:
-    """The path of ``pages/<name>.py``, for :func:`run`."""
-    return str(ROOT / "pages" / f"{name}.py")
+    """The path of ``ui/<name>.py``, for :func:`run`."""
+    return str(ROOT / "ui" / f"{name}.py")
 
 
 def run(page: str, /, query: dict | None = None, **state) -> AppTest:

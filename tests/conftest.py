@@ -40,7 +40,7 @@ def app_env(checkpoints: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None
     """The app reads ``checkpoints``, and every test starts and ends with empty Streamlit caches.
     Page-test modules opt in with ``pytestmark = pytest.mark.usefixtures("app_env")``; a test
     may still point ``ATTENTION_CHECKPOINTS`` elsewhere with ``monkeypatch``."""
-    from model.training.checkpoint import CHECKPOINTS_ENV
+    from model.core.checkpoint import CHECKPOINTS_ENV
     from tests.apptest import clear_caches
 
     monkeypatch.setenv(CHECKPOINTS_ENV, str(checkpoints))

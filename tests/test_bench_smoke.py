@@ -39,7 +39,7 @@ from bench.throughput import (
     train_step,
 )
 from model.nets.translator import TranslatorConfig
-from model.training.tokenize import tokenize
+from model.core.tokenize import tokenize
 from tests.tiny import make_checkpoints
 
 TINY = TranslatorConfig(src_vocab_size=40, tgt_vocab_size=30, dim=16, heads=4, enc_layers=2, dec_layers=3, ff_dim=24)

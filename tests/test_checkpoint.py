@@ -14,8 +14,8 @@ from torch import nn
 from model.nets.classifier import Classifier, ClassifierConfig
 from model.nets.generator import Generator, GeneratorConfig
 from model.nets.translator import Translator, TranslatorConfig
-from model.training.checkpoint import CONFIG, WEIGHTS, CheckpointError, default_dir, load_checkpoint, save_checkpoint
-from model.training.tokenize import Vocab, char_vocab
+from model.core.checkpoint import CONFIG, WEIGHTS, CheckpointError, default_dir, load_checkpoint, save_checkpoint
+from model.core.tokenize import Vocab, char_vocab
 
 WORDS = Vocab.build([["a", "man", "runs", "dogs", "play"]])
 GERMAN = Vocab.build([["ein", "mann", "läuft"]])

@@ -18,7 +18,7 @@ from model.lessons.classroom_kinds import (
 )
 from model.lessons.classroom_questions import build_question, from_attend, previous_question
 from model.lessons.workshop import hand_question
-from model.training.checkpoint import load_checkpoint
+from model.core.checkpoint import load_checkpoint
 from viz.explorer import explorer_payload
 
 

@@ -18,7 +18,7 @@ from model.lessons.classroom_questions import (
     previous_question,
 )
 from model.lessons.workshop import hand_question, score_attention_guess, shape_question
-from model.training.checkpoint import load_checkpoint
+from model.core.checkpoint import load_checkpoint
 from viz.classroom import ANSWER_COLOR, OTHER_COLOR, answer_histogram, candidate_heads
 
 

@@ -14,7 +14,7 @@ import torch
 from safetensors.torch import load_file
 
 from model.__main__ import main
-from model.training.checkpoint import load_checkpoint
+from model.core.checkpoint import load_checkpoint
 from model.training.evaluate import bleu_scores, corpus_bleu
 
 PAIRS = [

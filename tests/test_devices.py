@@ -16,7 +16,7 @@ import pytest
 import torch
 
 from bench.hub_tiny import save_bert, save_gpt2, save_marian
-from model.training.checkpoint import load_checkpoint
+from model.core.checkpoint import load_checkpoint
 from tests.tiny import make_checkpoints
 
 ATOL = 1e-5  # attention weights: float32 against float64

@@ -10,14 +10,14 @@ import pytest
 import torch
 
 from model.analysis.explain import explain
-from model.analysis.inference import classify, generate, translate
+from model.core.inference import classify, generate, translate
 from model.nets.attention import Probe
 from model.nets.blocks import AttentionMaps
 from model.nets.classifier import Classifier
 from model.nets.generator import Generator
 from model.nets.translator import Translator
-from model.training.checkpoint import Checkpoint, load_checkpoint
-from model.training.tokenize import encode_chars, tokenize
+from model.core.checkpoint import Checkpoint, load_checkpoint
+from model.core.tokenize import encode_chars, tokenize
 from tests import tiny
 
 TOL = 1e-6  # recomputed (float64) against the model's float32 weights

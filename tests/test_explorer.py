@@ -13,8 +13,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from bench.explorer_runs import MARKUP, classifier_run, generator_run, rollout_of, translator_run
-from model.analysis.results import attention_kind, causal
-from pages.shared.explorer import _prefix, checked_cell
+from model.core.results import attention_kind, causal
+from ui.shared.explorer import _prefix, checked_cell
 from tests.apptest import ROOT
 from viz.explorer import (
     clamp_state,

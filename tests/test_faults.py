@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from model.training.checkpoint import CHECKPOINTS_ENV, CONFIG, WEIGHTS
+from model.core.checkpoint import CHECKPOINTS_ENV, CONFIG, WEIGHTS
 from tests import apptest
 from tests.tiny import corrupt
 

@@ -16,7 +16,7 @@ from model.nets.generator import Generator, GeneratorConfig
 from model.nets.translator import Translator, TranslatorConfig
 
 ATOL = 1e-5
-PAD, SOS, EOS = 0, 2, 3  # the word vocabularies' special ids (model.training.tokenize.WORD_SPECIALS)
+PAD, SOS, EOS = 0, 2, 3  # the word vocabularies' special ids (model.core.tokenize.WORD_SPECIALS)
 
 CLS = ClassifierConfig(vocab_size=24, num_classes=2, dim=16, heads=2, layers=2, ff_dim=32, max_len=12, dropout=0.0)
 GEN = GeneratorConfig(vocab_size=12, dim=16, heads=2, layers=2, ff_dim=32, block_size=16, dropout=0.0)
@@ -361,8 +361,8 @@ def test_cached_beam_equals_the_beam_without_cache(variant: dict, beam_size: int
 
 def test_cached_beam_equals_the_beam_without_cache_on_a_tiny_checkpoint(checkpoints) -> None:
     """The same on tests/tiny.py's translator (real vocabularies, sentences of the pages' examples)."""
-    from model.analysis.inference import max_output_len, source_ids
-    from model.training.checkpoint import load_checkpoint
+    from model.core.inference import max_output_len, source_ids
+    from model.core.checkpoint import load_checkpoint
     from tests.tiny import GERMAN
 
     ck = load_checkpoint(checkpoints / "translator", task="translator", device="cpu")

@@ -10,8 +10,8 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
-from model.training.checkpoint import Checkpoint, load_checkpoint
-from pages.shared import models as shared_models
+from model.core.checkpoint import Checkpoint, load_checkpoint
+from ui.shared import models as shared_models
 from tests import apptest
 from tests.apptest import chart, charts, matrix, run_on, url
 from tests.tiny import CLASSIFIER, GENERATOR, TRANSLATOR

@@ -18,7 +18,7 @@ from transformers import AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokeniz
 from bench.hub_tiny import FakeHub, save_bert, save_gpt2, save_marian, save_t5
 from model.hub.download import OFFLINE
 from model.hub.load import MAX_PARAMS_ENV
-from pages.shared.hub import MAX_GENERATE, run_id
+from ui.shared.hub import MAX_GENERATE, run_id
 from tests import apptest
 from tests.apptest import chart, clear_caches, titles
 from viz.explorer import kind_weights, unpack_payload
@@ -298,7 +298,7 @@ def test_hidden_special_tokens_map_back_to_the_model(tiny):
 
 
 def panel(source: str, german: str) -> None:
-    from pages.shared.hub import hub_cross_attention_panel
+    from ui.shared.hub import hub_cross_attention_panel
 
     hub_cross_attention_panel(source, german)
 

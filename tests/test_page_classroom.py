@@ -14,7 +14,7 @@ from model.lessons.classroom import open_store, reset_stores
 from model.lessons.classroom_questions import build_question
 from model.lessons.classroom_rules import MAX_PARTICIPANTS
 from model.lessons.workshop import hand_question
-from pages.shared.text import markdown_escape
+from ui.shared.text import markdown_escape
 from tests.apptest import charts, explorers, page, run, url
 
 PAGE = page("classroom")

@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from model.analysis.profiles import comparable_metrics, head_profiles, neighbourhood
 from model.analysis.runs import run as run_model
-from model.training.checkpoint import load_checkpoint
+from model.core.checkpoint import load_checkpoint
 from tests import apptest
 from tests.apptest import chart, charts, explorer, matrices, matrix, run_on, url
 from tests.tiny import CLASSIFIER, GENERATOR, TRANSLATOR

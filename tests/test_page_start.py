@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from model.training.checkpoint import CHECKPOINTS_ENV
+from model.core.checkpoint import CHECKPOINTS_ENV
 from tests import apptest
 
 APP = str(apptest.ROOT / "app.py")

@@ -13,11 +13,11 @@ from model.analysis.profiles import (
     head_profiles,
     nearest_heads,
     spearman,
-    special_keys,
     standardise,
 )
 from model.analysis.runs import run
-from model.training.checkpoint import load_checkpoint
+from model.core.checkpoint import load_checkpoint
+from model.core.results import special_keys
 from tests.tiny import make_checkpoints
 
 
@@ -195,7 +195,7 @@ def test_run_result_on_every_task(checkpoints):
 
 def test_generator_step_runs_agree_with_the_whole_run(checkpoints):
     from model.analysis.runs import causal_step_maps, chars_read, last_query_weights
-    from model.training.tokenize import UNK
+    from model.core.tokenize import UNK
 
     ck = load_checkpoint(checkpoints / "generator")
     weights = run(ck, "ROMEO:").kinds["encoder"].weights  # (layers, heads, T, T)

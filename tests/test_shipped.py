@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from model.analysis.inference import classify, generate, translate
-from model.training.checkpoint import default_dir, load_checkpoint
+from model.core.inference import classify, generate, translate
+from model.core.checkpoint import default_dir, load_checkpoint
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from model.training.tokenize import (
+from model.core.tokenize import (
     CHAR_SPECIALS,
     EOS,
     PAD,

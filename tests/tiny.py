@@ -1,7 +1,7 @@
 """Tiny random-weight checkpoints for all three tasks, for page tests that must not wait for training.
 
 ``make_checkpoints(root)`` writes ``root/classifier``, ``root/generator`` and ``root/translator``
-with :func:`model.training.checkpoint.save_checkpoint`, using small vocabularies that hold the words of
+with :func:`model.core.checkpoint.save_checkpoint`, using small vocabularies that hold the words of
 the pages' examples and of the tests. Layer and head counts differ between tasks (and between
 the translator's encoder and decoder) so that tests catch mixed-up dimensions.
 """
@@ -16,8 +16,8 @@ import torch
 from model.nets.classifier import Classifier, ClassifierConfig
 from model.nets.generator import Generator, GeneratorConfig
 from model.nets.translator import Translator, TranslatorConfig
-from model.training.checkpoint import save_checkpoint
-from model.training.tokenize import Vocab, char_vocab, tokenize
+from model.core.checkpoint import save_checkpoint
+from model.core.tokenize import Vocab, char_vocab, tokenize
 
 CLASSIFIER_TEXT = """
 the acting is wonderful but the plot is thin
@@ -103,8 +103,8 @@ def make_history(root: str | Path, *, epochs: tuple[int, ...] = HISTORY_EPOCHS, 
 
     from safetensors.torch import save_file
 
-    from model.training import tasks
-    from model.training.checkpoint import CONFIG
+    from model.training import recipes
+    from model.core.checkpoint import CONFIG
 
     root = Path(root)
     g = torch.Generator().manual_seed(seed)
@@ -112,15 +112,15 @@ def make_history(root: str | Path, *, epochs: tuple[int, ...] = HISTORY_EPOCHS, 
     def maps(heads: int, queries: int, keys: int, epoch: int) -> torch.Tensor:
         return torch.softmax(epoch * torch.randn(heads, queries, keys, generator=g), dim=-1).to(torch.float16)
 
-    de = {f"p{i}": ["<sos>", *tokenize(s, "de"), "<eos>"] for i, s in enumerate(tasks.TRANSLATOR_PROBES)}
+    de = {f"p{i}": ["<sos>", *tokenize(s, "de"), "<eos>"] for i, s in enumerate(recipes.TRANSLATOR_PROBES)}
     specs = {  # task: (probes, [(kind, layers, heads)], metrics per epoch)
         "classifier": (
-            {f"p{i}": tokenize(s, "en") for i, s in enumerate(tasks.CLASSIFIER_PROBES)},
+            {f"p{i}": tokenize(s, "en") for i, s in enumerate(recipes.CLASSIFIER_PROBES)},
             [("encoder", CLASSIFIER.layers, CLASSIFIER.heads)],
             lambda e: {"score": 0.5 + 0.1 * e, "dev_accuracy": 0.5 + 0.1 * e},
         ),
         "generator": (
-            {f"p{i}": list(s) for i, s in enumerate(tasks.GENERATOR_PROBES)},
+            {f"p{i}": list(s) for i, s in enumerate(recipes.GENERATOR_PROBES)},
             [("encoder", GENERATOR.layers, GENERATOR.heads)],
             lambda e: {"score": -3.0 / e, "val_loss": 3.0 / e, "val_bpc": 4.3 / e},
         ),

@@ -15,11 +15,11 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from model.analysis.inference import model_device
-from model.analysis.results import RunResult
+from model.core.inference import model_device
+from model.core.results import RunResult
 from model.analysis.runs import run, with_weights
 from model.nets.translator import Translator
-from model.training.checkpoint import Checkpoint
+from model.core.checkpoint import Checkpoint
 
 Head = tuple[str, int, int]  # (kind, layer, head); kind is "encoder", "decoder" or "cross"
 KINDS = ("encoder", "decoder", "cross")

@@ -16,9 +16,9 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from model.analysis.inference import model_device
+from model.core.inference import model_device
 from model.nets.attention import AttentionTrace, Probe
-from model.training.checkpoint import Checkpoint
+from model.core.checkpoint import Checkpoint
 
 KINDS = {"classifier": ("encoder",), "generator": ("encoder",), "translator": ("encoder", "decoder", "cross")}
 INPUTS = {"classifier": ("ids",), "generator": ("ids",), "translator": ("src", "tgt")}

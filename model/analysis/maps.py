@@ -13,7 +13,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from model.analysis.results import AttentionKind
+from model.core.results import AttentionKind
 from model.nets.attention import Probe, causal_mask
 from model.nets.generator import Generator
 

@@ -30,9 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from model.training.tokenize import EOS, PAD, SOS, UNK
 
-SPECIAL_TOKENS = (SOS, EOS, PAD, UNK)
 SELF_METRICS = ("entropy", "previous", "self", "first", "special")
 CROSS_METRICS = ("entropy", "first", "special", "monotonic", "forward")
 METRICS = ("entropy", "previous", "self", "first", "special", "monotonic", "forward")
@@ -120,12 +118,6 @@ def forward_steps(w: np.ndarray) -> np.ndarray:
         return np.full(w.shape[:-2], np.nan)
     strongest = w.argmax(-1)
     return (np.diff(strongest, axis=-1) >= 0).mean(-1)
-
-
-def special_keys(tokens: Sequence[str], unknown: Sequence[str] = ()) -> list[bool]:
-    """One flag per key token: a special token, or a word outside the vocabulary (read as <unk>)."""
-    unknown = set(unknown) - set(SPECIAL_TOKENS)
-    return [t in SPECIAL_TOKENS or t in unknown for t in tokens]
 
 
 @dataclass(frozen=True, eq=False)

@@ -1,6 +1,6 @@
 """One input through one of our three models, as the typed :class:`RunResult` every page reads.
 
-``classify``, ``generate``, ``next_char`` and ``translate`` (model.analysis.inference) keep the
+``classify``, ``generate``, ``next_char`` and ``translate`` (model.core.inference) keep the
 model's own tensors; the functions here turn their results into one shape: every attention kind
 as a ``(layers, heads, queries, keys)`` array with both axes' tokens, names and masks, the
 prediction, what the model could not read, and the token ids (for explaining a weight).
@@ -14,7 +14,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from model.analysis.inference import (
+from model.core.inference import (
     Classification,
     Generation,
     NextChar,
@@ -26,10 +26,10 @@ from model.analysis.inference import (
     translate,
 )
 from model.analysis.maps import causal_steps, last_query_attention
-from model.analysis.profiles import special_keys
-from model.analysis.results import RunResult, attention_kind, causal
-from model.training.checkpoint import Checkpoint
-from model.training.tokenize import UNK, encode_chars
+from model.core.results import special_keys
+from model.core.results import RunResult, attention_kind, causal
+from model.core.checkpoint import Checkpoint
+from model.core.tokenize import UNK, encode_chars
 
 TASKS = ("classifier", "generator", "translator")
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from model.analysis.results import RunResult
+from model.core.results import RunResult
 from model.hub.load import HubModel
 
 BERT_LIKE = {"bert", "roberta", "xlm-roberta", "camembert", "distilbert"}

@@ -16,7 +16,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from model.analysis.results import RunResult, attention_kind, causal
+from model.core.results import RunResult, attention_kind, causal
 from model.hub.errors import HubError
 from model.hub.load import HubModel
 from model.hub.tokens import prettify_tokens

@@ -16,7 +16,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from model.analysis.results import AttentionKind, RunResult
+from model.core.results import AttentionKind, RunResult
 
 SCHEMES = ("bytelevel", "metaspace", "wordpiece", "endofword", "plain")
 VISIBLE = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from model.analysis.results import AttentionKind, attention_kind, causal
+from model.core.results import AttentionKind, attention_kind, causal
 from model.lessons.classroom_questions import Question
 
 KEY_KINDS = ("attend", "head")  # answered by clicking a key; the options are the keys, in order

@@ -34,7 +34,7 @@ from model.lessons.workshop import (
     score_shape_guess,
     shape_question,
 )
-from model.training.checkpoint import Checkpoint
+from model.core.checkpoint import Checkpoint
 
 KINDS = {  # kind -> (what the teacher picks from, the model it needs or "")
     "attend": ("Which key wins? (hand-worked example)", ""),

@@ -26,7 +26,7 @@ def notebook_tokens(sentence: str) -> list[str]:
 
 def spacy_tokens(sentence: str) -> list[str]:
     """The project's spaCy tokens (blank English): lower-cased, punctuation split off."""
-    from model.training.tokenize import tokenize  # lazy: spaCy is slow to import and the default never needs it
+    from model.core.tokenize import tokenize  # lazy: spaCy is slow to import and the default never needs it
 
     return tokenize(sentence, "en")
 

@@ -9,10 +9,10 @@ from collections.abc import Sequence
 import torch
 import torch.nn.functional as F
 
-from model.analysis.inference import detokenize, model_device, translate_batch
-from model.training.checkpoint import Checkpoint
+from model.core.inference import detokenize, model_device, translate_batch
+from model.core.checkpoint import Checkpoint
 from model.training.data import parse_labelled, read_lines
-from model.training.tokenize import Vocab, encode_chars, tokenize
+from model.core.tokenize import Vocab, encode_chars, tokenize
 
 
 def _ngrams(tokens: Sequence[str], n: int) -> Counter:

@@ -23,8 +23,8 @@ import torch.nn.functional as F
 from safetensors.torch import load_file, save_file
 from torch import Tensor, nn
 
-from model.training import tasks
-from model.training.checkpoint import default_dir, save_checkpoint
+from model.training import recipes
+from model.core.checkpoint import default_dir, save_checkpoint
 
 Progress = Callable[[dict[str, Any]], None]
 
@@ -129,7 +129,7 @@ def train(cfg: TrainConfig, on_progress: Progress | None = None) -> dict[str, An
         torch.set_num_threads(cfg.threads)
     seed_everything(cfg.seed)
     device = pick_device(cfg.device)
-    task = tasks.get(cfg.task)
+    task = recipes.get(cfg.task)
     bundle = task.prepare(cfg)
     model = task.build(bundle, cfg).to(device)
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2]

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from model.training.checkpoint import WEIGHTS, default_dir
+from model.core.checkpoint import WEIGHTS, default_dir
 
 from .test_pages import CHART_TIMEOUT_MS, DRAWN, wait_until_idle
 

@@ -10,7 +10,7 @@ from urllib.parse import quote
 
 import pytest
 
-from model.training.checkpoint import WEIGHTS, default_dir
+from model.core.checkpoint import WEIGHTS, default_dir
 
 from .test_pages import wait_until_idle
 

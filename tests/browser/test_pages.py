@@ -6,7 +6,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from model.training.checkpoint import WEIGHTS, default_dir
+from model.core.checkpoint import WEIGHTS, default_dir
 
 from .conftest import ARTIFACTS
 

@@ -1,6 +1,6 @@
 """The attention explorer's data: one run's attention, every kind, layer and head, for the browser.
 
-:func:`explorer_payload` turns a sequence of :class:`~model.analysis.results.AttentionKind` into a
+:func:`explorer_payload` turns a sequence of :class:`~model.core.results.AttentionKind` into a
 dict: token labels and axis names as JSON-able values, every weight in one little-endian float32
 blob. :func:`pack_payload` makes that one ``bytes`` value for Streamlit's components v2 (which
 passes raw bytes through untouched: 4 bytes per weight, no JSON lists); :func:`explorer_html` makes
@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from model.analysis.results import AttentionKind
+from model.core.results import AttentionKind
 from viz.common import HEAD_COLORS, printable
 
 HERE = Path(__file__).resolve().parent

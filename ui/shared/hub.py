@@ -1,0 +1,237 @@
+"""A Hugging Face model on a page: one model per process (cached, shared read-only by every session),
+opened with a progress bar; runs and explanations cached per input; a clicked weight explained step
+by step; every :class:`~model.hub.errors.HubError` shown as a message, never raised. Also the
+translator page's second explorer, :func:`hub_cross_attention_panel`.
+"""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor, wait
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import streamlit as st
+
+from model.core.results import AttentionKind, RunResult
+from model.hub.errors import HubError
+from model.hub.explain import HubExplanation, explain
+from model.hub.load import MAX_PARAMS_ENV, HubModel, load, max_params
+from model.hub.run import HubRun, run
+from ui.shared import runs
+from ui.shared.display import output_text, show_figure
+from ui.shared.explorer import attention_explorer, checked_cell
+from ui.shared.models import device
+from ui.shared.text import markdown_escape
+from viz.hub import explanation_frame, explanation_steps, row_figure, vector_figure
+
+MAX_TOKENS = 128  # tokens a run reads at most: every map grows with the square (GPT-2's 1,024 would be 600 MB)
+MAX_GENERATE = 40  # tokens a page generates at most (greedy, one forward pass each)
+TRANSLATOR_HUB = "Helsinki-NLP/opus-mt-de-en"  # a Marian German -> English model (74 M parameters)
+FAILED = "hub_failed"  # session key: the last model this session could not open, and why
+POLL_S = 0.2  # how often the progress bar follows a load running in its own thread
+
+
+def hub_key(hub: HubModel) -> tuple[str, str, str]:
+    """What tells two loaded models apart in the caches: the id or folder, its files, the device."""
+    return hub.source, str(hub.folder), str(hub.device)
+
+
+CACHE = dict(hash_funcs={HubModel: hub_key})
+
+
+@st.cache_resource(max_entries=1, show_spinner=False)
+def _slot(source: str, dev: str) -> dict[str, Any]:
+    """The one Hub model this process keeps: a holder the first session to ask fills (under its lock)
+    and every later one reads; asking for another model drops it (``max_entries=1``). The model is
+    loaded outside this function because Streamlit replays what a cached function draws, and the
+    progress bar one session drew does not exist in the next one's page."""
+    return {"lock": threading.Lock(), "hub": None}
+
+
+def limits_note() -> None:
+    """The page's limits, stated where a user reads them."""
+    try:
+        cap = max_params()
+    except HubError as err:
+        st.warning(markdown_escape(str(err)))
+        return
+    shown = f"{cap / 1e6:,.0f} M" if cap >= 10**6 else f"{cap:,}"
+    st.info(
+        f"**Limits.** Models up to {shown} parameters (the server sets `{MAX_PARAMS_ENV}`, e.g. `400M`, where it "
+        f"has the memory). One Hugging Face model is kept per app process and shared by everyone using it: opening "
+        f"another one replaces it. The text is cut to {MAX_TOKENS} tokens, or the model's own maximum if that is "
+        "lower, with a note when it is. Only safetensors weights are read and no model code is ever run."
+    )
+
+
+def _failure(source: str, message: str) -> None:
+    st.error(f"**{markdown_escape(source)}** could not be opened: {markdown_escape(message)}.")
+    st.caption("The other pages keep working. Check the id or the folder, or open a folder that "
+               "`save_pretrained` wrote (config.json, model.safetensors and the tokenizer files).")  # fmt: skip
+    st.button("Try again", key="hub_retry", on_click=lambda: st.session_state.pop(FAILED, None),
+              help="This session does not try a model that failed again until asked (the Hub may be back).")  # fmt: skip
+
+
+def _load_with_progress(source: str, dev: str) -> HubModel:
+    """:func:`model.hub.load.load` in a thread of its own while this script thread draws its progress:
+    the Hub client reports from its download threads, which cannot draw on the page."""
+    latest = {"fraction": 0.0, "text": f"opening {source}"}
+    bar = st.progress(0.0, text=markdown_escape(latest["text"]))
+    shown = dict(latest)
+    try:
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            job = pool.submit(load, source, progress=lambda f, text: latest.update(fraction=f, text=text), device=dev)
+            while not wait([job], timeout=POLL_S).done:
+                if latest != shown:
+                    shown = dict(latest)
+                    bar.progress(min(max(float(shown["fraction"]), 0.0), 1.0), text=markdown_escape(shown["text"]))
+            return job.result()
+    finally:
+        bar.empty()
+
+
+def open_hub(source: str, dev: str | None = None) -> HubModel | None:
+    """The model ``source`` names (a Hub id or a folder) on ``dev`` (the sidebar's device), or None
+    after a message. A source that failed is not tried again in this session until "Try again"."""
+    source, dev = (source or "").strip(), dev or device()
+    failed = st.session_state.get(FAILED)
+    if failed and tuple(failed[:2]) == (source, dev):
+        _failure(source, failed[2])
+        return None
+    slot = _slot(source, dev)
+    with slot["lock"]:
+        if slot["hub"] is None:
+            try:
+                slot["hub"] = _load_with_progress(source, dev)
+            except Exception as err:  # HubError says what to do; anything else is the model's own code failing
+                message = str(err) if isinstance(err, HubError) else f"{type(err).__name__}: {err}"
+                st.session_state[FAILED] = (source, dev, message)
+                _failure(source, message)
+                return None
+    st.session_state.pop(FAILED, None)
+    return slot["hub"]
+
+
+def describe(hub: HubModel) -> str:
+    """One line about the open model (Markdown-safe)."""
+    shapes = {"encoder": "encoder (reads the whole text at once)", "decoder": "decoder (causal: each token "
+              "sees only earlier ones)", "encoder-decoder": "encoder-decoder (reads the text, then writes)"}  # fmt: skip
+    limit = min(hub.max_tokens, MAX_TOKENS)
+    return (f"**{markdown_escape(hub.source)}**: {markdown_escape(hub.model_type)}, {shapes[hub.shape]}, "
+            f"{hub.params:,} parameters, on {hub.device}; reads up to {limit} tokens here "
+            f"(the model up to {hub.max_tokens}).")  # fmt: skip
+
+
+@st.cache_data(max_entries=32, show_spinner="Running the model…", **CACHE)
+def run_hub(hub: HubModel, text: str, generate: int) -> HubRun:
+    """``text`` through ``hub`` (generating ``generate`` tokens where it generates), at most MAX_TOKENS."""
+    return run(hub, text, generate=generate, max_tokens=MAX_TOKENS)
+
+
+def attempt_run(hub: HubModel, text: str, generate: int = 0) -> HubRun | None:
+    """:func:`run_hub`, or None after a message saying why it could not run."""
+    try:
+        return run_hub(hub, text, generate)
+    except HubError as err:
+        st.warning(f"Nothing to show: {markdown_escape(str(err))}.")
+    except Exception as err:  # the model's own code failing on this input must not take the page down
+        st.error(f"The model failed on this text ({markdown_escape(type(err).__name__)}: "
+                 f"{markdown_escape(str(err))[:300]}). Try a shorter or plainer text.")  # fmt: skip
+    return None
+
+
+def input_notes(hub: HubModel, result: RunResult) -> bool:
+    """What the model could not read: a cut input, unknown tokens; False when it read only unknowns."""
+    if result.truncated:
+        part = "last" if hub.shape == "decoder" else "first"
+        st.info(f"The text is longer than the {result.limit} tokens read here; only its {part} {result.limit} "
+                "tokens are used.")  # fmt: skip
+    return runs.input_notes(replace(result, truncated=False), "the text")
+
+
+def run_id(source: str, text: str, generate: int, hidden: bool = False) -> tuple:
+    """What a stored click belongs to: a click on one run's map means nothing on another's."""
+    return source, text, int(generate), bool(hidden)
+
+
+def clicked(store: str, rid: tuple, kinds: list[AttentionKind], cell: dict | None,
+            rollout: np.ndarray | None = None) -> dict | None:
+    """The cell to explain: this run's click, else the last one stored under ``store`` for the same run
+    (a click is a trigger: the next rerun no longer reports it), checked against ``kinds``."""
+    if cell is not None:
+        st.session_state[store] = {"run": rid, "cell": cell}
+    saved = st.session_state.get(store)
+    if not isinstance(saved, dict) or saved.get("run") != rid:
+        return None
+    return checked_cell(kinds, saved.get("cell"), rollout)
+
+
+@st.cache_data(max_entries=64, show_spinner="Recomputing the weight…", **CACHE)
+def explain_cell(hub: HubModel, _result: RunResult, rid: tuple, kind: str, layer: int, head: int, query: int,
+                 key: int) -> HubExplanation:
+    """:func:`model.hub.explain.explain` of one cell of the run ``rid`` names (``_result``)."""
+    return explain(hub, _result, kind, layer, head, query, key)
+
+
+def explain_panel(hub: HubModel, result: RunResult, rid: tuple, cell: dict, kept: dict | None = None, *,
+                  key: str = "hub-explain") -> HubExplanation | None:
+    """How the clicked ``cell`` of the shown maps came about, from the model's own weights. With
+    special tokens hidden, ``kept`` maps the shown rows and columns back to the model's positions."""
+    st.subheader("How this weight was computed")
+    if cell["head"] is None:
+        what = "the rollout over all layers" if cell["layer"] is None else f"the mean of layer {cell['layer']}'s heads"
+        st.info(f"This cell is {what}: {cell['weight']:.4f}. Pick one head (heatmap or lines view) and click a "
+                "cell to see how a single weight is computed.")  # fmt: skip
+        return None
+    q, k = cell["query"], cell["key"]
+    if kept:
+        rows, cols = kept[cell["kind"]]
+        q, k = rows[q], cols[k]
+    keys = result.kinds[cell["kind"]].keys
+    e = explain_cell(hub, result, rid, cell["kind"], cell["layer"], cell["head"], q, k)
+    a, b = st.columns(2)
+    a.metric("Weight in the map", f"{cell['weight']:.4f}")
+    b.metric("Recomputed step by step" if e.explained else "The model's weight",
+             f"{e.recomputed if e.explained else e.weight:.4f}")  # fmt: skip
+    if kept:
+        st.caption(f"Special tokens are hidden, so the map's rows are renormalised over the other keys. The steps "
+                   f"below are the model's own row (query {q}, key {k}), special tokens included: weight {e.weight:.4f}.")  # fmt: skip
+    lines = explanation_steps(e, keys)
+    st.markdown("  \n".join(markdown_escape(line) for line in lines))
+    frame = explanation_frame(e, keys)
+    if not e.explained:
+        st.download_button("Download CSV", data=lambda: frame.to_csv().encode("utf-8"), file_name="hub-weight.csv",
+                           mime="text/csv", key=f"{key}-csv", on_click="ignore")  # fmt: skip
+        return e
+    show_figure(vector_figure(e), f"{key}-vectors")
+    show_figure(row_figure(e, keys), f"{key}-row", csv=frame,
+                csv_name=f"hub-{e.kind}-layer{e.layer}-head{e.head}-q{e.query}-k{e.key}.csv")  # fmt: skip
+    return e
+
+
+def hub_cross_attention_panel(source: str, german: str) -> None:
+    """A Hugging Face translation model (e.g. Marian ``Helsinki-NLP/opus-mt-de-en``) on the same German
+    sentence: its translation and its cross-attention in a second explorer (URL prefix ``trhub``),
+    a clicked weight explained. Every failure (offline, not a translation model) is a message."""
+    hub = open_hub(source)
+    if hub is None:
+        return
+    if hub.shape != "encoder-decoder":
+        only = "an encoder-only" if hub.shape == "encoder" else "a decoder-only"
+        st.warning(f"{markdown_escape(hub.source)} is {only} model, not a translation (encoder-decoder) one: it "
+                   f"has no cross-attention. Try {TRANSLATOR_HUB}.")  # fmt: skip
+        return
+    hub_run = attempt_run(hub, german)
+    if hub_run is None:
+        return
+    result = hub_run.result
+    st.caption(describe(hub))
+    output_text(result.prediction or "(the model wrote nothing)")
+    kinds = [result.kinds["cross"]]
+    rid = run_id(hub.source, german, 0)
+    cell = attention_explorer(kinds, key="trhub_explorer", url_prefix="trhub", title=f"{hub.source}: cross-attention")
+    cell = clicked("trhub_cell", rid, kinds, cell)
+    if cell is not None:
+        explain_panel(hub, result, rid, cell, key="trhub-explain")

@@ -1,0 +1,80 @@
+"""Models for the pages: one cached, read-only checkpoint per task and device, shared by every session.
+
+Pages never mutate a model (head ablation goes through ``head_mask`` arguments)."""
+
+from __future__ import annotations
+
+import os
+
+import streamlit as st
+import torch
+
+from model.core.checkpoint import Checkpoint, CheckpointError, default_dir, load_checkpoint
+from model.training.history import HistoryError, ProbeHistory, history_stamp, load_history
+
+# One torch thread per script run unless a deployment says otherwise: bench/threads.py measured 1 thread
+# as fast as 2 or faster for one user (docs/RESULTS.md), and with many sessions at once a second thread
+# per run only oversubscribes the cores.
+_threads = os.environ.get("ATTENTION_TORCH_THREADS", "1")
+
+
+torch.set_num_threads(int(_threads) if _threads.isdigit() and int(_threads) > 0 else 1)
+
+
+TRAIN_COMMANDS = {
+    "classifier": "python -m model train classifier",
+    "generator": "python -m model train generator",
+    "translator": "python -m model train translator",
+}
+
+
+def available_devices() -> list[str]:
+    devices = ["cpu"]
+    if torch.cuda.is_available():
+        devices.append("cuda")
+    if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+        devices.append("mps")
+    return devices
+
+
+def device() -> str:
+    """The device chosen in the sidebar (CPU until the user picks another)."""
+    return st.session_state.get("device", "cpu")
+
+
+@st.cache_resource(show_spinner="Loading model…", max_entries=8)
+def _load(task: str, directory: str, dev: str) -> Checkpoint | str:
+    try:
+        return load_checkpoint(directory, task=task, device=dev)
+    except CheckpointError as e:
+        return str(e)
+
+
+def get_checkpoint(task: str, dev: str | None = None) -> Checkpoint | str:
+    """The shipped checkpoint for ``task`` on ``dev``, or an error message saying what is wrong."""
+    return _load(task, str(default_dir(task)), dev or device())
+
+
+def require_checkpoint(task: str) -> Checkpoint:
+    """The checkpoint, or stop the page with a clear message and the command that trains it."""
+    ck = get_checkpoint(task)
+    if isinstance(ck, Checkpoint):
+        return ck
+    st.error(f"The {task} model could not be loaded: {ck}")
+    st.info(f"Train it with `{TRAIN_COMMANDS[task]}` (see the README). The other pages still work.")
+    st.stop()
+
+
+@st.cache_resource(max_entries=6, show_spinner="Reading the training history…")
+def _read_history(directory: str, _stamp: tuple[float, ...]) -> ProbeHistory | HistoryError:
+    try:
+        return load_history(directory)
+    except HistoryError as e:
+        return e
+
+
+def get_history(task: str) -> ProbeHistory | HistoryError:
+    """The checked training history saved beside ``task``'s checkpoint (shared read-only, read again when
+    training writes a new epoch), or the error that says what is missing or wrong."""
+    directory = str(default_dir(task))
+    return _read_history(directory, history_stamp(directory))

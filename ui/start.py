@@ -1,0 +1,113 @@
+"""Start here: what the app teaches, the path through its pages, and what the three models reached
+(read from each checkpoint's config.json, never written into the page)."""
+
+from __future__ import annotations
+
+import os
+
+import streamlit as st
+
+from model.lessons.walkthrough import walkthrough
+from model.core.checkpoint import CheckpointError, default_dir, read_meta
+from ui.shared.display import show_figure
+from viz.attention import attention_heatmap
+from viz.history import metric_name
+
+# (page file, title, icon, one line): the path through the app, in teaching order
+PATH = (
+    ("ui/hand.py", "Self-attention by hand", ":material/edit_note:",
+     "One head on one sentence, every number shown: queries, keys, scores, softmax, context."),
+    ("ui/reshape.py", "Multi-head reshape", ":material/view_column:",
+     "How one batched computation runs every head at once, coloured by head."),
+    ("ui/classifier.py", "Sentiment classifier", ":material/sentiment_satisfied:",
+     "A trained encoder reads a sentence: which words each head looks at."),
+    ("ui/generator.py", "Shakespeare generator", ":material/history_edu:",
+     "A causal model writes character by character; the mask hides the future."),
+    ("ui/translator.py", "Translator (de → en)", ":material/translate:",
+     "Encoder, decoder and cross-attention: which German word each English word reads."),
+)  # fmt: skip
+EXPLORE = (
+    ("ui/ablation.py", "Head ablation", ":material/block:", "Switch heads off and watch the prediction move."),
+    ("ui/pairs.py", "Minimal pairs", ":material/compare_arrows:", "Change one word and compare the attention."),
+    ("ui/profiles.py", "Head profiles", ":material/insights:", "What each head tends to do, in a few numbers."),
+    ("ui/history.py", "Training history", ":material/timeline:", "Heads going from blurry to sharp, epoch by epoch."),
+)
+WORKSHOP = ("ui/workshop.py", "Workshop: predict, then reveal", ":material/school:",
+            "Guess where attention goes, then see it: for a room.")  # fmt: skip
+MODELS = {"classifier": "Sentiment classifier (SST-2)", "generator": "Shakespeare generator", "translator": "Translator (Multi30k)"}
+SPLITS = ("val_", "dev_", "test_")  # results on held-out data; the rest (loss on training, steps) is bookkeeping
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def headline(directory: str, _stamp: float) -> dict[str, float] | None:
+    """The held-out results recorded in a checkpoint's config.json, or None without a checkpoint."""
+    try:
+        results = read_meta(directory).get("results") or {}
+    except CheckpointError:
+        return None
+    return {k: float(v) for k, v in results.items() if k.startswith(SPLITS) and isinstance(v, int | float)}
+
+
+def figure_text(name: str, value: float) -> str:
+    return f"{value:.1%}" if "accuracy" in name else f"{value:.2f}" if "bleu" in name else f"{value:.3f}"
+
+
+def link(page: str, title: str, icon: str, line: str) -> None:
+    with st.container(border=True):
+        st.page_link(page, label=title, icon=icon)
+        st.caption(line)
+
+
+def results() -> None:
+    st.subheader("What the three models reached")
+    for column, (task, name) in zip(st.columns(3), MODELS.items()):
+        directory = default_dir(task)
+        config = directory / "config.json"
+        found = headline(str(directory), os.path.getmtime(config) if config.is_file() else 0.0)
+        with column:
+            if found is None:
+                st.metric(name, "not trained yet", help=f"Train it with `python -m model train {task}`.")
+            elif not found:
+                st.metric(name, "no results recorded", help="Its config.json has no held-out results.")
+            else:
+                (first, value), *rest = found.items()
+                others = ", ".join(f"{metric_name(k)} {figure_text(k, v)}" for k, v in rest)
+                st.metric(name, figure_text(first, value), help=others or None)
+                st.caption(metric_name(first) + (f" · {others}" if others else ""))
+
+
+@st.cache_resource(show_spinner=False)
+def picture():
+    """The first page's attention weights, small: what every heatmap in the app looks like."""
+    w = walkthrough()
+    fig = attention_heatmap(w.weights, w.tokens, title="one head's weights on the first page")
+    fig.update_layout(height=360)
+    return fig
+
+
+def main() -> None:
+    st.title("Attention Explorer")
+    text, image = st.columns([3, 2])
+    text.markdown(
+        "Attention is how a transformer decides which other words matter for each word. This app shows it "
+        "with real numbers: first by hand on one sentence, then inside three small models trained from scratch. "
+        "Follow the path in order, or jump in anywhere.\n\n"
+        "Each row of a heatmap is one word asking (the query); each column a word it may read (the key); "
+        "the colour is how much it reads it. Every row sums to 1."
+    )
+    with image:
+        show_figure(picture(), "start-picture")
+    st.subheader("The path")
+    for column, item in zip(st.columns(len(PATH)), PATH):
+        with column:
+            link(*item)
+    st.subheader("Then explore")
+    for column, item in zip(st.columns(len(EXPLORE)), EXPLORE):
+        with column:
+            link(*item)
+    st.subheader("Teaching a room")
+    link(*WORKSHOP)
+    results()
+
+
+main()

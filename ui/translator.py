@@ -1,0 +1,146 @@
+"""Translator (German -> English): the translation (greedy or beam), encoder self-, decoder self- and
+cross-attention per layer and head, a decoding-step view and a teacher-forced view on a reference."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from model.core.results import RunResult
+from model.core.checkpoint import Checkpoint
+from ui.shared.display import export_view_button, output_text, show_figure
+from ui.shared.hub import TRANSLATOR_HUB, hub_cross_attention_panel
+from ui.shared.models import require_checkpoint
+from ui.shared.runs import attempt, input_notes, run_translation
+from ui.shared.state import bounded, flag, init_state, on_request, one_of, range_slider, sync_url
+from ui.shared.text import clean_text, example_picker, listing, markdown_escape, text_box
+from ui.shared.views import attention_downloads, attention_views, axes, shown
+from viz.steps import decoding_step_figures
+
+TASK = "translator"
+EXAMPLES = {  # simple Multi30k-style captions and a reference translation for each
+    "ein mann fährt fahrrad .": "a man rides a bike .",
+    "zwei hunde spielen im schnee .": "two dogs play in the snow .",
+    "eine frau liest ein buch im park .": "a woman reads a book in the park .",
+    "ein kleines mädchen lacht .": "a little girl laughs .",
+    "drei männer stehen vor einem gebäude .": "three men stand in front of a building .",
+    "ein junge springt ins wasser .": "a boy jumps into the water .",
+}
+DECODING = ("greedy", "beam")
+
+
+def reference_of(example: str) -> None:
+    st.session_state["tr_reference"] = EXAMPLES[example]
+
+
+def hub_options() -> None:
+    """Whether to compare with a production translation model from the Hugging Face Hub (or a local
+    folder), and which: outside the sentence's fragment, like the other options."""
+    init_state("tr_hub", False, flag)
+    init_state("tr_hub_id", TRANSLATOR_HUB)
+    st.toggle("Compare with a Hugging Face translation model", key="tr_hub",
+              help="Loads a pretrained model (downloaded once); here the Hub may be unreachable.")  # fmt: skip
+    if st.session_state["tr_hub"]:
+        st.text_input("Hugging Face model id or local folder", key="tr_hub_id")
+        sync_url("tr_hub", "tr_hub_id")
+    else:
+        sync_url("tr_hub")
+
+
+def options() -> None:
+    """Outside the sentence's fragment, so a new sentence does not send them again (each reruns the page)."""
+    init_state("tr_decoding", "greedy", one_of(DECODING))
+    init_state("tr_beam", 4, bounded(2, 8))
+    init_state("tr_forced", False, flag)
+    init_state("tr_reference", EXAMPLES.get(st.session_state.get("tr_text", next(iter(EXAMPLES))), ""))
+    a, b, c, d = st.columns([3, 2, 2, 3], vertical_alignment="bottom")
+    example_picker("tr", list(EXAMPLES), parent=a, on_pick=reference_of)
+    b.radio("Decoding", DECODING, key="tr_decoding", horizontal=True, help="Beam search keeps several candidates.")
+    c.slider("Beam size", 2, 8, key="tr_beam", disabled=st.session_state["tr_decoding"] == "greedy")
+    d.toggle("Teacher-forced view on a reference translation", key="tr_forced",
+             help="Feed a correct English sentence to the decoder and see what each of its words attends to.")  # fmt: skip
+    if st.session_state["tr_forced"]:
+        st.text_input("Reference English translation", key="tr_reference")
+    sync_url("tr_decoding", "tr_beam", "tr_forced", "tr_reference")
+    hub_options()
+
+
+def step_section(result: RunResult, layer: int) -> list:
+    """What output token n attended to when the decoder wrote it; returns the figures."""
+    cross, decoder = result.kinds["cross"], result.kinds["decoder"]
+    hint = "Output token n: what its query attended to."
+    step = range_slider("tr_step", 1, len(cross.queries), 1, label="Decoding step n", help=hint)
+    layer = min(layer, cross.layers - 1)
+    out = cross.queries[step - 1]
+    query = f"{step - 1}:{out}"
+    st.caption(
+        f"Step {step} (output position {step - 1}; positions count from 0): the decoder wrote **{markdown_escape(out)}**. Its query looked at the German words "
+        f"(cross-attention) and at the English written so far (decoder self-attention). Layer {layer}."
+    )
+    cross_row = cross.weights[layer, :, step - 1]  # (heads, German keys)
+    self_row = decoder.weights[layer, :, step - 1, :step]  # (heads, English written so far)
+    src, written = axes(cross, result)[1], list(decoder.keys)[:step]
+    figs = decoding_step_figures(cross_row, self_row, src, written, query_label=query)
+    for fig, key in zip(figs, ("tr-step-cross-heads", "tr-step-cross-bar", "tr-step-self-heads")):
+        show_figure(fig, key)
+    sync_url("tr_step")
+    return figs
+
+
+@st.fragment
+def attention(ck: Checkpoint, result: RunResult) -> None:
+    st.subheader("Attention")
+    st.caption(
+        "Cross-attention: each English word (row) looking at the German words (columns). Encoder: German looking "
+        "at German. Decoder: English looking at the English written before it (later words are masked). Switch "
+        "kind, view, layer (PageUp/PageDown) and head ([ and ]) in the explorer; click a weight to see how it was "
+        "computed."
+    )
+    title = f"Translator: {' '.join(result.kinds['encoder'].keys[1:-1])} → {result.prediction}"
+    cell = attention_views(result, "tr", ck=ck, first=("cross",), title=title)
+    # lazy: three charts that every new sentence would redraw, built only while the section is open
+    steps = on_request("Decoding step by step: what each output word attended to", "tr_steps")
+    if steps.open:
+        with steps:
+            figs = step_section(result, cell["layer"] if cell and cell["layer"] is not None else 0)
+            notes = f"German: {' '.join(result.kinds['encoder'].keys[1:-1])}\nEnglish: {result.prediction}"
+            export_view_button(figs, "Translator: decoding step by step", "tr-export", notes=notes)
+
+
+@st.fragment
+def page_body(ck: Checkpoint) -> None:
+    """Everything that depends on the sentence, as one fragment: a new sentence reruns this, not the
+    router and the sidebar."""
+    hint = "Lower case, like the Multi30k captions."
+    text = clean_text(text_box("tr", next(iter(EXAMPLES)), label="German sentence", help=hint), what="German sentence")
+    beam = int(st.session_state["tr_beam"]) if st.session_state["tr_decoding"] == "beam" else 1
+    result = text and attempt(run_translation, ck, text, beam, None, what="Nothing to translate")
+    if result is None or not input_notes(result, "the German sentence"):
+        shown("tr").clear()
+        return
+    st.subheader("Translation")
+    output_text(result.prediction or "(the model wrote no words)")
+    if st.session_state["tr_forced"]:
+        reference = clean_text(st.session_state["tr_reference"], what="reference translation")
+        forced = reference and attempt(run_translation, ck, text, 1, reference, what="No reference to read")
+        if forced is not None:
+            result = forced
+            unknown = [w for w in forced.notes.get("reference_unknown", "").split("\n") if w]
+            if unknown:
+                st.warning(f"{len(unknown)} word(s) of the reference are not in the English vocabulary and were read "
+                           f"as `<unk>`: {listing(unknown)}")  # fmt: skip
+            st.info("Teacher-forced view: the attention below is for the reference translation fed to the decoder, "
+                    "not for the model's own output.")  # fmt: skip
+    attention(ck, result)
+    if st.session_state["tr_hub"]:  # the model's cross-attention beside ours, on the same German sentence
+        hub_cross_attention_panel(st.session_state["tr_hub_id"].strip(), text)
+
+
+st.title("Translator (German → English)")
+st.caption(
+    "An encoder-decoder transformer trained on Multi30k image captions. The encoder reads the German sentence; "
+    "the decoder writes English one word at a time, attending to its own earlier words (causal self-attention) "
+    "and to the German words (cross-attention)."
+)
+options()
+page_body(require_checkpoint(TASK))
+attention_downloads("tr", "translator")
