@@ -58,8 +58,8 @@ def _train(args: argparse.Namespace) -> None:
 
 
 def _evaluate(args: argparse.Namespace) -> None:
-    from model.training import evaluate
     from model.core.checkpoint import default_dir, load_checkpoint
+    from model.training import evaluate
     from model.training.train import pick_device
 
     ck = load_checkpoint(args.checkpoint or default_dir(args.task), task=args.task, device=pick_device(args.device))
@@ -81,8 +81,8 @@ def _evaluate(args: argparse.Namespace) -> None:
 def _average(args: argparse.Namespace) -> None:
     from pathlib import Path
 
-    from model.training import evaluate
     from model.core.checkpoint import default_dir, load_checkpoint, save_checkpoint
+    from model.training import evaluate
     from model.training.train import average_snapshots
 
     first, _, last = args.epochs.partition("-")
@@ -110,11 +110,34 @@ def _plain(value):
     return value
 
 
+# what `hub --explain` prints of an Explanation, besides "weight" (the map's) and "recomputed"
+EXPLAIN_FIELDS = ("query_from", "key_from", "q", "k", "product", "raw_score", "scale", "scale_text", "score",
+                  "mask", "mask_reasons", "scores", "weights", "output")
+
+
+def _explained(hub, result, kind: str, layer: int, head: int, query: int, key: int) -> dict:
+    """One cell of a Hub model's run, step by step, as JSON: ``explained``, ``weight`` (the map's),
+    ``recomputed`` (from the steps) and the steps; without them, and with the ``reason``, when the
+    family is not recomputed here."""
+    from model.core.explanation import NotExplained
+    from model.hub.explain import explain
+
+    view = result.kinds[kind]
+    plain = {"kind": kind, "layer": layer, "head": head, "query": query, "key": key}
+    try:
+        e = explain(hub, result, kind, layer, head, query, key)
+    except NotExplained as why:
+        w = float(view.weights[layer, head, query, key])
+        return {**plain, "query_token": view.queries[query], "key_token": view.keys[key], "weight": w,
+                "explained": False, "reason": str(why)}
+    return {**plain, "query_token": e.query_token, "key_token": e.key_token, "weight": e.map_weight,
+            "explained": True, "recomputed": e.weight, **{f: _plain(getattr(e, f)) for f in EXPLAIN_FIELDS}}
+
+
 def _hub(args: argparse.Namespace) -> None:
     from tqdm import tqdm
 
     from model.hub import HubError
-    from model.hub.explain import explain
     from model.hub.load import load
     from model.hub.run import run
 
@@ -129,7 +152,7 @@ def _hub(args: argparse.Namespace) -> None:
         bar.close()
         out = run(hub, args.text, generate=args.generate, target=args.target, max_tokens=args.max_tokens)
         cell = args.explain.split(",") if args.explain else None
-        why = explain(hub, out.result, cell[0], *map(int, cell[1:])) if cell else None
+        why = _explained(hub, out.result, cell[0], *map(int, cell[1:])) if cell else None
     except (HubError, KeyError, IndexError, ValueError) as err:
         bar.close()
         sys.exit(f"error: {err}")
@@ -144,7 +167,7 @@ def _hub(args: argparse.Namespace) -> None:
         "steps": [{"position": s.position, "token": s.token, "prob": round(s.prob, 6)} for s in out.steps],
     }
     if why is not None:
-        report["explain"] = {key: _plain(value) for key, value in vars(why).items()}
+        report["explain"] = why
     print(json.dumps(report, ensure_ascii=False, default=float))
 
 

@@ -1,4 +1,4 @@
-"""Hugging Face models opened by path (tiny random ones from bench/hub_tiny.py, no network): the maps
+"""Hugging Face models opened by path (tiny random ones from fixtures/hub_tiny.py, no network): the maps
 in a RunResult are the model's own ``output_attentions``, generation's per-step maps equal one
 teacher-forced pass, and the step-by-step explanation recomputes every weight exactly."""
 
@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from bench.hub_tiny import BUILDERS, SIZE
+from fixtures.hub_tiny import BUILDERS, SIZE
+from model.core.explanation import NotExplained
 from model.hub.explain import explain, forward
 from model.hub.load import load
 from model.hub.run import run
@@ -172,17 +173,18 @@ def test_explain_recomputes_every_weight(hubs, name):
                 for i in range(len(view.queries)):
                     for j in range(len(view.keys)):
                         e = explain(hub, r, kind, layer, head, i, j, states=states)
-                        assert e.explained, e.reason
-                        assert e.recomputed == pytest.approx(e.weight, abs=1e-6)
-                        np.testing.assert_allclose(e.softmax, view.weights[layer, head, i], atol=1e-6)
+                        assert e.weight == pytest.approx(e.map_weight, abs=1e-6)
+                        np.testing.assert_allclose(e.weights, view.weights[layer, head, i], atol=1e-6)
     e = explain(hub, r, kind, view.layers - 1, 1, len(view.queries) - 1, 0)  # computes its own forward pass
     d = SIZE["dim"] // SIZE["heads"]
     assert e.q.shape == e.k.shape == e.product.shape == (d,)
-    assert e.raw == pytest.approx(float(e.product.sum()), abs=1e-5)
-    assert e.scale == pytest.approx(d**-0.5) and e.scale_text == f"1/√{d}"
-    assert e.scaled == pytest.approx(e.raw * e.scale, abs=1e-6)
-    assert e.scores[e.key] == pytest.approx(e.scaled, abs=1e-6)
-    assert np.isneginf(e.scores[~e.mask]).all() and (e.softmax[~e.mask] == 0).all()
+    assert e.raw_score == pytest.approx(float(e.product.sum()), abs=1e-5)
+    assert e.scale == pytest.approx(d**-0.5) and e.scale_text == f"the score is divided by √s = √{d} = {d**0.5:.4g}"
+    assert e.score == pytest.approx(e.raw_score * e.scale, abs=1e-6)
+    assert e.scores[e.key] == pytest.approx(e.score, abs=1e-6)
+    assert np.isneginf(e.scores[~e.mask]).all() and (e.weights[~e.mask] == 0).all()
+    # the value side, as for our own models: the head's output is the weighted sum of its value vectors
+    np.testing.assert_allclose(e.output, e.weights @ e.values, atol=1e-12)
     assert e.query_token == view.queries[e.query] and e.key_token == view.keys[e.key]
 
 
@@ -191,16 +193,15 @@ def test_explain_masks_later_tokens_in_a_decoder(hubs):
     r = run(hub, TEXT).result
     e = explain(hub, r, "decoder", 0, 0, 2, 1)
     assert e.mask.tolist() == [True, True, True] + [False] * (len(r.inputs["ids"]) - 3)
-    assert e.softmax[:3].sum() == pytest.approx(1.0, abs=1e-6)
+    assert e.weights[:3].sum() == pytest.approx(1.0, abs=1e-6)
+    assert e.mask_reasons[3:] == ["future"] * (len(r.inputs["ids"]) - 3)
 
 
 def test_explain_other_architectures_gives_the_weight_and_a_reason(hubs):
     hub = hubs["t5"]
     r = run(hub, TEXT, generate=3).result
-    e = explain(hub, r, "cross", 1, 0, 1, 2)
-    assert not e.explained and "T5" in e.reason and "relative-position bias" in e.reason
-    assert e.weight == pytest.approx(float(r.kinds["cross"].weights[1, 0, 1, 2]))
-    assert e.q is None and e.softmax is None
+    with pytest.raises(NotExplained, match="T5 adds a learned relative-position bias"):
+        explain(hub, r, "cross", 1, 0, 1, 2)
 
 
 def test_explain_rejects_a_cell_outside_the_map(hubs):

@@ -1,5 +1,5 @@
 """Every way a Hugging Face model can fail to open or run ends in one HubError whose message says
-what to do; downloads go through a loopback stand-in for the Hub (bench/hub_tiny.FakeHub)."""
+what to do; downloads go through a loopback stand-in for the Hub (fixtures/hub_tiny.FakeHub)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from bench.hub_tiny import FakeHub, edit_config, save_bert, save_gpt2, save_marian
+from fixtures.hub_tiny import FakeHub, edit_config, save_bert, save_gpt2, save_marian
 from model.__main__ import main
 from model.hub import HubError
 from model.hub.download import OFFLINE, TIMEOUT_ENV
@@ -194,13 +194,19 @@ def test_a_hub_that_never_answers_times_out(hub_env):
     assert str(err.value) == OFFLINE
 
 
-def test_cli_prints_json(tiny, capsys):
+def test_cli_prints_json(tiny, capsys, tmp_path):
     main(["hub", str(tiny["gpt2"]), "the cat sat", "--generate", "3", "--explain", "decoder,1,0,2,1"])
     out = json.loads(capsys.readouterr().out)
     n = len(out["kinds"]["decoder"]["queries"])
     assert out["shape"] == "decoder" and out["kinds"]["decoder"]["shape"] == [2, 2, n, n]
     assert len(out["steps"]) == 3 and out["prediction"]
     assert out["explain"]["explained"] and out["explain"]["scores"][3:] == [None] * (n - 3)
+    assert out["explain"]["recomputed"] == pytest.approx(out["explain"]["weight"], abs=1e-5)
+    from fixtures.hub_tiny import save_t5
+
+    main(["hub", str(save_t5(tmp_path / "t5")), "the cat sat", "--generate", "2", "--explain", "cross,0,0,1,1"])
+    out = json.loads(capsys.readouterr().out)["explain"]
+    assert not out["explained"] and "relative-position bias" in out["reason"] and "recomputed" not in out
     main(["hub", str(tiny["marian"]), "der mann", "--target", "a man"])
     out = json.loads(capsys.readouterr().out)
     assert set(out["kinds"]) == {"encoder", "decoder", "cross"} and out["notes"]["reference"] == "a man"

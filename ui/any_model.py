@@ -10,18 +10,9 @@ from model.hub.load import HubModel
 from model.hub.run import HubRun
 from model.hub.tokens import hide_specials
 from ui.shared.display import output_text, show_figure
+from ui.shared.explain import explain_panel, remembered_cell
 from ui.shared.explorer import attention_explorer, explorer_download
-from ui.shared.hub import (
-    MAX_GENERATE,
-    attempt_run,
-    clicked,
-    describe,
-    explain_panel,
-    input_notes,
-    limits_note,
-    open_hub,
-    run_id,
-)
+from ui.shared.hub import MAX_GENERATE, attempt_run, describe, hub_explainer, input_notes, limits_note, open_hub, run_id
 from ui.shared.state import bounded, init_state, keep_valid, sync_url
 from ui.shared.text import clean_text, markdown_escape
 from viz.attention import weights_frame
@@ -129,12 +120,12 @@ def attention(hub: HubModel, out: HubRun, text: str, generate: int) -> None:
         return
     explorer_download(kinds, title, key="hub-download", rollout=rollout)
     rid = run_id(hub.source, text, generate, kept is not None)
-    cell = clicked(CELL, rid, kinds, cell, rollout)
+    cell = remembered_cell(rid, CELL, cell, kinds, rollout)
     if cell is None:
         st.caption("Click a cell of the map (or select one with the arrow keys and press Enter) to see how the "
                    "model computed that weight.")  # fmt: skip
         return
-    explain_panel(hub, out.result, rid, cell, kept)
+    explain_panel(hub_explainer(hub, out.result, rid), out.result, cell, "hub", kept=kept)
 
 
 st.title("Any model (Hugging Face)")

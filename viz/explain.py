@@ -1,5 +1,5 @@
 """The "how was this weight computed" panel: figures, steps in words and a CSV table from one
-:class:`model.analysis.explain.Explanation`.
+:class:`model.core.explanation.Explanation`, whichever model family filled it (ours, a Hugging Face one).
 
 Three figures follow the computation: the query and key vectors and their elementwise product
 (:func:`vector_figure`), the row of scores and its softmax with the chosen key highlighted and masked
@@ -10,24 +10,22 @@ keys marked (:func:`row_figure`), and the value vectors weighted into this head'
 
 from __future__ import annotations
 
-import html
 import math
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from model.analysis.explain import Explanation
-from viz.attention import plot_labels
-from viz.common import DIVERGING, FONT_SIZE, house_layout, margins, text_px
+from model.core.explanation import Explanation
+from viz.common import DIVERGING, FONT_SIZE, escape, house_layout, margins, plot_labels, printable, text_px
 
 CHOSEN, OTHER, MASKED = "#D55E00", "#0072B2", "#BBBBBB"  # Okabe-Ito vermilion / blue, grey
 MAX_TEXT = 16  # print values in the cells up to this many dimensions
 
 
 def _esc(text: str) -> str:
-    """Token text as plotly shows it literally (plotly reads a little HTML)."""
-    return html.escape(str(text), quote=False)
+    """Token text as plotly shows it literally, control characters made visible."""
+    return escape(printable(text))
 
 
 def _cell_name(e: Explanation) -> str:
@@ -91,7 +89,7 @@ def row_figure(e: Explanation) -> go.Figure:
         house_layout(title=title, height=520),
         showlegend=False,
         xaxis=dict(domain=[0, 1], anchor="y", type="category", showticklabels=False),
-        yaxis=dict(domain=[0.58, 1], anchor="x", title=dict(text="score ÷ √s"), zeroline=True),
+        yaxis=dict(domain=[0.58, 1], anchor="x", title=dict(text="scaled score"), zeroline=True),
         xaxis2=dict(domain=[0, 1], anchor="y2", type="category", tickangle=angle, tickfont=tick,
                     title=dict(text=f"key (column) · query {e.query}:{_esc(e.query_token)} (row)")),
         yaxis2=dict(domain=[0, 0.42], anchor="x2", title=dict(text="softmax weight"), range=[0, 1.15]),
@@ -178,7 +176,7 @@ def explanation_frame(e: Explanation) -> pd.DataFrame:
 
     for name, vec in (("q_i", e.q), ("k_j", e.k), ("q_i*k_j", e.product), ("output", e.output),
                       ("model_output", e.model_output)):  # fmt: skip
-        for d, v in enumerate(vec):
+        for d, v in enumerate([] if vec is None else vec):
             add(name, float(v), dimension=d)
     for name, v in (("raw_score", e.raw_score), ("scale", e.scale), ("score", e.score), ("weight", e.weight),
                     ("map_weight", e.map_weight), ("head_factor", e.head_factor)):  # fmt: skip

@@ -15,11 +15,11 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from model.analysis.runs import run, with_weights
+from model.core.checkpoint import Checkpoint
 from model.core.inference import model_device
 from model.core.results import RunResult
-from model.analysis.runs import run, with_weights
 from model.nets.translator import Translator
-from model.core.checkpoint import Checkpoint
 
 Head = tuple[str, int, int]  # (kind, layer, head); kind is "encoder", "decoder" or "cross"
 KINDS = ("encoder", "decoder", "cross")
@@ -92,7 +92,7 @@ def ablate(ck: Checkpoint, text: str, off: Iterable[Head]) -> Ablation:
     mask = model_head_mask(ck.model, off)
     before = run(ck, text)
     after = run(ck, text, head_mask=mask)
-    if ck.task != "translator":
+    if ck.spec.output != "text":  # one forward pass reads the whole input
         return Ablation(off, before, after)
     # The translation as written with every head on, read again with the heads off: both sides from
     # one teacher-forced pass each (greedy's kept maps agree only to rounding), so nothing off changes nothing.

@@ -14,6 +14,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from model.analysis.maps import causal_steps, last_query_attention
+from model.core.checkpoint import Checkpoint
 from model.core.inference import (
     Classification,
     Generation,
@@ -25,28 +27,28 @@ from model.core.inference import (
     next_char,
     translate,
 )
-from model.analysis.maps import causal_steps, last_query_attention
-from model.core.results import special_keys
-from model.core.results import RunResult, attention_kind, causal
-from model.core.checkpoint import Checkpoint
+from model.core.results import AttentionKind, RunResult, attention_kind, causal, special_keys
 from model.core.tokenize import UNK, encode_chars
-
-TASKS = ("classifier", "generator", "translator")
 
 
 def input_limit(ck: Checkpoint) -> int:
     """How many words (characters for the generator) the model reads."""
-    c = ck.model.config
-    return {"classifier": lambda: c.max_len, "generator": lambda: c.block_size, "translator": lambda: c.max_len - 2}[
-        ck.task
-    ]()
+    return ck.spec.limit(ck.model.config)
+
+
+def _kind(ck: Checkpoint, name: str, layers, queries, keys, *, mask, special) -> AttentionKind:
+    """One kind of ``ck``'s attention, titled and labelled as its description says."""
+    k = ck.spec.kind(name)
+    return attention_kind(name, layers, queries, keys, mask=mask, special=special, title=k.title,
+                          axes=(k.query_axis, k.key_axis))
 
 
 def classifier_result(ck: Checkpoint, r: Classification) -> RunResult:
     ids = r.inputs["ids"]
     pad = ck.model.config.pad_id
     visible = np.array([i != pad for i in ids])
-    kind = attention_kind(
+    kind = _kind(
+        ck,
         "encoder",
         r.attention.encoder,
         r.tokens,
@@ -56,14 +58,14 @@ def classifier_result(ck: Checkpoint, r: Classification) -> RunResult:
     )
     unknown = set(r.unknown)
     return RunResult(
-        task="classifier",
+        task=ck.task,
         kinds={"encoder": kind},
         prediction=r.label,
         probs=dict(zip(r.labels, r.probs)),
         unknown=r.unknown,
         truncated=r.truncated,
         limit=input_limit(ck),
-        unit="words",
+        unit=ck.spec.unit,
         read=len(r.tokens),
         unknown_read=sum(t in unknown for t in r.tokens),
         inputs=r.inputs,
@@ -74,25 +76,18 @@ def _generator_result(ck: Checkpoint, chars: Sequence[str], prompt: str, maps, u
     """``chars`` is the window the maps cover; ``prompt`` what the model was given to read."""
     vocab = ck.vocabs["chars"]
     shown = [UNK if c not in vocab else c for c in chars]
-    kind = attention_kind(
-        "encoder",
-        maps.encoder,
-        shown,
-        shown,
-        mask=causal(len(chars)),
-        special=special_keys(shown, unknown),
-        axes=("query character", "key character"),
-        title="Causal self-attention",
+    kind = _kind(
+        ck, "encoder", maps.encoder, shown, shown, mask=causal(len(chars)), special=special_keys(shown, unknown)
     )
     return RunResult(
-        task="generator",
+        task=ck.task,
         kinds={"encoder": kind},
         prediction=prediction,
         probs=probs,
         unknown=list(unknown),
         truncated=truncated,
         limit=input_limit(ck),
-        unit="characters",
+        unit=ck.spec.unit,
         read=len(prompt),
         unknown_read=sum(c not in vocab for c in prompt),
         notes=notes,
@@ -118,33 +113,25 @@ def translator_result(ck: Checkpoint, t: Translation) -> RunResult:
     src_special = special_keys(t.src_tokens, t.unknown)
     maps = t.attention
     kinds = {
-        "encoder": attention_kind(
-            "encoder",
-            maps.encoder,
-            t.src_tokens,
-            t.src_tokens,
-            mask=np.broadcast_to(src_visible, (S, S)),
+        "encoder": _kind(
+            ck, "encoder", maps.encoder, t.src_tokens, t.src_tokens, mask=np.broadcast_to(src_visible, (S, S)),
             special=src_special,
-            axes=("query = German", "key = German"),
-            title="Encoder self-attention",
         ),
-        "decoder": attention_kind(
-            "decoder", maps.decoder, t.tgt_out, t.tgt_in, mask=causal(T), special=special_keys(t.tgt_in)
-        ),
-        "cross": attention_kind(
-            "cross", maps.cross, t.tgt_out, t.src_tokens, mask=np.broadcast_to(src_visible, (T, S)), special=src_special
+        "decoder": _kind(ck, "decoder", maps.decoder, t.tgt_out, t.tgt_in, mask=causal(T), special=special_keys(t.tgt_in)),
+        "cross": _kind(
+            ck, "cross", maps.cross, t.tgt_out, t.src_tokens, mask=np.broadcast_to(src_visible, (T, S)), special=src_special
         ),
     }
     words = t.src_tokens[1:-1]
     unknown = set(t.unknown)
     return RunResult(
-        task="translator",
+        task=ck.task,
         kinds=kinds,
         prediction=t.text,
         unknown=t.unknown,
         truncated=t.truncated,
         limit=input_limit(ck),
-        unit="words",
+        unit=ck.spec.unit,
         read=len(words),
         unknown_read=sum(w in unknown for w in words),
         notes={} if t.reference is None else {"reference": t.reference, "reference_unknown": "\n".join(t.reference_unknown)},
@@ -155,13 +142,16 @@ def translator_result(ck: Checkpoint, t: Translation) -> RunResult:
 def run(ck: Checkpoint, text: str, *, head_mask: Tensor | dict[str, Tensor] | None = None) -> RunResult:
     """The prediction and attention of ``ck`` on ``text``: the classifier's label, the generator's next
     character (no sampling) or the translator's greedy translation. ``ValueError`` on empty input."""
-    if ck.task == "classifier":
-        return classifier_result(ck, classify(ck, text, head_mask=head_mask))
-    if ck.task == "generator":
-        return next_char_result(ck, next_char(ck, text, head_mask=head_mask))
-    if ck.task == "translator":
-        return translator_result(ck, translate(ck, text, head_mask=head_mask))
-    raise ValueError(f"unknown task {ck.task!r}; expected one of {', '.join(TASKS)}")
+    infer, result = _RUNS[ck.spec.output]
+    return result(ck, infer(ck, text, head_mask=head_mask))
+
+
+# what one run is for each kind of prediction: the inference, then its RunResult
+_RUNS = {
+    "classes": (classify, classifier_result),
+    "next": (next_char, next_char_result),
+    "text": (translate, translator_result),
+}
 
 
 def generation_run(ck: Checkpoint, prompt: str, **sampling) -> RunResult:

@@ -18,10 +18,11 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save_model
 from torch import nn
 
+from model.core.specs import ModelSpec, spec_for
+from model.core.tokenize import Vocab
 from model.nets.classifier import Classifier, ClassifierConfig
 from model.nets.generator import Generator, GeneratorConfig
 from model.nets.translator import Translator, TranslatorConfig
-from model.core.tokenize import Vocab
 
 ROOT = Path(__file__).resolve().parents[2]  # the checkout: model/training/ is two below it
 WEIGHTS, CONFIG = "model.safetensors", "config.json"
@@ -61,6 +62,11 @@ class Checkpoint:
     training: dict[str, Any] = field(default_factory=dict)
     results: dict[str, Any] = field(default_factory=dict)
     directory: Path | None = None
+
+    @property
+    def spec(self) -> ModelSpec:
+        """What this model is (its attention kinds, inputs, limits, labels): :data:`model.core.specs.SPECS`."""
+        return spec_for(self.task)
 
 
 def save_checkpoint(

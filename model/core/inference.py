@@ -7,11 +7,11 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor
 
+from model.core.checkpoint import Checkpoint
+from model.core.tokenize import EOS, SOS, Vocab, decode_chars, encode_chars, tokenize
 from model.nets.blocks import AttentionMaps
 from model.nets.generator import sampling_probs
 from model.nets.translator import Translator
-from model.core.checkpoint import Checkpoint
-from model.core.tokenize import EOS, SOS, Vocab, decode_chars, encode_chars, tokenize
 
 SENTIMENT_LABELS = ("negative", "positive")
 

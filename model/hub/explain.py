@@ -3,11 +3,11 @@
 For GPT-2, the BERT family (BERT, RoBERTa, XLM-R, CamemBERT, DistilBERT) and Marian/BART, the
 weight that query i gives key j in one head is recomputed step by step: the layer's input hidden
 states (``output_hidden_states=True`` on one teacher-forced pass over the run's token ids; nothing
-is hooked or stored on the shared model), q_i and every k_j from the layer's own projections, their
-product and its sum, the scaling, the mask, and the softmax of the row. The recomputed weight is
-checked against the one the model reported; if they ever disagree, or the architecture is another
-one (T5 adds a position bias, pre-norm BART variants normalise first), only the weight is shown,
-with the reason.
+is hooked or stored on the shared model), q_i and every k_j and v_j from the layer's own
+projections, then the same steps as for our own models (:func:`model.core.explanation.row_steps`),
+into the same :class:`~model.core.explanation.Explanation`. The recomputed weight is checked against
+the one the model reported; if they ever disagree, or the architecture is another one (T5 adds a
+position bias, pre-norm BART variants normalise first), :class:`NotExplained` says why.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from model.core.explanation import Explanation, NotExplained, mask_reasons, row_steps, scale_text
 from model.core.results import RunResult
 from model.hub.load import HubModel
 
@@ -30,34 +31,6 @@ REASONS = {
     "pegasus": "Pegasus normalises before attention, a path this view does not recompute",
 }
 TOLERANCE = 1e-4  # float32 recomputation against the model's own weight
-
-
-@dataclass(frozen=True, eq=False)
-class HubExplanation:
-    """How one weight came about. Without ``explained`` only the identifying fields and ``weight``
-    are set, and ``reason`` says why."""
-
-    kind: str  # "encoder", "decoder" or "cross"
-    layer: int
-    head: int
-    query: int  # query position i
-    key: int  # key position j
-    query_token: str
-    key_token: str
-    weight: float  # what the model reported (output_attentions)
-    explained: bool
-    reason: str = ""
-    q: np.ndarray | None = None  # (d_head,) q_i
-    k: np.ndarray | None = None  # (d_head,) k_j
-    product: np.ndarray | None = None  # q_i * k_j, element by element
-    raw: float | None = None  # their sum: q_i · k_j
-    scale: float | None = None  # what the score is multiplied by
-    scale_text: str = ""  # "1/√8"
-    scaled: float | None = None  # raw × scale
-    mask: np.ndarray | None = None  # (keys,) True where query i may attend
-    scores: np.ndarray | None = None  # (keys,) the scaled scores of row i, -inf where masked
-    softmax: np.ndarray | None = None  # (keys,) softmax of that row: the weights of row i
-    recomputed: float | None = None  # softmax[j], equal to ``weight``
 
 
 def _project(module: torch.nn.Module, x: torch.Tensor, part: int = 0, parts: int = 1) -> torch.Tensor:
@@ -91,16 +64,15 @@ class _Site:
     """Where one kind and layer's attention reads from: query and key inputs, projections, scale."""
 
     x_q: torch.Tensor  # (queries, E) the input of the query projection
-    x_k: torch.Tensor  # (keys, E)
+    x_k: torch.Tensor  # (keys, E) the input of the key and value projections
     q_proj: tuple  # (module, part, parts)
     k_proj: tuple
+    v_proj: tuple
     heads: int
     scale: float
-    scale_text: str
-
-
-def _scale_text(d: int, extra: str = "") -> str:
-    return f"1/√{d}{extra}"
+    extra: str  # why the scale is not 1/√d, in words ("" when it is)
+    query_from: str  # what x_q is, in words
+    key_from: str
 
 
 def _site(hub: HubModel, out, kind: str, layer: int) -> _Site:
@@ -109,22 +81,25 @@ def _site(hub: HubModel, out, kind: str, layer: int) -> _Site:
         block = base.h[layer]
         x = block.ln_1(out.hidden_states[layer][0])  # GPT-2 normalises before attention
         attn = block.attn
-        d = attn.head_dim
         if not attn.scale_attn_weights:
-            text = "1 (scale_attn_weights is off)"
+            extra = " (scale_attn_weights is off)"
         else:
-            text = _scale_text(d, f" ÷ {layer + 1} (layer)" if attn.scale_attn_by_inverse_layer_idx else "")
-        return _Site(x, x, (attn.c_attn, 0, 3), (attn.c_attn, 1, 3), attn.num_heads, attn.scaling, text)
+            extra = f" (÷ √d, then ÷ {layer + 1}, the layer)" if attn.scale_attn_by_inverse_layer_idx else ""
+        where = f"layer {layer}'s input hidden states after ln_1"
+        return _Site(x, x, (attn.c_attn, 0, 3), (attn.c_attn, 1, 3), (attn.c_attn, 2, 3), attn.num_heads,
+                     attn.scaling, extra, where, where)
     if mt in BERT_LIKE:
         x = out.hidden_states[layer][0]
         if mt == "distilbert":
             attn = base.transformer.layer[layer].attention
-            q, k, heads, d = attn.q_lin, attn.k_lin, attn.n_heads, attn.attention_head_size
+            q, k, v, heads = attn.q_lin, attn.k_lin, attn.v_lin, attn.n_heads
         else:
             attn = base.encoder.layer[layer].attention.self
-            q, k, heads, d = attn.query, attn.key, attn.num_attention_heads, attn.attention_head_size
-        return _Site(x, x, (q, 0, 1), (k, 0, 1), heads, attn.scaling, _scale_text(d))
+            q, k, v, heads = attn.query, attn.key, attn.value, attn.num_attention_heads
+        where = f"layer {layer}'s input hidden states"
+        return _Site(x, x, (q, 0, 1), (k, 0, 1), (v, 0, 1), heads, attn.scaling, "", where, where)
     if mt in POST_NORM_SEQ2SEQ:
+        where_q = where_k = f"{kind} layer {layer}'s input hidden states"
         if kind == "encoder":
             attn = base.encoder.layers[layer].self_attn
             x_q = x_k = out.encoder_hidden_states[layer][0]
@@ -138,8 +113,10 @@ def _site(hub: HubModel, out, kind: str, layer: int) -> _Site:
                 allowed = torch.ones(T, T, dtype=torch.bool, device=h.device).tril()
                 x_q = dec.self_attn_layer_norm(h + _attend(dec.self_attn, h, allowed, cfg.decoder_attention_heads))
                 attn, x_k = dec.encoder_attn, out.encoder_last_hidden_state[0]
-        return _Site(x_q, x_k, (attn.q_proj, 0, 1), (attn.k_proj, 0, 1), attn.num_heads, attn.scaling,
-                     _scale_text(attn.head_dim))
+                where_q = f"decoder layer {layer}'s self-attention output (after its layer norm)"
+                where_k = "the encoder's output, the same for every decoder layer"
+        return _Site(x_q, x_k, (attn.q_proj, 0, 1), (attn.k_proj, 0, 1), (attn.v_proj, 0, 1), attn.num_heads,
+                     attn.scaling, "", where_q, where_k)
     raise NotImplementedError(REASONS.get(mt, f"the step-by-step view covers GPT-2, the BERT family and Marian/BART, "
                                               f"not {mt}"))
 
@@ -157,33 +134,38 @@ def forward(hub: HubModel, result: RunResult):
 
 
 def explain(hub: HubModel, result: RunResult, kind: str, layer: int, head: int, query: int, key: int, *,
-            states=None) -> HubExplanation:
+            states=None) -> Explanation:
     """Why ``result``'s ``kind`` map gives weight w[layer, head, query, key]; ``states`` is a
-    :func:`forward` of the same result, computed here when not given."""
+    :func:`forward` of the same result, computed here when not given. :class:`NotExplained` when this
+    architecture is not recomputed here, or the recomputation does not give the model's weight."""
     view = result.kinds[kind]
     if not (0 <= layer < view.layers and 0 <= head < view.heads and 0 <= query < len(view.queries)
             and 0 <= key < len(view.keys)):
         raise IndexError(f"{kind}: no cell layer {layer}, head {head}, query {query}, key {key} in "
                          f"{tuple(view.weights.shape)}")
-    plain = dict(kind=kind, layer=layer, head=head, query=query, key=key, query_token=view.queries[query],
-                 key_token=view.keys[key], weight=float(view.weights[layer, head, query, key]))
+    map_weight = float(view.weights[layer, head, query, key])
     try:
         site = _site(hub, states if states is not None else forward(hub, result), kind, layer)
     except NotImplementedError as why:
-        return HubExplanation(**plain, explained=False, reason=f"{why}; showing the weight only")
+        raise NotExplained(f"{why}; showing the weight only") from None
     with torch.no_grad():
         q = _heads(_project(site.q_proj[0], site.x_q[query:query + 1], *site.q_proj[1:]), site.heads)[head, 0]
-        k = _heads(_project(site.k_proj[0], site.x_k, *site.k_proj[1:]), site.heads)[head]
-        raw_row = k @ q
-    allowed = torch.as_tensor(view.mask[query], device=raw_row.device)
-    scores = (raw_row * site.scale).masked_fill(~allowed, float("-inf"))
-    soft = torch.softmax(scores, dim=-1)
-    recomputed = float(soft[key])
-    if not math.isclose(recomputed, plain["weight"], abs_tol=TOLERANCE):
-        return HubExplanation(**plain, explained=False, reason=(
-            f"recomputing gave {recomputed:.6f}, not the model's {plain['weight']:.6f}; showing the weight only"))
-    qn, kn = q.float().cpu().numpy(), k[key].float().cpu().numpy()
-    return HubExplanation(
-        **plain, explained=True, q=qn, k=kn, product=qn * kn, raw=float(raw_row[key]), scale=float(site.scale),
-        scale_text=site.scale_text, scaled=float(raw_row[key] * site.scale), mask=view.mask[query].copy(),
-        scores=scores.float().cpu().numpy(), softmax=soft.float().cpu().numpy(), recomputed=recomputed)
+        K = _heads(_project(site.k_proj[0], site.x_k, *site.k_proj[1:]), site.heads)[head]
+        V = _heads(_project(site.v_proj[0], site.x_k, *site.v_proj[1:]), site.heads)[head]
+    as64 = lambda t: t.detach().to("cpu", torch.float64).numpy()  # noqa: E731
+    mask = np.asarray(view.mask[query], dtype=bool)
+    steps = row_steps(as64(q), as64(K), as64(V), mask, float(site.scale), key)
+    if not math.isclose(steps["weight"], map_weight, abs_tol=TOLERANCE):
+        raise NotExplained(f"recomputing gave {steps['weight']:.6f}, not the model's {map_weight:.6f}; "
+                           "showing the weight only")
+    d = q.shape[-1]
+    causal = kind == "decoder"
+    return Explanation(
+        model=hub.source, kind=kind, layer=layer, head=head, query=query, key=key,
+        query_tokens=list(view.queries), key_tokens=list(view.keys),
+        query_from=f"position {query}: {site.query_from}", key_from=f"position {key}: {site.key_from}",
+        dim=site.x_q.shape[-1], heads=site.heads, head_dim=d,
+        query_input=as64(site.x_q[query]), key_input=None if site.x_k is site.x_q else as64(site.x_k[key]),
+        scale_text=scale_text(d, scale=float(site.scale), extra=site.extra),
+        mask_reasons=mask_reasons(mask, query, causal=causal), map_weight=map_weight, **steps,
+    )

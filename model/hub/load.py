@@ -17,6 +17,7 @@ from pathlib import Path
 
 import torch
 
+from model.core.specs import ModelSpec, hub_spec
 from model.hub.download import Progress, download, reachable
 from model.hub.errors import HubError
 from model.hub.tokens import token_scheme
@@ -50,6 +51,11 @@ class HubModel:
     @property
     def device(self) -> torch.device:
         return next(self.model.parameters()).device
+
+    @property
+    def spec(self) -> ModelSpec:
+        """What this model is, from its config, in the same description as our own models'."""
+        return hub_spec(self.source, self.shape, self.head, self.max_tokens)
 
 
 def max_params() -> int:

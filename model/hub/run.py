@@ -127,12 +127,12 @@ def _encoder(hub: HubModel, text: str) -> HubRun:
     tokens, special = _pretty(hub, ids)
     kinds = {"encoder": attention_kind("encoder", out.attentions, tokens, tokens, special=special)}
     prediction, probs, notes = "", {}, {}
-    if hub.head == "classifier":
+    if hub.spec.output == "classes":
         labels = hub.model.config.id2label
         p = torch.softmax(out.logits[0].float(), -1).tolist()
         probs = {labels.get(i, str(i)): v for i, v in enumerate(p)}
         prediction = max(probs, key=probs.__getitem__)
-    elif hub.head == "masked-lm":
+    elif hub.spec.output == "masked":
         masks = [i for i, t in enumerate(ids) if t == hub.tokenizer.mask_token_id]
         if masks:
             probs = _top(hub, out.logits[0, masks[0]])

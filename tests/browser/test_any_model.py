@@ -4,12 +4,13 @@ explanation panel with the weight the explorer reports."""
 
 from __future__ import annotations
 
+import re
 from urllib.parse import urlencode
 
 import pytest
 from playwright.sync_api import expect
 
-from bench.hub_tiny import save_gpt2
+from fixtures.hub_tiny import save_gpt2
 
 from .test_explorer import CANVAS, ROOT, cell_point, state, until
 from .test_pages import RUN_TIMEOUT_MS, screenshot, wait_until_idle
@@ -38,7 +39,7 @@ def test_click_explains_the_weight(page, app_url: str, gpt2) -> None:
         clicked = until(page, lambda s: s["clicked"] is not None)["clicked"]
         assert {k: clicked[k] for k in ("kind", "layer", "head", "query", "key")} == {
             "kind": "decoder", "layer": 0, "head": 0, "query": 4, "key": 2}  # fmt: skip
-        page.get_by_text("How this weight was computed").wait_for(timeout=RUN_TIMEOUT_MS)
+        page.get_by_text(re.compile(r"How .+ computed .+: \d\.\d{4}$")).wait_for(timeout=RUN_TIMEOUT_MS)
         metrics = page.locator('[data-testid="stMetricValue"]')
         expect(metrics).to_have_count(2)
         assert [m.inner_text() for m in metrics.all()] == [f"{clicked['weight']:.4f}"] * 2

@@ -11,20 +11,20 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import replace
 from typing import Any
 
-import numpy as np
 import streamlit as st
 
-from model.core.results import AttentionKind, RunResult
+from model.core.explanation import Explanation
+from model.core.results import RunResult
 from model.hub.errors import HubError
-from model.hub.explain import HubExplanation, explain
+from model.hub.explain import explain
 from model.hub.load import MAX_PARAMS_ENV, HubModel, load, max_params
 from model.hub.run import HubRun, run
 from ui.shared import runs
-from ui.shared.display import output_text, show_figure
-from ui.shared.explorer import attention_explorer, checked_cell
+from ui.shared.display import output_text
+from ui.shared.explain import Explainer, explain_panel, remembered_cell
+from ui.shared.explorer import attention_explorer
 from ui.shared.models import device
 from ui.shared.text import markdown_escape
-from viz.hub import explanation_frame, explanation_steps, row_figure, vector_figure
 
 MAX_TOKENS = 128  # tokens a run reads at most: every map grows with the square (GPT-2's 1,024 would be 600 MB)
 MAX_GENERATE = 40  # tokens a page generates at most (greedy, one forward pass each)
@@ -156,59 +156,16 @@ def run_id(source: str, text: str, generate: int, hidden: bool = False) -> tuple
     return source, text, int(generate), bool(hidden)
 
 
-def clicked(store: str, rid: tuple, kinds: list[AttentionKind], cell: dict | None,
-            rollout: np.ndarray | None = None) -> dict | None:
-    """The cell to explain: this run's click, else the last one stored under ``store`` for the same run
-    (a click is a trigger: the next rerun no longer reports it), checked against ``kinds``."""
-    if cell is not None:
-        st.session_state[store] = {"run": rid, "cell": cell}
-    saved = st.session_state.get(store)
-    if not isinstance(saved, dict) or saved.get("run") != rid:
-        return None
-    return checked_cell(kinds, saved.get("cell"), rollout)
-
-
 @st.cache_data(max_entries=64, show_spinner="Recomputing the weight…", **CACHE)
 def explain_cell(hub: HubModel, _result: RunResult, rid: tuple, kind: str, layer: int, head: int, query: int,
-                 key: int) -> HubExplanation:
+                 key: int) -> Explanation:
     """:func:`model.hub.explain.explain` of one cell of the run ``rid`` names (``_result``)."""
     return explain(hub, _result, kind, layer, head, query, key)
 
 
-def explain_panel(hub: HubModel, result: RunResult, rid: tuple, cell: dict, kept: dict | None = None, *,
-                  key: str = "hub-explain") -> HubExplanation | None:
-    """How the clicked ``cell`` of the shown maps came about, from the model's own weights. With
-    special tokens hidden, ``kept`` maps the shown rows and columns back to the model's positions."""
-    st.subheader("How this weight was computed")
-    if cell["head"] is None:
-        what = "the rollout over all layers" if cell["layer"] is None else f"the mean of layer {cell['layer']}'s heads"
-        st.info(f"This cell is {what}: {cell['weight']:.4f}. Pick one head (heatmap or lines view) and click a "
-                "cell to see how a single weight is computed.")  # fmt: skip
-        return None
-    q, k = cell["query"], cell["key"]
-    if kept:
-        rows, cols = kept[cell["kind"]]
-        q, k = rows[q], cols[k]
-    keys = result.kinds[cell["kind"]].keys
-    e = explain_cell(hub, result, rid, cell["kind"], cell["layer"], cell["head"], q, k)
-    a, b = st.columns(2)
-    a.metric("Weight in the map", f"{cell['weight']:.4f}")
-    b.metric("Recomputed step by step" if e.explained else "The model's weight",
-             f"{e.recomputed if e.explained else e.weight:.4f}")  # fmt: skip
-    if kept:
-        st.caption(f"Special tokens are hidden, so the map's rows are renormalised over the other keys. The steps "
-                   f"below are the model's own row (query {q}, key {k}), special tokens included: weight {e.weight:.4f}.")  # fmt: skip
-    lines = explanation_steps(e, keys)
-    st.markdown("  \n".join(markdown_escape(line) for line in lines))
-    frame = explanation_frame(e, keys)
-    if not e.explained:
-        st.download_button("Download CSV", data=lambda: frame.to_csv().encode("utf-8"), file_name="hub-weight.csv",
-                           mime="text/csv", key=f"{key}-csv", on_click="ignore")  # fmt: skip
-        return e
-    show_figure(vector_figure(e), f"{key}-vectors")
-    show_figure(row_figure(e, keys), f"{key}-row", csv=frame,
-                csv_name=f"hub-{e.kind}-layer{e.layer}-head{e.head}-q{e.query}-k{e.key}.csv")  # fmt: skip
-    return e
+def hub_explainer(hub: HubModel, result: RunResult, rid: tuple) -> Explainer:
+    """How a Hugging Face model explains a cell of ``result``: its layer's own projections (cached)."""
+    return lambda kind, layer, head, query, key: explain_cell(hub, result, rid, kind, layer, head, query, key)
 
 
 def hub_cross_attention_panel(source: str, german: str) -> None:
@@ -232,6 +189,5 @@ def hub_cross_attention_panel(source: str, german: str) -> None:
     kinds = [result.kinds["cross"]]
     rid = run_id(hub.source, german, 0)
     cell = attention_explorer(kinds, key="trhub_explorer", url_prefix="trhub", title=f"{hub.source}: cross-attention")
-    cell = clicked("trhub_cell", rid, kinds, cell)
-    if cell is not None:
-        explain_panel(hub, result, rid, cell, key="trhub-explain")
+    cell = remembered_cell(rid, "trhub_cell", cell, kinds)
+    explain_panel(hub_explainer(hub, result, rid), result, cell, "trhub")

@@ -11,9 +11,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from model.core.results import AttentionKind, RunResult
 from model.core.checkpoint import Checkpoint
-from ui.shared.explain import explain_panel, remembered_cell
+from model.core.results import AttentionKind, RunResult
+from ui.shared.explain import checkpoint_explainer, explain_panel, remembered_cell, result_id
 from ui.shared.explorer import attention_explorer, explorer_file, html_download
 from ui.shared.state import bounded, init_state, keep_valid, sync_url
 from viz.attention import grid_frame, visible_chars
@@ -61,9 +61,9 @@ def attention_views(
     kinds = labelled(result, first)
     shown(prefix).update(kinds=kinds, rollout=rollout, title=title or "Attention Explorer")
     clicked = attention_explorer(kinds, key=f"{prefix}-explorer", url_prefix=prefix, rollout=rollout, title=title)
-    cell = remembered_cell(result, prefix, clicked)
+    cell = remembered_cell(result_id(result), f"{prefix}_cell", clicked)
     if ck is not None:
-        explain_panel(ck, result, cell, prefix)
+        explain_panel(checkpoint_explainer(ck, result), result, cell, prefix)
     elif cell is not None:
         kind = next(k for k in kinds if k.name == cell["kind"])
         st.caption(f"{kind.queries[cell['query']]} → {kind.keys[cell['key']]}: {cell['weight']:.4f}")
@@ -110,11 +110,11 @@ def head_explorer(
     clicked = attention_explorer([one], key=f"{prefix}-explorer-{layer}-{head}", url_prefix=prefix, title=title)
     if clicked is not None:  # indices of the one head sent -> the model's
         clicked = {**clicked, "layer": layer, "head": head if clicked["head"] is not None else None}
-    cell = remembered_cell(result, prefix, clicked)
+    cell = remembered_cell(result_id(result), f"{prefix}_cell", clicked)
     if cell is not None and (cell["kind"], cell["layer"], cell["head"]) != (name, layer, head):
         cell = None
     if ck is not None:
-        explain_panel(ck, result, cell, prefix)
+        explain_panel(checkpoint_explainer(ck, result), result, cell, prefix)
 
 
 def weights_csv(kinds: Sequence[AttentionKind]) -> str:
