@@ -234,3 +234,14 @@ def test_marian_sentencepiece_tokenizer(hubs):
     assert r.kinds["decoder"].queries[0] == "<pad>"  # opus-mt starts decoding from its pad token
     odd = run(hub, "der mann 漢字").result
     assert odd.unknown == ["<unk>"] and odd.unknown_read == 1
+
+
+@pytest.mark.parametrize("name", ["gpt2", "bert", "marian", "t5"])
+def test_a_hub_models_description_matches_its_run(hubs, name):
+    hub = hubs[name]
+    r = run(hub, TEXT, generate=2).result
+    spec = hub.spec
+    assert tuple(r.kinds) == spec.kind_names and tuple(r.inputs) == spec.inputs and spec.limit(None) == r.limit
+    for k in spec.kinds:
+        assert r.kinds[k.name].weights.shape[-2:] == (len(r.inputs[k.query_input]), len(r.inputs[k.key_input]))
+        assert not k.causal or not np.triu(r.kinds[k.name].mask, 1).any()
