@@ -7,26 +7,30 @@ from ui.shared.state import flush_url, start_url
 
 st.set_page_config(page_title="Attention Explorer", page_icon="🔍", layout="wide")
 
+# Each page beside the prefixes of the URL keys it writes (its widgets' and its explorers'): the URL keeps
+# those and the sidebar's, so another page's state leaves the address when the page changes.
 PAGES = [
-    st.Page("ui/start.py", title="Start here", url_path="start", icon=":material/home:", default=True),
-    st.Page("ui/hand.py", title="Self-attention by hand", url_path="hand"),
-    st.Page("ui/reshape.py", title="Multi-head reshape", url_path="reshape"),
-    st.Page("ui/classifier.py", title="Sentiment classifier", url_path="classifier"),
-    st.Page("ui/generator.py", title="Shakespeare generator", url_path="generator"),
-    st.Page("ui/translator.py", title="Translator (de → en)", url_path="translator"),
-    st.Page("ui/any_model.py", title="Any model (Hugging Face)", url_path="any_model"),
-    st.Page("ui/ablation.py", title="Head ablation", url_path="ablation"),
-    st.Page("ui/pairs.py", title="Minimal pairs", url_path="pairs"),
-    st.Page("ui/profiles.py", title="Head profiles", url_path="profiles"),
-    st.Page("ui/history.py", title="Training history", url_path="history"),
-    st.Page("ui/workshop.py", title="Workshop: predict, then reveal", url_path="workshop"),
-    st.Page("ui/classroom.py", title="Classroom", url_path="classroom"),
+    (st.Page("ui/start.py", title="Start here", url_path="start", icon=":material/home:", default=True), ()),
+    (st.Page("ui/hand.py", title="Self-attention by hand", url_path="hand"), ("hand_", "step")),
+    (st.Page("ui/reshape.py", title="Multi-head reshape", url_path="reshape"), ("reshape_",)),
+    (st.Page("ui/classifier.py", title="Sentiment classifier", url_path="classifier"), ("cls_",)),
+    (st.Page("ui/generator.py", title="Shakespeare generator", url_path="generator"), ("gen_",)),
+    (st.Page("ui/translator.py", title="Translator (de → en)", url_path="translator"), ("tr_", "trhub_")),
+    (st.Page("ui/any_model.py", title="Any model (Hugging Face)", url_path="any_model"), ("hub_",)),
+    (st.Page("ui/ablation.py", title="Head ablation", url_path="ablation"), ("abl_",)),
+    (st.Page("ui/pairs.py", title="Minimal pairs", url_path="pairs"), ("pair",)),
+    (st.Page("ui/profiles.py", title="Head profiles", url_path="profiles"), ("pro_", "proex_")),
+    (st.Page("ui/history.py", title="Training history", url_path="history"), ("hist_",)),
+    (st.Page("ui/workshop.py", title="Workshop: predict, then reveal", url_path="workshop"), ("q", "ws_")),
+    (st.Page("ui/classroom.py", title="Classroom", url_path="classroom"), ("room", "teacher", "crk_", "crr_")),
 ]
+URL_KEYS = {page.url_path: prefixes for page, prefixes in PAGES}
 
-page = st.navigation(PAGES, expanded=True)  # every page listed: past 10 Streamlit would hide some behind "View more"
+# every page listed: past 10 Streamlit would hide some behind "View more"
+page = st.navigation([page for page, _ in PAGES], expanded=True)
 start_url()
 sidebar()
 try:
     page.run()
 finally:  # also after st.stop(): a page that stops early still writes what it set
-    flush_url(page.url_path)
+    flush_url(URL_KEYS.get(page.url_path, ()))

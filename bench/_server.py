@@ -1,8 +1,6 @@
-"""What the benchmark scripts share: a Streamlit server on a free loopback port, Debian's Chromium,
-small statistics, their common options, and one JSON object on stdout (progress goes to stderr).
-
-The browser tests (``tests/browser/conftest.py``) start their server with :func:`streamlit_server`
-too (``streamlit run serve.py``, headless, no file watcher); it is stopped with its process id only.
+"""What the benchmark scripts share: small statistics, the checkpoints the app reads, their common
+options, and one JSON object on stdout (progress goes to stderr). The Streamlit server and Chromium
+they drive are the browser tests' too, in :mod:`fixtures.server`.
 """
 
 from __future__ import annotations
@@ -11,34 +9,16 @@ import argparse
 import json
 import math
 import os
-import socket
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
-import urllib.error
-import urllib.request
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+from fixtures.server import ROOT
+
 CHECKPOINTS_ENV = "ATTENTION_CHECKPOINTS"  # the app's checkpoint root (model/checkpoint.py reads it)
-STARTUP_SECONDS = 120  # the first start imports torch and streamlit on a busy 2-core machine
 T = TypeVar("T")
 
 
@@ -95,33 +75,7 @@ def median_time(fn: Callable[[], Any], repeats: int, *, unit: float = 1e3, warmu
     return round(statistics.median(times), digits)
 
 
-# ------------------------------------------------------------------------------------------- server
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def healthy(base: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2) as resp:
-            return resp.status == 200 and resp.read().strip() == b"ok"
-    except (OSError, urllib.error.URLError):
-        return False
-
-
-@dataclass
-class Server:
-    url: str  # http://127.0.0.1:<port>
-    proc: subprocess.Popen
-    log_path: Path
-    startup_s: float  # from Popen to the first healthy answer
-
-    @property
-    def pid(self) -> int:
-        return self.proc.pid
+# -------------------------------------------------------------------------------------- checkpoints
 
 
 def checkpoint_env(checkpoints: str | os.PathLike | None) -> dict[str, str]:
@@ -145,80 +99,6 @@ def read_checkpoint_meta(task: str, checkpoints: str | os.PathLike | None = None
     if not path.is_file():
         return None
     return json.loads(path.read_text(encoding="utf-8"))
-
-
-def stop(proc: subprocess.Popen) -> None:
-    """Terminate one process we started (by its id), then kill it if it will not go."""
-    if proc.poll() is not None:
-        return
-    proc.terminate()
-    try:
-        proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-
-
-@contextmanager
-def streamlit_server(
-    *,
-    app: str = "serve.py",
-    env: dict[str, str] | None = None,
-    log_name: str = "streamlit",
-    log_path: Path | None = None,
-    startup_seconds: float = STARTUP_SECONDS,
-) -> Iterator[Server]:
-    """``streamlit run <app>`` (a path from the repository root) on a free loopback port, healthy on entry, stopped on exit.
-
-    Its output goes to ``log_path`` (default: a file named after ``log_name`` in the temp
-    directory), which errors name. A server that exits or stays unhealthy raises RuntimeError."""
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    cmd = [
-        sys.executable, "-m", "streamlit", "run", app,
-        "--server.headless", "true",
-        "--server.address", "127.0.0.1",
-        "--server.port", str(port),
-        "--browser.gatherUsageStats", "false",
-    ]  # fmt: skip
-    log_path = log_path or Path(tempfile.gettempdir()) / f"bench-{log_name}-{port}.log"
-    with open(log_path, "wb") as out:
-        t0 = time.perf_counter()
-        proc = subprocess.Popen(
-            cmd,
-            cwd=ROOT,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
-        )
-        try:
-            deadline = time.monotonic() + startup_seconds
-            while not healthy(base):
-                if proc.poll() is not None:
-                    raise RuntimeError(f"streamlit exited with code {proc.returncode}; see {log_path}")
-                if time.monotonic() > deadline:
-                    raise RuntimeError(
-                        f"streamlit did not answer {base}/_stcore/health in {startup_seconds} s; see {log_path}"
-                    )
-                time.sleep(0.1)
-            yield Server(base, proc, log_path, time.perf_counter() - t0)
-        finally:
-            stop(proc)
-
-
-# ------------------------------------------------------------------------------------------ browser
-
-
-def chromium_options() -> dict[str, Any]:
-    """Keyword arguments for ``playwright.chromium.launch`` (sync or async API)."""
-    if not os.path.exists(CHROMIUM):
-        raise RuntimeError(f"{CHROMIUM} is not installed (Debian: apt-get install chromium)")
-    return {"executable_path": CHROMIUM, "args": CHROMIUM_ARGS}
-
-
-def launch_chromium(playwright: Any) -> Any:
-    """Debian's Chromium, headless. With the async API this returns an awaitable."""
-    return playwright.chromium.launch(**chromium_options())
 
 
 # ------------------------------------------------------------------------------------------ options

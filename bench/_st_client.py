@@ -8,26 +8,12 @@ page at its URL, sends widget values, button clicks and components v2 events, ke
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 import time
 
+from fixtures.widget_events import component_event
+
 TIMEOUT_S = 60.0
-INTERNAL_KEY_PREFIX = "$$STREAMLIT_INTERNAL_KEY"  # streamlit.runtime.state.session_state's
-EVENT_DELIM = "__"  # streamlit.components.v2.bidi_component.constants'
-
-
-def event_widget_id(element_id: str) -> str:
-    """The id under which a components v2 element's events (its trigger values) reach the server:
-    ``$$STREAMLIT_INTERNAL_KEY_<element id>__events``, as the frontend sends them."""
-    return f"{INTERNAL_KEY_PREFIX}_{element_id}{EVENT_DELIM}events"
-
-
-def component_event(element_id: str, name: str, value: object):
-    """The WidgetState a components v2 element sends when it calls ``setTriggerValue(name, value)``."""
-    from streamlit.proto.WidgetStates_pb2 import WidgetState
-
-    return WidgetState(id=event_widget_id(element_id), json_trigger_value=json.dumps([{"event": name, "value": value}]))
 
 
 class Client:

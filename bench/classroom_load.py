@@ -35,8 +35,9 @@ import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 
-from bench._server import emit, free_port, log, stop, streamlit_server, summary
+from bench._server import emit, log, summary
 from bench._st_client import Client
+from fixtures.server import free_port, stop, streamlit_server
 from viz.explorer import unpack_payload
 
 REDIS_SERVER = "redis-server"
@@ -135,7 +136,7 @@ async def play(bases: list[str], students: int, rounds: int, redis_url: str | No
         _, spec = await teacher.wait_text(counted, since=reveal_at[r - 1])
         out["counted"].append(int(re.search(counted, spec).group(1)))
         if redis_url:
-            from model.lessons.rooms_redis import RedisStore
+            from rooms.redis_store import RedisStore
 
             out["store_counted"].append(RedisStore.from_url(redis_url).get(code).answered)
         await teacher.wait(lambda n=r * students: True if len(out["reveal_s"]) >= n else None)

@@ -19,15 +19,14 @@ first call's time (the compilation) and greedy decoding with the compiled step.
 
 
 ``--beam N`` instead compares beam search of width N as it was (the whole prefix re-decoded at every
-step, :func:`beam_without_cache`) with ``Translator.beam`` (one cached step for all hypotheses), on
-the German lines of ``--src`` (all of them) or on random sentences as above: milliseconds per
-sentence, identical outputs, and with ``--ref`` the BLEU of both.
+step, :func:`fixtures.decoding.beam_without_cache`) with ``Translator.beam`` (one cached step for all
+hypotheses), on the German lines of ``--src`` (all of them) or on random sentences as above:
+milliseconds per sentence, identical outputs, and with ``--ref`` the BLEU of both.
 """
 
 from __future__ import annotations
 
 import argparse
-import math
 import random
 import statistics
 import time
@@ -35,12 +34,13 @@ import time
 import torch
 
 from bench._server import emit, log
+from fixtures.decoding import beam_without_cache
+from model.core.checkpoint import default_dir, load_checkpoint
 from model.core.inference import max_output_len
+from model.core.tokenize import tokenize
 from model.nets.blocks import AttentionMaps
 from model.nets.translator import Translator
-from model.core.checkpoint import default_dir, load_checkpoint
 from model.training.data import read_lines
-from model.core.tokenize import tokenize
 
 
 @torch.no_grad()
@@ -56,59 +56,6 @@ def greedy_without_cache(model: Translator, src: torch.Tensor, max_len: int) -> 
         if nxt.item() == c.eos_id:
             break
     return out
-
-
-@torch.no_grad()
-def beam_without_cache(
-    model: Translator,
-    src: torch.Tensor,
-    beam_size: int = 4,
-    max_len: int | None = None,
-    length_penalty: float = 0.6,
-    head_mask: dict[str, torch.Tensor] | None = None,
-) -> torch.Tensor:
-    """``Translator.beam`` before the cache (kept as the reference): every step runs the whole decoder
-    over every open hypothesis, re-ranked with the same length penalty and stopping rule."""
-    c, hm = model.config, head_mask or {}
-    max_len = min(max_len or c.max_len, c.max_len)
-    src = src[:, : c.max_len]
-    memory, _ = model.encode(src, head_mask=hm.get("encoder"))
-    seqs = torch.full((1, 1), c.sos_id, dtype=torch.long, device=src.device)
-    scores = torch.zeros(1, device=src.device)
-    finished: list[tuple[float, torch.Tensor]] = []
-    for step in range(1, max_len):
-        n = seqs.size(0)
-        logits, _, _ = model.decode(
-            seqs,
-            memory.expand(n, -1, -1),
-            src.expand(n, -1),
-            self_head_mask=hm.get("decoder"),
-            cross_head_mask=hm.get("cross"),
-            last_only=True,
-        )
-        logp = torch.log_softmax(logits[:, -1].float(), dim=-1)
-        cand = (scores[:, None] + logp).view(-1)
-        top = cand.topk(min(2 * beam_size, cand.numel()))
-        V = logp.size(-1)
-        next_seqs, next_scores = [], []
-        for score, idx in zip(top.values.tolist(), top.indices.tolist()):
-            row, tok = divmod(idx, V)
-            seq = torch.cat([seqs[row], seqs.new_tensor([tok])])
-            if tok == c.eos_id:
-                finished.append((score / ((5 + step) / 6) ** length_penalty, seq))
-            else:
-                next_seqs.append(seq)
-                next_scores.append(score)
-            if len(next_seqs) == beam_size:
-                break
-        best_open = next_scores[0] / ((5 + step) / 6) ** length_penalty if next_scores else -math.inf
-        if not next_seqs or (len(finished) >= beam_size and max(f[0] for f in finished) >= best_open):
-            break
-        seqs = torch.stack(next_seqs)
-        scores = torch.tensor(next_scores, device=src.device)
-    if not finished:  # ran out of length: take the best open hypothesis
-        finished = [(scores[0].item(), seqs[0])]
-    return max(finished, key=lambda f: f[0])[1][None]
 
 
 def greedy_with_maps(model: Translator, src: torch.Tensor, max_len: int) -> tuple[torch.Tensor, AttentionMaps]:

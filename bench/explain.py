@@ -16,17 +16,9 @@ import json
 import time
 from typing import Any
 
-from bench._server import (
-    add_app_options,
-    checkpoint_env,
-    emit,
-    launch_chromium,
-    log,
-    run_on_checkpoints,
-    streamlit_server,
-    summary,
-)
+from bench._server import add_app_options, checkpoint_env, emit, log, run_on_checkpoints, summary
 from bench.page_latency import PAGES, input_pools, make_input, marker, measure_interaction, new_page, page_url, prime
+from fixtures.server import launch_chromium, streamlit_server
 
 ROOT = '[data-testid="attention-explorer"]'
 # Installed before each click: the page-clock time at which an explanation heading ("How ... computed

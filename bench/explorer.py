@@ -21,9 +21,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench._server import emit, launch_chromium, log, streamlit_server, summary  # noqa: E402
-from bench.explorer_runs import generator_run, translator_run  # noqa: E402
-from viz.explorer import asset, explorer_html, explorer_payload, pack_payload  # noqa: E402
+from bench._server import emit, log, summary  # noqa: E402
+from fixtures.explorer_runs import generator_run, translator_run  # noqa: E402
+from fixtures.server import launch_chromium, streamlit_server  # noqa: E402
+from viz.explorer import asset, explorer_html, explorer_payload, pack_payload, script  # noqa: E402
 
 CASES = {
     "translator": lambda: translator_run(src=25, tgt=25, layers=6, heads=8),
@@ -170,7 +171,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "mode": "standalone HTML file" if args.standalone else "Streamlit harness (tests/browser/explorer_app.py)",
         "runs": args.runs,
         "target_p95_ms": TARGET_P95_MS,
-        "component_js_css_bytes": len(asset("explorer.js").encode()) + len(asset("explorer.css").encode()),
+        "component_js_css_bytes": len(script().encode()) + len(asset("explorer.css").encode()),
     }
     with sync_playwright() as pw, tempfile.TemporaryDirectory(prefix="bench-explorer-") as tmp:
         browser = launch_chromium(pw)

@@ -23,13 +23,11 @@ from viz.attention import (
     causal_step_figures,
     head_grid,
     heads_heatmap,
-    mean_heads_heatmap,
     query_bar,
 )
 from viz.compare import change_grid, difference_heatmap, distribution_bars, pair_heatmaps
 from viz.history import training_curves
-from viz.matrix import matrix_heatmap, vector_bar
-from viz.profiles import metric_grid, profile_lines
+from viz.profiles import profile_lines
 
 
 def median_ms(fn, repeats: int) -> float:
@@ -61,21 +59,17 @@ def main() -> None:
     profiles = [(f"layer {i // 4} · head {i % 4}", list(rng.standard_normal(6))) for i in range(5)]
     builders = {
         "heatmap 20x20": lambda: attention_heatmap(one, tokens, title="one head"),
-        "head mean 20x20": lambda: mean_heads_heatmap(tr[0], tokens, title="mean"),
         "heads of one query 8x20": lambda: heads_heatmap(tr[0, :, 3], tokens, query_label="3:word3"),
         "bar 20": lambda: query_bar(one[0], tokens, query_label="0:word0"),
         "grid 2x4 (classifier)": lambda: head_grid(cls, tokens, title="grid"),
         "grid 3x8 (translator)": lambda: head_grid(tr, tokens, title="grid"),
         "causal steps, all four 20x20 (generator export)": lambda: causal_step_figures(*steps),
         "causal step, the open tab's 20x20 (generator)": lambda: causal_step_figures(*steps, only=["masked"]),
-        "matrix heatmap 6x4 (hand page)": lambda: matrix_heatmap(rng.random((6, 4)), name="W_q"),
-        "vector bar 6 (hand page)": lambda: vector_bar(rng.random(6), name="scores"),
         # the pages beyond the five
         "pair 20x20 + 20x20 (pairs)": lambda: pair_heatmaps(one, (tokens, tokens), tr[0, 0], (tokens, tokens)),
         "difference 20x20 (pairs, ablation)": lambda: difference_heatmap(one - tr[0, 0], tokens),
         "distribution bars 2x10 (pairs, ablation)": lambda: distribution_bars(probs_a, probs_b),
         "change grid 2x4 (ablation)": lambda: change_grid(rng.random((2, 4)), off={(0, 1)}),
-        "metric grid 2x4 (profiles)": lambda: metric_grid(rng.random((2, 4)), "entropy", selected=(1, 2)),
         "profile lines 6x5 (profiles)": lambda: profile_lines(profiles, metrics, title="profiles"),
         "training curves 30 epochs (history)": lambda: training_curves(
             list(range(1, 31)), {"loss": rng.random(30), "accuracy": rng.random(30)}, right=["accuracy"],

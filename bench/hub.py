@@ -3,7 +3,7 @@
     python -m bench.hub [--repeats 3] [--runs 5] [--generate 10]
 
 No download: the model is ``GPT2Config()`` (124 M parameters, the size of ``gpt2``) with random
-weights, saved as safetensors with a small byte-level BPE tokenizer (bench/hub_tiny.py) to a
+weights, saved as safetensors with a small byte-level BPE tokenizer (fixtures/hub_tiny.py) to a
 temporary folder, then opened by path the way the "Any model" page opens one. Each repeat runs in
 a fresh Python process that has already imported torch and transformers (as the app has), and
 reports: the seconds ``model.hub.load.load`` takes, the process's resident memory (RSS) before
@@ -32,7 +32,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench._server import ROOT, emit, launch_chromium, log, streamlit_server, summary
+from bench._server import emit, log, summary
+from fixtures.server import ROOT, launch_chromium, streamlit_server
 
 SENTENCE = "Life is short, eat dessert first: the cat sat on the mat in the park."
 CHILD = """
@@ -84,7 +85,7 @@ def build(folder: Path, size: str = "small") -> dict:
     import transformers
     from transformers import GPT2Config, GPT2LMHeadModel
 
-    from bench.hub_tiny import gpt2_tokenizer
+    from fixtures.hub_tiny import gpt2_tokenizer
 
     torch.manual_seed(0)
     t = time.perf_counter()

@@ -24,16 +24,7 @@ import re
 from collections import Counter
 from typing import Any
 
-from bench._server import (
-    add_app_options,
-    checkpoint_env,
-    emit,
-    launch_chromium,
-    log,
-    run_on_checkpoints,
-    streamlit_server,
-    summary,
-)
+from bench._server import add_app_options, checkpoint_env, emit, log, run_on_checkpoints, summary
 from bench.page_latency import (
     APP,
     DONE,
@@ -50,6 +41,7 @@ from bench.page_latency import (
     page_url,
     watch_arg,
 )
+from fixtures.server import launch_chromium, streamlit_server
 
 DEFAULT_PAGES = ("classifier", "translator", "hand")
 FOUND_MARKERS = """(sel) => {

@@ -16,7 +16,8 @@ import statistics
 import subprocess
 import sys
 
-from bench._server import CHECKPOINTS_ENV, ROOT, checkpoint_root, emit, log
+from bench._server import CHECKPOINTS_ENV, checkpoint_root, emit, log
+from fixtures.server import ROOT
 
 TASKS = ("classifier", "generator", "translator")
 TARGET_S = 2.0

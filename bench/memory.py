@@ -17,15 +17,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from bench._server import (
-    add_app_options,
-    checkpoint_env,
-    emit,
-    launch_chromium,
-    log,
-    run_on_checkpoints,
-    streamlit_server,
-)
+from bench._server import add_app_options, checkpoint_env, emit, log, run_on_checkpoints
 from bench.page_latency import (
     APP,
     PAGES,
@@ -38,6 +30,7 @@ from bench.page_latency import (
     page_url,
     prime,
 )
+from fixtures.server import launch_chromium, streamlit_server
 
 TARGET_MB = 700
 

@@ -45,13 +45,12 @@ from bench._server import (
     checkpoint_env,
     emit,
     has_checkpoint,
-    launch_chromium,
     log,
     read_checkpoint_meta,
     run_on_checkpoints,
-    streamlit_server,
     summary,
 )
+from fixtures.server import launch_chromium, streamlit_server
 
 
 @dataclass(frozen=True)

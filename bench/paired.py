@@ -21,16 +21,7 @@ import argparse
 import statistics
 from typing import Any
 
-from bench._server import (
-    add_app_options,
-    checkpoint_env,
-    emit,
-    launch_chromium,
-    log,
-    run_on_checkpoints,
-    streamlit_server,
-    summary,
-)
+from bench._server import add_app_options, checkpoint_env, emit, log, run_on_checkpoints, summary
 from bench.page_latency import (
     APP,
     PAGES,
@@ -43,6 +34,7 @@ from bench.page_latency import (
     page_url,
     prime,
 )
+from fixtures.server import launch_chromium, streamlit_server
 
 FLOOR = "floor"
 

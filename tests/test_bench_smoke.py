@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import torch
 
-from bench._server import ROOT, percentile, read_checkpoint_meta, summary
+from bench._server import percentile, read_checkpoint_meta, summary
 from bench.load import check_markers
 from bench.memory import descendants, parent_of, tree_memory_mb
 from bench.page_latency import (
@@ -38,8 +38,9 @@ from bench.throughput import (
     run_attention,
     train_step,
 )
-from model.nets.translator import TranslatorConfig
+from fixtures.server import ROOT
 from model.core.tokenize import tokenize
+from model.nets.translator import TranslatorConfig
 from tests.tiny import make_checkpoints
 
 TINY = TranslatorConfig(src_vocab_size=40, tgt_vocab_size=30, dim=16, heads=4, enc_layers=2, dec_layers=3, ff_dim=24)

@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import csv
 import io
+import subprocess
+import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
-from model.lessons.classroom import MemoryStore
-from model.lessons.classroom_questions import Question
-from model.lessons.classroom_rules import (
+from rooms.question import Question
+from rooms.rules import (
     MAX_PARTICIPANTS,
     MAX_ROUNDS,
     NICKNAME_MAX,
@@ -21,7 +23,8 @@ from model.lessons.classroom_rules import (
     clean_nickname,
     normalise_code,
 )
-from model.lessons.classroom_summary import participants_csv, questions_csv, summarise
+from rooms.store import MemoryStore
+from rooms.summary import answers_csv, participants_csv, questions_csv, summarise
 
 BACKENDS = ["memory", "redis"]
 
@@ -46,7 +49,7 @@ def make_store(request):
         return
     import redis
 
-    from model.lessons.rooms_redis import RedisStore
+    from rooms.redis_store import RedisStore
 
     url = request.getfixturevalue("redis_url")
     redis.Redis.from_url(url).flushdb()
@@ -69,6 +72,19 @@ def reason(fn, *args) -> str:
     return e.value.reason
 
 
+# ---- the package's floor ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("module", ["rooms.store", "rooms.redis_store", "rooms.summary"])
+def test_the_room_store_imports_no_ml_stack(module):
+    """A room server (de)serialises questions as plain JSON: importing a store, in a fresh interpreter,
+    loads neither torch nor the ``model`` package (nor streamlit)."""
+    probe = f"import sys, {module}; print(sorted({{m.split('.')[0] for m in sys.modules}} & {{'torch', 'model', 'streamlit'}}))"
+    out = subprocess.run([sys.executable, "-c", probe], cwd=Path(__file__).parents[1], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
 # ---- codes and nicknames -------------------------------------------------------------------------
 
 
@@ -86,6 +102,22 @@ def test_bad_nicknames_are_refused_without_echo(raw):
     with pytest.raises(RoomError) as e:
         clean_nickname(raw)
     assert e.value.reason == "nickname" and raw[:5] not in str(e.value)
+
+
+@pytest.mark.parametrize(
+    "raw, says",
+    [
+        ("<b>Ann</b>", ["letters, digits, spaces"]),
+        ("<script>alert(1)</script>", ["letters, digits, spaces"]),  # 25 characters: the markup is named too
+        ("n" * 30, ["at most 24 characters: this one has 30"]),
+        ("<b>" + "Ann" * 8 + "</b>", ["letters, digits, spaces", "this one has 31"]),
+    ],
+)
+def test_a_refused_nickname_says_what_is_wrong(raw, says):
+    with pytest.raises(RoomError) as e:
+        clean_nickname(raw)
+    assert all(s in str(e.value) for s in says), str(e.value)
+    assert ("letters, digits" in str(e.value)) == ("<" in raw)
 
 
 def test_good_nicknames():
@@ -279,6 +311,17 @@ def test_summary_counts_finished_rounds_only(store):
     assert rows[2][0] == "'-Bob"  # never a spreadsheet formula
     assert [r[0] for r in rows[1:]] == ["Ann", "'-Bob", "Cy"]
     qrows = list(csv.reader(io.StringIO(questions_csv(s))))
+    arows = list(csv.reader(io.StringIO(answers_csv(s))))  # one row per participant and round
+    assert arows[0] == ["nickname", "round", "question", "chosen", "answer", "right", "points"]
+    assert arows[1:] == [
+        ["Ann", "1", "one", "1:o", "1:o", "yes", "1.0"],
+        ["Ann", "2", "two", "1:o", "0:o", "no", "0.25"],
+        ["'-Bob", "1", "one", "3:o", "1:o", "no", "0.25"],
+        ["'-Bob", "2", "two", "", "0:o", "", ""],
+        ["Cy", "1", "one", "", "1:o", "", ""],
+        ["Cy", "2", "two", "", "0:o", "", ""],
+    ]
+    assert bob_row.scores == (0.25,) and cy_row.scores == (None,)
     assert qrows[0][:4] == ["round", "kind", "question", "answer"] and [r[2] for r in qrows[1:]] == ["one", "two"]
 
 

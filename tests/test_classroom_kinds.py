@@ -9,6 +9,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from model.core.checkpoint import load_checkpoint
 from model.lessons.classroom_kinds import (
     CHOICE,
     answers_by_key,
@@ -16,9 +17,8 @@ from model.lessons.classroom_kinds import (
     choice_kinds,
     reveal_kinds,
 )
-from model.lessons.classroom_questions import build_question, from_attend, previous_question
+from model.lessons.questions import build_question, from_attend, previous_question
 from model.lessons.workshop import hand_question
-from model.core.checkpoint import load_checkpoint
 from viz.explorer import explorer_payload
 
 

@@ -10,15 +10,10 @@ import numpy as np
 import pytest
 
 from model.analysis.ablation import ablate
-from model.lessons.classroom_questions import (
-    KINDS,
-    Question,
-    build_question,
-    from_shape,
-    previous_question,
-)
-from model.lessons.workshop import hand_question, score_attention_guess, shape_question
 from model.core.checkpoint import load_checkpoint
+from model.lessons.questions import KINDS, build_question, from_shape, previous_question
+from model.lessons.workshop import hand_question, score_attention_guess, shape_question
+from rooms.question import Question
 from viz.classroom import ANSWER_COLOR, OTHER_COLOR, answer_histogram, candidate_heads
 
 

@@ -1,5 +1,6 @@
 """The attention explorer's Python side: the payload (shapes, dtype, masks, token labels), its packing
-for the component, the URL state and its clamping, the click check and the standalone HTML export."""
+for the component, the URL state and its clamping, the click check, the standalone HTML export and the
+script joined from the ES modules."""
 
 from __future__ import annotations
 
@@ -12,10 +13,10 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from bench.explorer_runs import MARKUP, classifier_run, generator_run, rollout_of, translator_run
+from fixtures.explorer_runs import MARKUP, classifier_run, generator_run, rollout_of, translator_run
 from model.core.results import attention_kind, causal
-from ui.shared.explorer import _prefix, checked_cell
 from tests.apptest import ROOT
+from ui.shared.explorer import _prefix, checked_cell
 from viz.explorer import (
     clamp_state,
     display_token,
@@ -29,6 +30,7 @@ from viz.explorer import (
     unpack_payload,
     weights_array,
 )
+from viz.explorer.assets import JS, join_modules, script
 
 HARNESS = ROOT / "tests" / "browser" / "explorer_app.py"
 
@@ -313,3 +315,49 @@ def test_the_page_passes_projector_mode_and_the_rollout() -> None:
     data = harness_data({"case": "classifier", "projector": "1", "t_view": "rollout"})
     assert data["projector"] is True and data["rollout"]["kind"] == "encoder"
     assert data["state"]["view"] == "rollout"
+
+
+# ---- the script: the ES modules joined ----------------------------------------------------------------
+
+
+def test_the_script_is_every_module_once_in_dependency_order() -> None:
+    text = script()
+    order = re.findall(r"^// ---- (\S+)$", text, re.M)
+    assert sorted(order) == sorted(p.name for p in JS.glob("*.js"))  # every module is reached, once
+    for name in order:  # a module comes after the ones it imports; the entry last
+        for imported in re.findall(r'^import .* from "\./(\S+)";$', (JS / name).read_text(encoding="utf-8"), re.M):
+            assert order.index(imported) < order.index(name), (imported, name)
+    assert order[-1] == "main.js"
+    assert not re.search(r"^import ", text, re.M)
+    assert re.findall(r"^export .*", text, re.M) == ["export default function (component) {"]  # the entry's only
+
+
+def test_join_modules_drops_imports_and_exports(tmp_path) -> None:
+    (tmp_path / "b.js").write_text("// b\nexport const x = 1, y = 2;\nexport function f() { return x + y; }\n")
+    (tmp_path / "a.js").write_text('import { f, y } from "./b.js";\n\nexport default function () { return f() + y; }\n')
+    assert join_modules(tmp_path, "a.js") == (
+        "// ---- b.js\n// b\nconst x = 1, y = 2;\nfunction f() { return x + y; }\n\n"
+        "// ---- a.js\nexport default function () { return f() + y; }\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "a, b, error",
+    [
+        ('import * as b from "./b.js";', "export const x = 1;", "write imports as"),
+        ('import { z } from "./b.js";', "export const x = 1;", r"imports \['z'\] from b.js"),
+        ('import { x } from "./b.js";', 'import { a } from "./a.js";\nexport const x = 1;', "import cycle: a.js -> b.js -> a.js"),
+        ('import { x } from "./b.js";', "export default function () {}\nexport const x = 1;", "only the entry"),
+        ('import { x } from "./b.js";\nconst helper = 1;', "export const x = 1;\nfunction helper() {}", "helper is declared"),
+    ],
+)
+def test_join_modules_refuses_what_the_joined_script_would_change(tmp_path, a: str, b: str, error: str) -> None:
+    (tmp_path / "a.js").write_text(a + "\nexport default function () {}\n")
+    (tmp_path / "b.js").write_text(b + "\n")
+    with pytest.raises(ValueError, match=error):
+        join_modules(tmp_path, "a.js")
+
+
+def test_no_script_under_viz_holds_a_thousand_line_class() -> None:
+    sizes = {str(p.relative_to(ROOT)): len(p.read_text(encoding="utf-8").splitlines()) for p in (ROOT / "viz").rglob("*.js")}
+    assert sizes and max(sizes.values()) <= 400, sizes

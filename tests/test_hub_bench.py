@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 
-from bench._server import ROOT
+from fixtures.server import ROOT
 
 
 def test_hub_benchmark_runs_on_a_tiny_model() -> None:

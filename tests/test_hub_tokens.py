@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bench.hub_tiny import bert_tokenizer, gpt2_tokenizer, sentencepiece_tokenizer
+from fixtures.hub_tiny import bert_tokenizer, gpt2_tokenizer, sentencepiece_tokenizer
 from model.core.results import RunResult, attention_kind, causal
 from model.hub.tokens import hide_kind, hide_specials, prettify_token, prettify_tokens, token_scheme
 

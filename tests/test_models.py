@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from bench.decoding import beam_without_cache
+from fixtures.decoding import beam_without_cache
 from model.nets.blocks import AttentionMaps
 from model.nets.classifier import Classifier, ClassifierConfig
 from model.nets.generator import Generator, GeneratorConfig
@@ -361,8 +361,8 @@ def test_cached_beam_equals_the_beam_without_cache(variant: dict, beam_size: int
 
 def test_cached_beam_equals_the_beam_without_cache_on_a_tiny_checkpoint(checkpoints) -> None:
     """The same on tests/tiny.py's translator (real vocabularies, sentences of the pages' examples)."""
-    from model.core.inference import max_output_len, source_ids
     from model.core.checkpoint import load_checkpoint
+    from model.core.inference import max_output_len, source_ids
     from tests.tiny import GERMAN
 
     ck = load_checkpoint(checkpoints / "translator", task="translator", device="cpu")

@@ -9,13 +9,13 @@ import pytest
 from streamlit.proto.WidgetStates_pb2 import WidgetStates
 from streamlit.testing.v1 import AppTest
 
-from bench._st_client import component_event
-from model.lessons.classroom import open_store, reset_stores
-from model.lessons.classroom_questions import build_question
-from model.lessons.classroom_rules import MAX_PARTICIPANTS
+from fixtures.widget_events import component_event
+from model.lessons.questions import CREDIT, build_question
 from model.lessons.workshop import hand_question
-from ui.shared.text import markdown_escape
+from rooms.rules import MAX_PARTICIPANTS
+from rooms.store import open_store, reset_stores
 from tests.apptest import charts, explorers, page, run, url
+from ui.shared.text import markdown_escape
 
 PAGE = page("classroom")
 pytestmark = pytest.mark.usefixtures("app_env")
@@ -94,7 +94,8 @@ def test_lobby_never_polls_the_store(monkeypatch):
 
 def test_a_whole_round_with_three_students():
     teacher, code = start_room()
-    assert f"Room code: {code}" in texts(teacher) and f"/classroom?room={code}" in texts(teacher)
+    assert f"Room code: {code}" in texts(teacher)
+    assert [c.value for c in teacher.code] == [f"http://localhost:8501/classroom?room={code}"]  # as typed, no escapes
     assert teacher.get("image")  # the QR code
     link = next(t.value for t in teacher.text if "teacher=" in t.value)
     assert link.startswith("http") and f"room={code}&teacher=" in link
@@ -141,9 +142,47 @@ def test_a_whole_round_with_three_students():
     assert "This room is closed" in texts(teacher)
     people = teacher.dataframe[0].value
     assert list(people["nickname"]) == ["Ann", "Bob", "Student 3"] and list(people["correct"]) == [1, 1, 0]
-    assert {b.key for b in teacher.get("download_button")} >= {"cr_csv_participants", "cr_csv_questions"}
+    assert {b.key for b in teacher.get("download_button")} >= {"cr_csv_participants", "cr_csv_answers", "cr_csv_questions"}
     students[0].run()
     assert "closed this room" in texts(students[0]) and not students[0].exception
+
+
+def test_a_reload_resumes_the_same_student():
+    """A reload is a new session with the same address: the member id the join wrote there (never the
+    teacher's secret) brings the same student back, whose answer counts once, the latest kept."""
+    teacher, code = start_room()
+    ask(teacher, "attend", 0)
+    bob = join(code, "Bob")
+    member = url(bob, "room_member")
+    assert member and member in open_store().data(code).nicknames and url(bob, "teacher") is None
+    click_key(bob, 4)
+    reloaded = run(PAGE, query={"room": code, "room_member": member})
+    assert "You are Bob" in texts(reloaded) and "Answer sent: 4:dessert" in texts(reloaded)
+    click_key(reloaded, 0)
+    assert "Answer sent: 0:Life" in texts(reloaded)
+    status = open_store().get(code, member)
+    assert (status.participants, status.answered, status.mine) == (1, 1, 0)
+    teacher.run()
+    assert teacher.metric[0].value == "1 / 1"
+    join(code, "Cy")  # a new student still joins
+    teacher.run()
+    assert teacher.metric[0].value == "1 / 2"
+    forged = run(PAGE, query={"room": code, "room_member": "not-a-member"})
+    assert "not valid for this room" in forged.warning[0].value and url(forged, "room_member") is None
+    assert forged.button(key="cr_join_here") and open_store().get(code).participants == 2
+
+
+def test_partial_credit_says_how_it_is_counted():
+    teacher, code = start_room()
+    ask(teacher, "attend", 0)
+    ann, bob = join(code, "Ann"), join(code, "Bob")
+    click_key(ann, 4)
+    click_key(bob, 0)  # 0:Life: wrong, and part of a point (its weight relative to 4:dessert's)
+    teacher.button(key="cr_reveal").click().run()
+    ann.run(), bob.run()
+    assert "0 of 1 right, 0.59 points" in texts(bob) and CREDIT in texts(bob)
+    assert list(bob.dataframe[0].value["points"]) == ["0.59"]
+    assert "1 of 1 right, 1.00 points" in texts(ann) and CREDIT not in texts(ann)  # nothing partial to explain
 
 
 @pytest.mark.parametrize("kind, number", [("shape", 1), ("head", 2), ("previous", 0), ("ablation", 3)])
@@ -202,13 +241,15 @@ def test_joining_from_the_lobby_with_a_typed_code():
     assert url(at, "room") == code and "You are Dee" in texts(at)
 
 
-@pytest.mark.parametrize("name", ["<b>bold</b>", "x" * 5000, "**hi**"])
+@pytest.mark.parametrize("name", ["<b>bold</b>", "x" * 5000, "**hi**", "<script>alert(1)</script>"])
 def test_bad_nicknames_are_refused_clearly(name):
     _, code = start_room()
     at = run(PAGE, query={"room": code})
     at.text_input(key="cr_name").input(name).run()
     at.button(key="cr_join_here").click().run()
     assert not at.exception and "nickname" in at.error[0].value.lower()
+    if "<" in name or "*" in name:  # markup: the message says so, whatever the length
+        assert "letters, digits, spaces" in at.error[0].value
     assert name[:6] not in texts(at) and open_store().get(code).participants == 0
 
 
@@ -291,7 +332,7 @@ def test_questions_are_the_same_for_everyone():
 
 def test_the_page_keeps_its_rooms_in_redis_when_told(monkeypatch):
     from bench.classroom_load import redis_server
-    from model.lessons.rooms_redis import RedisStore
+    from rooms.redis_store import RedisStore
 
     try:
         server = redis_server()

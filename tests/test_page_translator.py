@@ -161,7 +161,7 @@ def test_compare_with_a_hub_model_says_when_the_hub_cannot_be_reached(monkeypatc
 
 
 def test_compare_with_a_local_hub_folder(tmp_path):
-    from bench.hub_tiny import save_all
+    from fixtures.hub_tiny import save_all
 
     folders = save_all(tmp_path)
     at = run(tr_hub=True, tr_hub_id=str(folders["marian"]))

@@ -12,7 +12,6 @@ from viz.attention import (
     grid_frame,
     head_grid,
     heads_heatmap,
-    mean_heads_heatmap,
     query_bar,
     visible_chars,
     weights_frame,
@@ -84,14 +83,6 @@ def test_grid_with_cross_attention_shapes():
         head_grid(stochastic(2, 2, 3, 6), ["a", "b", "c"], list("uvwxy"))
 
 
-def test_mean_heads_heatmap():
-    w = stochastic(4, 5, 5)
-    fig = mean_heads_heatmap(w, TOKENS)
-    z = np.array(spec(fig)["data"][0]["z"], dtype=float)
-    assert np.allclose(z, w.mean(0), atol=1e-4)
-    assert "4 heads" in spec(fig)["layout"]["title"]["text"]
-
-
 def test_causal_step_figures_show_masked_cells_blank():
     T = 4
     scores = torch.randn(T, T)
@@ -142,7 +133,6 @@ def test_query_bar_and_heads_heatmap():
         (lambda: attention_heatmap(np.ones((5, 5)), TOKENS[:4]), "5 query rows but 4 query tokens"),
         (lambda: head_grid(np.ones((5, 5)), TOKENS), "4 dimensions"),
         (lambda: head_grid(np.ones((0, 2, 5, 5)), TOKENS), "at least one"),
-        (lambda: mean_heads_heatmap(np.ones((5, 5)), TOKENS), "heads, queries, keys"),
         (lambda: query_bar(np.ones((2, 2)), ["a", "b"], query_label="q"), "Pick one row"),
         (lambda: query_bar(np.ones(3), ["a", "b"], query_label="q"), "3 weights but 2 key tokens"),
         (lambda: heads_heatmap(np.ones((2, 3)), ["a"], query_label="q"), "3 keys but 1 key tokens"),

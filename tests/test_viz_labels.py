@@ -10,7 +10,6 @@ import pytest
 
 from viz.attention import attention_heatmap, head_grid, query_bar
 from viz.common import number_text, plot_labels, printable
-from viz.matrix import matrix_heatmap
 
 LONG = "x" * 2000
 
@@ -23,10 +22,9 @@ def spec(fig) -> dict:
     "build",
     [
         lambda t: attention_heatmap(np.full((3, 3), 1 / 3), t),
-        lambda t: matrix_heatmap(np.full((3, 3), 1 / 3), [f"{i}:{w}" for i, w in enumerate(t)], list("abc")),
         lambda t: head_grid(np.full((1, 2, 3, 3), 1 / 3), t),
     ],
-    ids=["attention", "matrix", "grid"],
+    ids=["attention", "grid"],
 )
 def test_a_2000_character_word_is_cut_on_the_axis_and_whole_on_hover(build):
     s = spec(build(["a", LONG, "b"]))
@@ -53,8 +51,6 @@ def test_invisible_characters_show_as_code_points():
 
 def test_no_negative_zero_in_cells_or_bars():
     assert number_text(-0.0001, 2) == "0.00" and number_text(-0.01, 2) == "-0.01" and number_text(0.5, 4) == "0.5000"
-    m = np.array([[-1e-5, 0.5], [0.25, -0.3]])
-    assert spec(matrix_heatmap(m))["data"][0]["text"][0] == ["0.0000", "0.5000"]
     weights = attention_heatmap(np.array([[-1e-4, 1.0], [0.5, 0.5]]), ["a", "b"])
     assert spec(weights)["data"][0]["text"][0][0] == "0.00"
     assert spec(query_bar(np.array([-1e-4, 1.0]), ["a", "b"], query_label="a"))["data"][0]["text"][0] == "0.00"

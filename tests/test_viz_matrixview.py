@@ -1,9 +1,14 @@
-"""The matrix view's payload: labels as display text, the colour rule the script applies, marked and
-blank cells, fixed colour limits, the limits."""
+"""The matrix view's payload: labels as display text, the colour rule the script applies (the weights'
+one scale, shared with the explorer and the figures), marked and blank cells, fixed colour limits,
+the limits."""
 
 import numpy as np
+import plotly.graph_objects as go
 import pytest
 
+from fixtures.explorer_runs import translator_run
+from viz.common import WEIGHT_STOPS, heatmap
+from viz.explorer import explorer_payload
 from viz.matrixview import BLUES, MAX_CELLS, RDBU_R, matrix_payload
 
 
@@ -77,3 +82,13 @@ def test_fixed_limits_replace_the_data_range():
 def test_bad_input_says_what_to_fix(values, rows, kwargs, message):
     with pytest.raises(ValueError, match=message):
         matrix_payload(values, rows, **kwargs)
+
+
+def test_weights_have_one_colour_scale_in_the_table_the_explorer_and_the_figures():
+    assert matrix_payload([[0.5]])["colour"]["stops"] == list(WEIGHT_STOPS)
+    assert explorer_payload(translator_run())["weight_stops"] == list(WEIGHT_STOPS)
+    fig = heatmap(np.eye(2), ["a", "b"], ["c", "d"], title="t", row_title="query", col_title="key")
+    named = go.Figure(dict(data=[dict(type="heatmap", z=[[0]], colorscale="Blues")]))  # Plotly's own stops
+    assert fig.to_plotly_json()["data"][0]["colorscale"] == named.to_plotly_json()["data"][0]["colorscale"]
+    hexes = ["#{:02x}{:02x}{:02x}".format(*map(int, c[4:-1].split(","))) for _, c in fig.data[0].colorscale]
+    assert hexes == list(WEIGHT_STOPS)

@@ -9,23 +9,17 @@ import numpy as np
 import pytest
 
 from viz.history import metric_name, training_curves
-from viz.profiles import metric_grid, profile_lines
+from viz.profiles import metric_matrix, profile_lines
 
 
-def test_metric_grid_blank_nan_cells_and_a_frame_on_the_selected_head() -> None:
+def test_metric_matrix_blank_nan_cells_and_a_mark_on_the_selected_head() -> None:
     v = np.array([[0.123456, np.nan, 0.5], [1.0, 0.0, 0.25]])
-    fig = metric_grid(v, "entropy <b>", selected=(1, 2), zmin=0.0, zmax=1.0)
-    trace = fig.data[0]
-    assert [list(r) for r in trace.z] == [[0.1235, None, 0.5], [1.0, 0.0, 0.25]]
-    assert [list(r) for r in trace.text] == [["0.12", "", "0.50"], ["1.00", "0.00", "0.25"]]
-    assert list(trace.x) == ["head 0", "head 1", "head 2"] and (trace.zmin, trace.zmax) == (0.0, 1.0)
-    (frame,) = fig.layout.shapes
-    assert (frame.x0, frame.x1, frame.y0, frame.y1) == (1.5, 2.5, 0.5, 1.5)
-    assert fig.layout.title.text == "entropy &lt;b&gt; of every head"
-    assert fig.layout.xaxis.side == "top" and fig.layout.yaxis.autorange == "reversed"
-    assert not metric_grid(v, "x", selected=(5, 0)).layout.shapes  # a head the grid does not have: no frame
+    p = metric_matrix(v, "entropy <b>", selected=(1, 2), zmin=0.0, zmax=1.0)
+    assert p["values"] == [0.123456, None, 0.5, 1.0, 0.0, 0.25] and p["decimals"] == 2
+    assert p["cols"] == ["head 0", "head 1", "head 2"] and p["colour"]["ranges"] == [[0.0, 1.0]]
+    assert p["marks"] == [[1, 2]] and p["title"].startswith("entropy <b> of every head")  # the view writes text
     with pytest.raises(ValueError, match="at least one"):
-        metric_grid(np.ones((0, 3)), "x")
+        metric_matrix(np.ones((0, 3)), "x")
 
 
 def test_profile_lines_draw_the_chosen_head_thick_first() -> None:

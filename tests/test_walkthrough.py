@@ -6,16 +6,8 @@ import math
 import pytest
 import torch
 
-from model.lessons.walkthrough import (
-    input_tensor,
-    multi_head_walkthrough,
-    notebook_tokens,
-    parameter_count,
-    plain_self_attention,
-    reshape_steps,
-    seeded_attention,
-    walkthrough,
-)
+from model.lessons.hand import multi_head_walkthrough, notebook_tokens, plain_self_attention, walkthrough
+from model.lessons.reshape import input_tensor, parameter_count, reshape_steps, seeded_attention
 
 torch.set_num_threads(1)
 

@@ -3,28 +3,25 @@ and after. The shared model is never changed: the heads go off through ``head_ma
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import streamlit as st
 
 from model.analysis.ablation import Ablation, Head, head_layout
+from model.core.checkpoint import Checkpoint
+from model.core.specs import ModelSpec
 from ui.shared.display import export_view_button, show_figure, show_matrix
 from ui.shared.explorer import attention_explorer
 from ui.shared.models import require_checkpoint
-from ui.shared.outputs import label_metric, outputs_side_by_side
-from ui.shared.runs import INPUT_NAMES, SHORT, TASK_NAMES, attempt, input_notes, pick_task, read_input, run_ablation
-from ui.shared.state import index_list, init_state, on_request, radio_choice, sync_url
+from ui.shared.outputs import has_bars, label_metric, outputs_side_by_side, prediction_bars
+from ui.shared.runs import attempt, input_notes, pick_task, read_input, run_ablation
+from ui.shared.state import index_list, on_request, url_widget
 from ui.shared.text import markdown_escape, points
-from ui.shared.views import axes, labelled, pick_head, window
+from ui.shared.views import labelled, pick_head, pick_kind, windowed
 from viz.attention import visible_chars
 from viz.common import unique_labels
-from viz.compare import (
-    change_grid,
-    change_table,
-    difference_heatmap,
-    difference_table,
-    distribution_bars,
-    visible_probs,
-)
+from viz.compare import change_grid, change_table, difference_heatmap, difference_table
 from viz.matrix import matrix_frame
 
 DEFAULT_TEXT = {
@@ -32,13 +29,23 @@ DEFAULT_TEXT = {
     "generator": "O Romeo, Romeo! wherefore art thou",
     "translator": "ein mann fährt fahrrad .",
 }
-KIND_TITLES = {"encoder": "Encoder self-attention", "decoder": "Decoder self-attention", "cross": "Cross-attention"}
 DEFAULT_OFF = {"encoder": {0: [0]}}  # one head off in the first layer, so the default view shows an effect
 KIND_SHORT = {"encoder": "enc", "decoder": "dec", "cross": "cross"}
+BEFORE_AFTER, VERSUS = ("before", "after"), ", before vs after"  # the bars' names and the end of their title
+HEAD_CHOICE = dict(format_func=lambda h: f"head {h}", placeholder="all heads on")
 
 
-def head_switches(task: str, layout: dict[str, tuple[int, int]]) -> tuple[tuple[Head, ...], list[str]]:
-    """One multiselect per layer (and per kind for the translator); returns the heads off and the widget keys."""
+@dataclass(frozen=True)
+class Options:
+    text: str  # the input as typed
+    off: tuple[Head, ...]  # (kind, layer, head) of every head switched off
+
+
+def options(ck: Checkpoint) -> Options:
+    """The input, then one multiselect per layer (and per kind when there are several) of heads to switch off."""
+    spec, layout = ck.spec, head_layout(ck.model)
+    label = spec.input_name[0].upper() + spec.input_name[1:]
+    text = url_widget(st.text_input, label, f"abl_{spec.short}_text", DEFAULT_TEXT[spec.name])
     st.subheader("Switch heads off")
     st.caption("Pick the heads to switch off in each layer. A switched-off head's output is multiplied by 0.")
     keys: list[str] = []  # one multiselect per kind and layer, e.g. "abl_tr_dec1"
@@ -46,18 +53,18 @@ def head_switches(task: str, layout: dict[str, tuple[int, int]]) -> tuple[tuple[
     off: list[Head] = []
     for col, (kind, (layers, heads)) in zip(columns, layout.items()):
         if len(layout) > 1:
-            col.markdown(f"**{KIND_TITLES[kind]}**")
+            col.markdown(f"**{spec.kind(kind).title}**")
         cells = col.columns(min(layers, 4)) if len(layout) == 1 else [col] * layers
         for l in range(layers):
-            key = f"abl_{SHORT[task]}_{KIND_SHORT[kind]}{l}"
+            key = f"abl_{spec.short}_{KIND_SHORT[kind]}{l}"
             keys.append(key)
-            init_state(key, DEFAULT_OFF.get(kind, {}).get(l, []), index_list(heads))
-            st.session_state[key] = [h for h in st.session_state[key] if h in range(heads)]
+            if key in st.session_state:  # a value set in this session may name heads this model lacks
+                st.session_state[key] = [h for h in st.session_state[key] if h in range(heads)]
             label = f"{kind} layer {l}" if len(layout) > 1 else f"layer {l}"
-            cells[l % len(cells)].multiselect(
-                label, list(range(heads)), key=key, format_func=lambda h: f"head {h}", placeholder="all heads on"
-            )
-            off.extend((kind, l, h) for h in st.session_state[key])
+            default = DEFAULT_OFF.get(kind, {}).get(l, [])
+            draw = cells[l % len(cells)].multiselect
+            chosen = url_widget(draw, label, key, default, index_list(heads), options=range(heads), **HEAD_CHOICE)
+            off.extend((kind, l, h) for h in chosen)
     total = sum(layers * heads for layers, heads in layout.values())
     left, right = st.columns([3, 1])
     if off:
@@ -67,26 +74,17 @@ def head_switches(task: str, layout: dict[str, tuple[int, int]]) -> tuple[tuple[
         left.caption(f"All {total} heads are on, so before and after are the same. Switch some heads off above.")
     all_on = lambda: st.session_state.update({key: [] for key in keys})  # every multiselect back to empty
     right.button("Switch every head on", key="abl_reset", on_click=all_on, disabled=not off)
-    return tuple(sorted(off)), keys
+    return Options(text, tuple(sorted(off)))
 
 
-def prediction_figure(task: str, res: Ablation):
-    """Before vs after as grouped bars: the class probabilities, or the top ten next characters."""
-    before, after = res.before, res.after
-    if task == "classifier":
-        return distribution_bars(before.probs, after.probs, top=None, title="class probabilities", x_title="class")
-    shown = [visible_probs(r.probs) for r in (before, after)]
-    return distribution_bars(*shown, title="next character: top 10, before vs after", x_title="next character")
-
-
-def predictions(task: str, res: Ablation) -> None:
+def predictions(spec: ModelSpec, res: Ablation) -> None:
     """Before vs after: the label, the next character or the translation; the bars open on request."""
     before, after = res.before, res.after
-    if task == "translator":
+    if spec.output == "text":
         outputs_side_by_side((before, after), ("**Before** (every head on)", "**After** (heads off)"))
         st.caption("The translation is the same." if before.prediction == after.prediction else "The translation changed.")
         return
-    if task == "classifier":
+    if spec.output == "classes":
         left, right = st.columns(2)
         for col, name, r in ((left, "Before", before), (right, "After", after)):
             label_metric(col, name, r)
@@ -101,20 +99,19 @@ def predictions(task: str, res: Ablation) -> None:
     bars = on_request("The probabilities before and after, as bars", "abl_bars")
     if bars.open:
         with bars:
-            show_figure(prediction_figure(task, res), "abl-prediction", html_name=f"ablation-{task}-prediction.html")
+            fig = prediction_bars(spec, (before, after), BEFORE_AFTER, VERSUS)
+            show_figure(fig, "abl-prediction", html_name=f"ablation-{spec.name}-prediction.html")
 
 
 @st.fragment
-def downstream(task: str, res: Ablation, notes: str) -> None:
+def downstream(spec: ModelSpec, res: Ablation, notes: str) -> None:
     """Where attention changed: a per-head summary and one head's before − after difference."""
     st.subheader("What changed downstream")
     st.caption(
         "A switched-off head still computes its weights, so its own layer's attention stays the same. Every "
         "layer above it reads a different input, so attention there moves: red = less weight after, blue = more."
     )
-    kinds = list(res.before.kinds)
-    titled = lambda k: res.before.kinds[k].title
-    kind = radio_choice("abl_kind", kinds, kinds[-1], label="Attention", format_func=titled)
+    kind = pick_kind(res.before, "abl_kind", last=True)
     delta = res.delta()[kind]
     L, H = delta.shape[:2]
     k = res.before.kinds[kind]
@@ -125,46 +122,47 @@ def downstream(task: str, res: Ablation, notes: str) -> None:
     st.markdown("**After, every layer and head** (the heads you switched off still compute their weights)")
     attention_explorer(labelled(res.after), key="abl-explorer", url_prefix="abl_x", title="Head ablation: after")
     layer, head = pick_head(L, H, "abl", default_layer=L - 1)
-    rows, cols = axes(k, res.before)
-    m, cut = window(delta[layer, head], task)
-    if cut != slice(None):
-        rows, cols = rows[cut], cols[cut]
-        st.caption(f"The last {len(rows)} characters are drawn.")
+    m, (rows, cols) = windowed(delta[layer, head], k, res.before, spec)
+    if len(rows) < len(k.queries):
+        st.caption(f"The last {len(rows)} {spec.unit} are drawn.")
     title = f"before − after: {name.lower()}, layer {layer} · head {head}"
     largest = f"{title} (largest change {np.abs(delta[layer, head]).max():.4f})"  # one element less than a caption
-    show_matrix(difference_table(m, rows, cols, title=largest, **names), "abl-diff",
-                csv=lambda: matrix_frame(m, unique_labels(rows), unique_labels(cols)), csv_name=f"ablation-{task}-diff.csv")  # fmt: skip
+    csv = lambda: matrix_frame(m, unique_labels(rows), unique_labels(cols))
+    table = difference_table(m, rows, cols, title=largest, **names)
+    show_matrix(table, "abl-diff", csv=csv, csv_name=f"ablation-{spec.name}-diff.csv")
 
     def figures() -> list:  # the export's charts, built only when it is clicked
-        figs = [] if task == "translator" else [prediction_figure(task, res)]
+        figs = [prediction_bars(spec, (res.before, res.after), BEFORE_AFTER, VERSUS)] if has_bars(spec) else []
         figs.append(change_grid(change, off=off, title=grid_title))
         figs.append(difference_heatmap(m, rows, cols, title=title, value="before − after", **names))
         return figs
 
-    export_view_button(figures, f"Head ablation · {TASK_NAMES[task]}", "abl-export", notes=notes)
-    sync_url("abl_kind")
+    export_view_button(figures, f"Head ablation · {spec.title}", "abl-export", notes=notes)
 
 
-st.title("Head ablation")
-st.caption(
-    "Switch attention heads off and see what the model does without them: the prediction before and after, "
-    "and how the attention of the layers above changes."
-)
-task = pick_task("abl_model")
-ck = require_checkpoint(task)
-text_key = f"abl_{SHORT[task]}_text"
-init_state(text_key, DEFAULT_TEXT[task])
-st.text_input(INPUT_NAMES[task][0].upper() + INPUT_NAMES[task][1:], key=text_key)
-sync_url(text_key)
-off, switch_keys = head_switches(task, head_layout(ck.model))
-sync_url(*switch_keys)
-text = read_input(task, st.session_state[text_key], INPUT_NAMES[task])
-res = text and attempt(run_ablation, ck, text, off, what="Nothing to run")
-if res is None or not input_notes(res.before, "the input"):
-    st.stop()
-st.subheader("Before vs after")
-predictions(task, res)
-off_names = ", ".join(f"{k} layer {l} head {h}" for k, l, h in off) or "none"
-notes = f"Model: {TASK_NAMES[task]}\nInput: {text}\nHeads off: {off_names}"
-notes += f"\nBefore: {res.before.prediction}\nAfter: {res.after.prediction}"
-downstream(task, res, notes)
+def body(ck: Checkpoint, opts: Options) -> None:
+    """Both runs, their predictions and what changed downstream."""
+    spec = ck.spec
+    text = read_input(spec, opts.text, spec.input_name)
+    res = text and attempt(run_ablation, ck, text, opts.off, what="Nothing to run")
+    if res is None or not input_notes(res.before, "the input"):
+        return
+    st.subheader("Before vs after")
+    predictions(spec, res)
+    off_names = ", ".join(f"{k} layer {l} head {h}" for k, l, h in opts.off) or "none"
+    notes = f"Model: {spec.title}\nInput: {text}\nHeads off: {off_names}"
+    notes += f"\nBefore: {res.before.prediction}\nAfter: {res.after.prediction}"
+    downstream(spec, res, notes)
+
+
+def main() -> None:
+    st.title("Head ablation")
+    st.caption(
+        "Switch attention heads off and see what the model does without them: the prediction before and after, "
+        "and how the attention of the layers above changes."
+    )
+    ck = require_checkpoint(pick_task("abl_model"))
+    body(ck, options(ck))
+
+
+main()

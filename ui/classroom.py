@@ -1,7 +1,7 @@
 """Classroom: a live room. The teacher starts a room (code, link, QR code) and asks questions; every
 student's device shows each one at once, students answer with a click (on a key in the attention
 explorer when the answer is a key, else on a pill), the projector counts the answers live, and the
-teacher's reveal reaches every device with the head's real weights. Rooms live in ``model.lessons``'s
+teacher's reveal reaches every device with the head's real weights. Rooms live in ``rooms``'s
 store (in this process, or Redis with ``$ATTENTION_ROOMS_REDIS_URL``); a room page polls it in a
 fragment, and nothing polls outside a room. What every device shows of a round is in
 ``ui/shared/classroom.py``."""
@@ -14,11 +14,12 @@ import pandas as pd
 import segno
 import streamlit as st
 
-from model.lessons.classroom import RoomStore, open_store
-from model.lessons.classroom_questions import KINDS, Question, build_question
-from model.lessons.classroom_rules import RoomError, RoomStatus, normalise_code
-from model.lessons.classroom_summary import Summary, participants_csv, questions_csv, summarise
 from model.core.checkpoint import Checkpoint
+from model.lessons.questions import CREDIT, KINDS, build_question
+from rooms.question import Question
+from rooms.rules import RoomError, RoomStatus, normalise_code
+from rooms.store import RoomStore, open_store
+from rooms.summary import Summary, answers_csv, participants_csv, questions_csv, summarise
 from ui.shared.classroom import (
     answer_box,
     flash,
@@ -35,6 +36,10 @@ from ui.shared.text import markdown_escape
 from viz.classroom import answer_histogram
 
 ROOM_URL, TEACHER_URL = "room", "teacher"
+# A student's own token, so a reload (a phone switching tabs) resumes the same member instead of joining
+# again; it is the member's id, never the teacher's secret. Its "room" prefix keeps it among the page's
+# URL keys (ui.shared.state.PAGE_URL_KEYS).
+MEMBER_URL = "room_member"
 PAGE_PATH = "classroom"
 
 
@@ -54,6 +59,8 @@ def qr_png(url: str) -> bytes:
 def enter(code: str) -> None:
     st.query_params.clear()
     st.query_params[ROOM_URL] = code
+    if code in rooms("member"):
+        st.query_params[MEMBER_URL] = rooms("member")[code][0]
 
 
 # ---- outside a room ------------------------------------------------------------------------------
@@ -109,6 +116,23 @@ def adopt_teacher_link(store: RoomStore, code: str) -> None:
         st.warning("That teacher link is not valid for this room; you can join it as a student.")
 
 
+def adopt_member_link(store: RoomStore, code: str) -> None:
+    """``?room_member=ID`` (written when this student joined) makes this session that member again: a
+    reload keeps one person one member, with their answers. A session already in the room keeps its own."""
+    member = st.query_params.get(MEMBER_URL)
+    if member is None:
+        return
+    if code in rooms("member"):
+        if member != rooms("member")[code][0]:
+            st.query_params[MEMBER_URL] = rooms("member")[code][0]
+        return
+    try:
+        rooms("member")[code] = (member, store.nickname(code, member))
+    except RoomError:
+        st.query_params.pop(MEMBER_URL)
+        st.warning("That student link is not valid for this room; you can join it below.")
+
+
 # ---- the teacher's and the students' views ------------------------------------------------------
 
 
@@ -142,7 +166,8 @@ def teacher_view(store: RoomStore, code: str, status: RoomStatus) -> None:
     join_url = f"{page_url()}?{ROOM_URL}={code}"
     info, qr = st.columns([3, 2])
     info.subheader(f"Room code: {code}")
-    info.markdown(f"Join at **{markdown_escape(join_url)}** or scan the code.")
+    info.markdown("Join at this address or scan the code:")
+    info.code(join_url, language=None, wrap_lines=True)  # as typed: Markdown would show its escapes
     with info.expander("Teacher link (keep it private: it controls the room)"):
         st.text(f"{join_url}&{TEACHER_URL}={rooms('teacher')[code]}")
     qr.image(qr_png(join_url), caption=f"Join room {code}", width=260)
@@ -180,7 +205,7 @@ def teacher_summary(store: RoomStore, code: str) -> None:
     st.dataframe(people, hide_index=True, key="cr_people")
     st.dataframe(pd.DataFrame([dict(round=q.round, question=q.title, answer=q.answer, answered=q.answered,
                                     correct=q.correct) for q in s.questions]), hide_index=True, key="cr_rounds")  # fmt: skip
-    for what, make in (("participants", participants_csv), ("questions", questions_csv)):
+    for what, make in (("participants", participants_csv), ("answers", answers_csv), ("questions", questions_csv)):
         st.download_button(
             f"Download {what} (CSV)", data=lambda make=make: make(summarise(store.data(code))).encode("utf-8"),
             file_name=f"room-{code}-{what}.csv", mime="text/csv", key=f"cr_csv_{what}", on_click="ignore",
@@ -192,7 +217,12 @@ def own_summary(s: Summary, nickname: str) -> None:
     if me is None or not s.finished:
         return
     st.markdown(f"**Your results:** {me.correct} of {s.finished} right, {me.points:.2f} points.")
-    rows = [dict(round=q.round, question=q.title, yours=c or "—", answer=q.answer) for q, c in zip(s.questions, me.choices)]
+    if me.points != me.correct:  # a wrong answer earned part of a point: say how
+        st.caption(CREDIT)
+    rows = [
+        dict(round=q.round, question=q.title, yours=c or "—", answer=q.answer, points="—" if p is None else f"{p:.2f}")
+        for q, c, p in zip(s.questions, me.choices, me.scores)
+    ]
     st.dataframe(pd.DataFrame(rows), hide_index=True, key="cr_mine")
 
 
@@ -231,6 +261,7 @@ def main() -> None:
         st.error(str(e))
         return lobby(store)
     adopt_teacher_link(store, code)
+    adopt_member_link(store, code)
     others = sorted((set(rooms("teacher")) | set(rooms("member"))) - {code})
     if others:
         st.caption("This tab also has room " + ", ".join(others) + "; each room keeps its own answers.")

@@ -8,7 +8,7 @@ from collections.abc import Callable
 import streamlit as st
 import torch
 
-from model.lessons.walkthrough import MultiHeadWalkthrough, Walkthrough, multi_head_walkthrough, plain_self_attention
+from model.lessons.hand import MultiHeadWalkthrough, Walkthrough, multi_head_walkthrough, plain_self_attention
 from ui.shared.display import show_matrix
 from ui.shared.state import bounded, init_state, one_of, sync_url
 from ui.shared.stepper import stepper

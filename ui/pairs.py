@@ -3,28 +3,24 @@ difference, attention of one head for each, and A − B where the token lists li
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import streamlit as st
 
 from model.analysis.compare import largest_change, word_changes
+from model.core.checkpoint import Checkpoint
 from model.core.results import RunResult
+from model.core.specs import ModelSpec
 from ui.shared.display import export_view_button, show_figure, show_matrix
 from ui.shared.explorer import attention_explorer
 from ui.shared.models import require_checkpoint
-from ui.shared.outputs import label_metric, outputs_side_by_side
-from ui.shared.runs import INPUT_NAMES, SHORT, TASK_NAMES, attempt, input_notes, pick_task, read_input, run_model
-from ui.shared.state import init_state, on_request, radio_choice, sync_url
+from ui.shared.outputs import has_bars, label_metric, outputs_side_by_side, prediction_bars
+from ui.shared.runs import attempt, input_notes, pick_task, read_input, run_model
+from ui.shared.state import on_request, url_widget
 from ui.shared.text import listing, points
-from ui.shared.views import axes, labelled, pick_head, window
+from ui.shared.views import labelled, pick_head, pick_kind, windowed
 from viz.attention import visible_chars
-from viz.compare import (
-    difference_heatmap,
-    difference_table,
-    distribution_bars,
-    pair_heatmaps,
-    pair_labels,
-    pair_tables,
-    visible_probs,
-)
+from viz.compare import difference_heatmap, difference_table, pair_heatmaps, pair_labels, pair_tables, visible_probs
 
 DEFAULT_PAIRS = {
     "classifier": ("a good film", "a bad film"),  # one word swapped: the same length, so B − A is drawn
@@ -32,46 +28,40 @@ DEFAULT_PAIRS = {
     "translator": ("ein mann fährt fahrrad .", "eine frau fährt fahrrad ."),
 }
 NAMES = ("A", "B")
+VERSUS = " for A and B"  # the end of the bars' title
 
 
-def inputs(task: str) -> tuple[str, str]:
-    keys = [f"pair_{SHORT[task]}_{n.lower()}" for n in NAMES]
-    for key, default in zip(keys, DEFAULT_PAIRS[task]):
-        init_state(key, default)
-    left, right = st.columns(2)
-    for col, key, name in zip((left, right), keys, NAMES):
-        col.text_input(f"{name}: {INPUT_NAMES[task]}", key=key)
-    sync_url(*keys)
-    return tuple(st.session_state[k] for k in keys)
+@dataclass(frozen=True)
+class Options:
+    texts: tuple[str, str]  # A and B as typed
 
 
-def prediction_figure(task: str, a: RunResult, b: RunResult):
-    """A and B as grouped bars: the class probabilities, or the top ten next characters."""
-    if task == "classifier":
-        return distribution_bars(a.probs, b.probs, names=NAMES, top=None, title="class probabilities", x_title="class")
-    pa, pb = visible_probs(a.probs), visible_probs(b.probs)
-    return distribution_bars(pa, pb, names=NAMES, title="next character: top 10 for A and B", x_title="next character")
+def options(spec: ModelSpec) -> Options:
+    """The two inputs, side by side."""
+    columns, defaults = st.columns(2), DEFAULT_PAIRS[spec.name]
+    keys = [f"pair_{spec.short}_{n.lower()}" for n in NAMES]
+    texts = [url_widget(c.text_input, f"{n}: {spec.input_name}", k, d) for c, n, k, d in zip(columns, NAMES, keys, defaults)]
+    return Options(tuple(texts))
 
 
-def predictions(task: str, a: RunResult, b: RunResult) -> None:
+def predictions(spec: ModelSpec, a: RunResult, b: RunResult) -> None:
     """Both predictions and their difference; the bars open on request."""
-    if task == "translator":
+    if spec.output == "text":
         outputs_side_by_side((a, b), [f"**{name}** translates to" for name in NAMES])
         if a.prediction.split() == b.prediction.split():
             st.caption("The two translations are the same.")
         else:
             only_a, only_b = word_changes(a.prediction, b.prediction)
-            st.caption(
-                f"Words only in A: {listing(only_a) or '(none)'} · words only in B: {listing(only_b) or '(none)'}"
-            )
+            st.caption(f"Words only in A: {listing(only_a) or '(none)'} · words only in B: {listing(only_b) or '(none)'}")
         return
-    if task == "classifier":
+    if spec.output == "classes":
         last = list(a.probs)[-1]  # "positive" for sentiment
         cols = st.columns(3)
         for col, name, r in zip(cols, NAMES, (a, b)):
             label_metric(col, name, r)
         flips = "same label" if a.prediction == b.prediction else "the label flips"
-        cols[2].metric(f"B − A: P({last})", points(b.probs[last] - a.probs[last]), flips, delta_color="off", delta_arrow="off")
+        change = points(b.probs[last] - a.probs[last])
+        cols[2].metric(f"B − A: P({last})", change, flips, delta_color="off", delta_arrow="off")
     else:
         pa, pb = visible_probs(a.probs), visible_probs(b.probs)
         la, lb = (visible_chars([r.prediction])[0] for r in (a, b))
@@ -83,27 +73,24 @@ def predictions(task: str, a: RunResult, b: RunResult) -> None:
     bars = on_request("The probabilities of A and B, as bars", "pair_bars")
     if bars.open:
         with bars:
-            show_figure(prediction_figure(task, a, b), "pair-prediction", html_name=f"pairs-{task}-prediction.html")
+            fig = prediction_bars(spec, (a, b), NAMES, VERSUS)
+            show_figure(fig, "pair-prediction", html_name=f"pairs-{spec.name}-prediction.html")
 
 
 @st.fragment
-def attention(task: str, a: RunResult, b: RunResult, notes: str) -> None:
-    kinds = list(a.kinds)
-    kind = radio_choice("pair_kind", kinds, kinds[-1], label="Attention", format_func=lambda k: a.kinds[k].title)
+def attention(spec: ModelSpec, a: RunResult, b: RunResult, notes: str) -> None:
+    kind = pick_kind(a, "pair_kind", last=True)
     ka, kb = a.kinds[kind], b.kinds[kind]
-    att_a, att_b = ka.weights, kb.weights
-    L, H = att_a.shape[:2]
+    L, H = ka.weights.shape[:2]
     layer, head = pick_head(L, H, "pair")
-    name = ka.title
-    names = dict(query_name=ka.query_axis, key_name=ka.key_axis)
-
-    (ma, cut_a), (mb, cut_b) = window(att_a[layer, head], task), window(att_b[layer, head], task)
-    tok_a = tuple(t[cut_a] for t in axes(ka, a))
-    tok_b = tuple(t[cut_b] for t in axes(kb, b))
-    if task == "generator" and (cut_a != slice(None) or cut_b != slice(None)):
-        st.caption("The last 40 characters of each prompt are drawn.")
+    name, names = ka.title, dict(query_name=ka.query_axis, key_name=ka.key_axis)
+    ma, tok_a = windowed(ka.weights[layer, head], ka, a, spec)
+    mb, tok_b = windowed(kb.weights[layer, head], kb, b, spec)
+    if len(tok_a[0]) < len(ka.queries) or len(tok_b[0]) < len(kb.queries):
+        st.caption(f"The last {spec.window} {spec.unit} of each prompt are drawn.")
     head_title = f"{name.lower()}, layer {layer} · head {head}"
-    for col, table, n in zip(st.columns(2), pair_tables(ma, tok_a, mb, tok_b, names=NAMES, title=head_title, **names), NAMES):
+    tables = pair_tables(ma, tok_a, mb, tok_b, names=NAMES, title=head_title, **names)
+    for col, table, n in zip(st.columns(2), tables, NAMES):
         with col:
             show_matrix(table, f"pair-side-{n}")
 
@@ -121,47 +108,54 @@ def attention(task: str, a: RunResult, b: RunResult, notes: str) -> None:
             "Below is each one's mean over all heads of the layer instead. Make the two inputs the same "
             "number of tokens (e.g. swap one word for another) to see their difference."
         )
-        mean_a, _ = window(att_a[layer].mean(axis=0), task)
-        mean_b, _ = window(att_b[layer].mean(axis=0), task)
-        mean_title = f"{name.lower()}, layer {layer}: mean over the {H} heads"
-        for col, table, n in zip(st.columns(2), pair_tables(mean_a, tok_a, mean_b, tok_b, names=NAMES, title=mean_title, **names), NAMES):  # fmt: skip
+        mean_a, _ = windowed(ka.weights[layer].mean(axis=0), ka, a, spec)
+        mean_b, _ = windowed(kb.weights[layer].mean(axis=0), kb, b, spec)
+        mean_title = f"{name}, layer {layer}: mean over the {H} heads"
+        tables = pair_tables(mean_a, tok_a, mean_b, tok_b, names=NAMES, title=mean_title.lower(), **names)
+        for col, table, n in zip(st.columns(2), tables, NAMES):
             with col:
                 show_matrix(table, f"pair-mean-{n}")
-        second = lambda: pair_heatmaps(mean_a, tok_a, mean_b, tok_b, names=NAMES, title=f"{name}, layer {layer}: mean over the {H} heads", **names)
+        second = lambda: pair_heatmaps(mean_a, tok_a, mean_b, tok_b, names=NAMES, title=mean_title, **names)
 
     def figures() -> list:  # the export's charts, built only when it is clicked
-        figs = [] if task == "translator" else [prediction_figure(task, a, b)]
-        side = pair_heatmaps(ma, tok_a, mb, tok_b, names=NAMES, title=f"{name}, layer {layer} · head {head}: A and B", **names)
-        return [*figs, side, second()]
+        figs = [prediction_bars(spec, (a, b), NAMES, VERSUS)] if has_bars(spec) else []
+        side_title = f"{name}, layer {layer} · head {head}: A and B"
+        return [*figs, pair_heatmaps(ma, tok_a, mb, tok_b, names=NAMES, title=side_title, **names), second()]
 
-    export_view_button(figures, f"Minimal pair · {TASK_NAMES[task]}", "pair-export", notes=notes)
-    sync_url("pair_kind", "pair_layer", "pair_head")
+    export_view_button(figures, f"Minimal pair · {spec.title}", "pair-export", notes=notes)
 
 
-st.title("Minimal pairs")
-st.caption(
-    "Change one word (or character) and compare: how the prediction moves, and how the attention of one head "
-    "differs between the two inputs."
-)
-task = pick_task("pair_model")
-ck = require_checkpoint(task)
-raw = inputs(task)
-texts = [read_input(task, t, f"input {n}") for t, n in zip(raw, NAMES)]
-if None in texts:
-    st.stop()
-results = [attempt(run_model, ck, t, what=f"Nothing to compare: input {n}") for t, n in zip(texts, NAMES)]
-if None in results or not all([input_notes(r, f"input {n}") for r, n in zip(results, NAMES)]):
-    st.stop()
-a, b = results
-st.subheader("Predictions")
-predictions(task, a, b)
-notes = f"Model: {TASK_NAMES[task]}\nA: {texts[0]}\nB: {texts[1]}\n"
-notes += f"A: {a.prediction}\nB: {b.prediction}"
-st.subheader("A and B, every layer and head")
-st.caption("Each explorer holds one input's attention: pick the same kind, layer and head in both to compare.")
-for col, r, n in zip(st.columns(2), (a, b), NAMES):
-    with col:
-        st.markdown(f"**{n}**")
-        attention_explorer(labelled(r), key=f"pair-explorer-{n}", url_prefix=f"pair{n}", title=f"Minimal pair {n}")
-st.subheader("One head, A and B, and their difference")
-attention(task, a, b, notes)
+def body(ck: Checkpoint, opts: Options) -> None:
+    """Both runs: their predictions, their explorers, one head of each and the difference."""
+    spec = ck.spec
+    texts = [read_input(spec, t, f"input {n}") for t, n in zip(opts.texts, NAMES)]
+    if None in texts:
+        return
+    results = [attempt(run_model, ck, t, what=f"Nothing to compare: input {n}") for t, n in zip(texts, NAMES)]
+    if None in results or not all([input_notes(r, f"input {n}") for r, n in zip(results, NAMES)]):
+        return
+    a, b = results
+    st.subheader("Predictions")
+    predictions(spec, a, b)
+    notes = f"Model: {spec.title}\nA: {texts[0]}\nB: {texts[1]}\nA: {a.prediction}\nB: {b.prediction}"
+    st.subheader("A and B, every layer and head")
+    st.caption("Each explorer holds one input's attention: pick the same kind, layer and head in both to compare.")
+    for col, r, n in zip(st.columns(2), (a, b), NAMES):
+        with col:
+            st.markdown(f"**{n}**")
+            attention_explorer(labelled(r), key=f"pair-explorer-{n}", url_prefix=f"pair{n}", title=f"Minimal pair {n}")
+    st.subheader("One head, A and B, and their difference")
+    attention(spec, a, b, notes)
+
+
+def main() -> None:
+    st.title("Minimal pairs")
+    st.caption(
+        "Change one word (or character) and compare: how the prediction moves, and how the attention of one head "
+        "differs between the two inputs."
+    )
+    ck = require_checkpoint(pick_task("pair_model"))
+    body(ck, options(ck.spec))
+
+
+main()

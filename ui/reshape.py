@@ -5,7 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from model.lessons.walkthrough import Step, input_tensor, notebook_tokens, reshape_steps
+from model.lessons.hand import notebook_tokens
+from model.lessons.reshape import Step, input_tensor, reshape_steps
 from ui.shared.display import csv_button, show_matrix
 from ui.shared.state import bounded, init_state, one_of, sync_url
 from ui.shared.text import MAX_INPUT_CHARS, clean_text, plural

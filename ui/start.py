@@ -7,8 +7,8 @@ import os
 
 import streamlit as st
 
-from model.lessons.walkthrough import walkthrough
 from model.core.checkpoint import CheckpointError, default_dir, read_meta
+from model.lessons.hand import walkthrough
 from ui.shared.display import show_figure
 from viz.attention import attention_heatmap
 from viz.history import metric_name

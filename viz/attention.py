@@ -1,5 +1,5 @@
-"""Attention-weight figures of trained models: one head, a layer × head grid, the head mean,
-the causal mask step by step, one query's weights.
+"""Attention-weight figures of trained models: one head, a layer × head grid, the causal mask step
+by step, one query's weights.
 
 Every figure names its query axis (rows) and key axis (columns), uses unique ``"i:token"``
 labels, and shows query, key and weight on hover. Labels are escaped, because plotly reads
@@ -104,28 +104,6 @@ def attention_heatmap(
         colorscale=colorscale, zmid=zmid, zmin=zmin, zmax=zmax,
         full_rows=hover_labels(query_tokens), full_cols=hover_labels(key_tokens),
     )  # fmt: skip
-
-
-def mean_heads_heatmap(
-    weights,
-    query_tokens: Sequence[str],
-    key_tokens: Sequence[str] | None = None,
-    *,
-    title: str | None = None,
-    query_name: str = "query",
-    key_name: str = "key",
-) -> go.Figure:
-    """The mean over heads of one layer's ``(heads, queries, keys)`` weights."""
-    w = check_stack(weights, ndim=3, name="one layer's attention (heads, queries, keys)")
-    heads = w.shape[0]
-    return attention_heatmap(
-        w.mean(axis=0),
-        query_tokens,
-        key_tokens,
-        title=title or f"mean over the {heads} heads",
-        query_name=query_name,
-        key_name=key_name,
-    )
 
 
 GRID_WIDTH = 1200  # the width a full-width grid gets on a wide page, to size its rows from

@@ -7,22 +7,17 @@ Option labels and titles are escaped, because plotly reads markup; nicknames nev
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
 
 from viz.attention import head_grid, visible_chars
-from viz.common import HEAD_COLORS, house_layout, make_figure, margins, text_px
+from viz.common import HEAD_COLORS, escape, house_layout, make_figure, margins, text_px
 
 ANSWER_COLOR = "#009E73"  # the right answer, once revealed (Okabe-Ito green)
 OTHER_COLOR = "#999999"
 OPEN_COLOR = HEAD_COLORS[4]  # before the reveal every bar is alike
-
-
-def _escape(text: str) -> str:
-    return html.escape(str(text), quote=False)
 
 
 def answer_histogram(
@@ -34,7 +29,7 @@ def answer_histogram(
         raise ValueError(f"{len(options)} options and {len(counts)} counts: give one count per option")
     if any(c < 0 for c in counts):
         raise ValueError("counts cannot be negative")
-    labels = [_escape(o) for o in options]
+    labels = [escape(o) for o in options]
     if answer is None:
         colors = [OPEN_COLOR] * len(options)
     else:
@@ -46,7 +41,7 @@ def answer_histogram(
         text=[f"{c} ({s:.0%})" for c, s in zip(counts, share)], textposition="outside", cliponaxis=False,
         hovertemplate="%{y}: %{x} answers<extra></extra>",
     )  # fmt: skip
-    layout = house_layout(title=f"{_escape(title)} · {total} answer{'s' if total != 1 else ''}", height=120 + 44 * len(options))
+    layout = house_layout(title=f"{escape(title)} · {total} answer{'s' if total != 1 else ''}", height=120 + 44 * len(options))
     layout.update(
         xaxis=dict(title=dict(text="answers"), rangemode="tozero", range=[0, max(max(counts), 1) * 1.3], dtick=None),
         yaxis=dict(type="category", autorange="reversed", automargin=False),
@@ -76,8 +71,8 @@ def candidate_heads(spec: dict) -> go.Figure:
     titles = []
     for i, trace in enumerate(fig.data):
         x_axis, y_axis = fig.layout[trace.xaxis.replace("x", "xaxis", 1)], fig.layout[trace.yaxis.replace("y", "yaxis", 1)]
-        titles.append(go.layout.Annotation(column_title, text=_escape(names[i]), x=sum(x_axis.domain) / 2, y=y_axis.domain[1]))
-        trace.hovertemplate = trace.hovertemplate.replace(f"layer {i // cols} · head {i % cols}", _escape(names[i]))
+        titles.append(go.layout.Annotation(column_title, text=escape(names[i]), x=sum(x_axis.domain) / 2, y=y_axis.domain[1]))
+        trace.hovertemplate = trace.hovertemplate.replace(f"layer {i // cols} · head {i % cols}", escape(names[i]))
         if y_axis.title.text:
             y_axis.title.text = y_axis.title.text.split(" · ", 1)[-1]  # "layer 1 · query" -> "query"
     fig.layout.annotations = titles

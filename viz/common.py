@@ -14,7 +14,17 @@ import plotly.io as pio
 
 FONT_SIZE = 14  # readable from the back of a room on a projector
 TITLE_SIZE = 16
-COLORSCALE = "Blues"
+# One colour scale for attention weights on every page: the Plotly figures (COLORSCALE), the explorer
+# and the matrix view (these stops, sent in their payloads) paint a weight alike. ColorBrewer's Blues,
+# Plotly's "Blues", the figures' scale already: white at 0, so a weight the model hardly gives reads as
+# nothing (viridis starts at a dark purple, which reads as something), and no weight is grey, so masked
+# cells (grey and hatched in the explorer, blank in the figures and tables) stay apart.
+WEIGHT_STOPS = ("#f7fbff", "#deebf7", "#c6dbef", "#9ecae1", "#6baed6", "#4292c6", "#2171b5", "#08519c", "#08306b")
+# the same stops as Plotly writes its "Blues", so a figure's JSON is what it was with the name
+COLORSCALE = [
+    [i / (len(WEIGHT_STOPS) - 1), "rgb({},{},{})".format(*(int(c[j : j + 2], 16) for j in (1, 3, 5)))]
+    for i, c in enumerate(WEIGHT_STOPS)
+]
 DIVERGING = "RdBu_r"  # signed values: blue below zero, red above, white at zero
 MAX_LABEL = 24  # longer labels are cut on the axes (the index prefix keeps them unique); hover shows them whole
 HOVER_LINE = 60  # a long label is broken into lines of this many characters on hover
@@ -138,12 +148,6 @@ def house_layout(*, title: str | None = None, height: int | None = None, width: 
     return layout | {k: v for k, v in (("height", height), ("width", width)) if v is not None}
 
 
-def base_layout(fig: go.Figure, *, title: str | None = None, height: int | None = None, width: int | None = None) -> go.Figure:
-    """Apply the house layout (:func:`house_layout`) to an existing figure."""
-    fig.update_layout(house_layout(title=title, height=height, width=width))
-    return fig
-
-
 def make_figure(data: Sequence[dict], layout: dict) -> go.Figure:
     """One figure from plain dicts, validated once. Building with ``go.Heatmap(...)``, then
     ``update_layout`` and ``update_xaxes`` parses and validates every property path on every call:
@@ -162,13 +166,6 @@ def margins(*, l: float, t: float, b: float = 10, r: float = 10) -> dict:
 def text_px(labels: Sequence[str], size: float) -> float:
     """A generous estimate of the widest label's width in pixels (0.62 em a character)."""
     return 0.62 * size * max((len(str(label)) for label in labels), default=1)
-
-
-def fit_size(n_rows: int, n_cols: int, *, cell: int = 34, min_size: int = 320, max_size: int = 900) -> tuple[int, int]:
-    """A (height, width) in pixels that keeps cells readable without overflowing the page."""
-    h = min(max(min_size, 140 + cell * n_rows), max_size)
-    w = min(max(min_size, 180 + cell * n_cols), max_size)
-    return h, w
 
 
 def for_projector(fig: go.Figure, scale: float = 1.4) -> go.Figure:

@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 from viz.attention import visible_chars
 from viz.common import HEAD_COLORS, house_layout, make_figure
 
-LOSS_COLOR, METRIC_COLORS = "#0072B2", HEAD_COLORS
+METRIC_COLORS = HEAD_COLORS
 MAX_TICKS = 12  # more epoch numbers than this collide on a narrow axis
 SPLITS = {"train": "training", "val": "validation", "dev": "dev", "test": "test"}
 RIGHT_AXIS = ("accuracy", "bleu")  # validation scores (higher is better) share the right axis

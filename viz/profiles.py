@@ -15,10 +15,9 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from viz.common import COLORSCALE, FONT_SIZE, HEAD_COLORS, check_stack, house_layout, make_figure, number_text
+from viz.common import HEAD_COLORS, check_stack, house_layout, make_figure
 from viz.matrixview import matrix_payload
 
-LAYER_AXIS, HEAD_AXIS = "layer (row)", "head (column)"
 FRACTIONS = ("previous", "self", "first", "special", "forward")  # metrics that are shares of the weight
 
 
@@ -64,43 +63,6 @@ def head_grid(values, metric: str) -> np.ndarray:
     return v
 
 
-def metric_grid(
-    values,
-    metric: str,
-    *,
-    title: str | None = None,
-    selected: tuple[int, int] | None = None,
-    zmin: float | None = None,
-    zmax: float | None = None,
-) -> go.Figure:
-    """A ``(layers, heads)`` heatmap of one metric, values printed in the cells; NaN cells are blank.
-
-    ``selected`` frames one head; ``zmin``/``zmax`` fix the colour range (e.g. 0..1 for fractions).
-    """
-    v = head_grid(values, metric)
-    L, H = v.shape
-    z = [[round(float(x), 4) if np.isfinite(x) else None for x in row] for row in v]
-    text = [["" if x is None else number_text(x, 2) for x in row] for row in z]
-    name = html.escape(metric, quote=False)
-    trace = dict(
-        type="heatmap", z=z, x=[f"head {h}" for h in range(H)], y=[f"layer {l}" for l in range(L)], text=text,
-        texttemplate="%{text}", textfont=dict(size=FONT_SIZE), colorscale=COLORSCALE, zmin=zmin, zmax=zmax,
-        hovertemplate=f"%{{y}} · %{{x}}<br>{name}: %{{z:.4f}}<extra></extra>", hoverongaps=False,
-        colorbar=dict(thickness=14, title=dict(text=name)), xgap=2, ygap=2,
-    )  # fmt: skip
-    height = int(min(max(300, 150 + 60 * L), 900))
-    layout = house_layout(title=html.escape(title, quote=False) if title else f"{name} of every head", height=height)
-    layout.update(
-        xaxis=dict(title=dict(text=HEAD_AXIS), type="category", side="top"),
-        yaxis=dict(title=dict(text=LAYER_AXIS), type="category", autorange="reversed"),
-    )
-    if selected is not None and 0 <= selected[0] < L and 0 <= selected[1] < H:
-        l, h = selected
-        frame = dict(type="rect", x0=h - 0.5, x1=h + 0.5, y0=l - 0.5, y1=l + 0.5, line=dict(color="#D55E00", width=4))
-        layout["shapes"] = [frame]
-    return make_figure([trace], layout)
-
-
 def metric_matrix(
     values,
     metric: str,
@@ -110,8 +72,9 @@ def metric_matrix(
     zmin: float | None = None,
     zmax: float | None = None,
 ) -> dict:
-    """:func:`metric_grid` as a matrix view (:mod:`viz.matrixview`, no Plotly): NaN cells blank, the
-    ``selected`` head outlined, ``zmin``/``zmax`` the colour range."""
+    """A ``(layers, heads)`` grid of one metric as a matrix view (:mod:`viz.matrixview`, no Plotly), values
+    printed in the cells: NaN cells blank, the ``selected`` head outlined, ``zmin``/``zmax`` the colour
+    range (e.g. 0..1 for fractions)."""
     v = head_grid(values, metric)
     L, H = v.shape
     return matrix_payload(

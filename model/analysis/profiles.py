@@ -30,10 +30,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-
 SELF_METRICS = ("entropy", "previous", "self", "first", "special")
 CROSS_METRICS = ("entropy", "first", "special", "monotonic", "forward")
-METRICS = ("entropy", "previous", "self", "first", "special", "monotonic", "forward")
 METRIC_HELP = {
     "entropy": "bits, mean over queries: 0 = each query looks at one key, log2(keys) = spread evenly",
     "previous": "mean weight on the token just before the query",

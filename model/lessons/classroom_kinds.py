@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from model.core.results import AttentionKind, attention_kind, causal
-from model.lessons.classroom_questions import Question
+from rooms.question import Question
 
 KEY_KINDS = ("attend", "head")  # answered by clicking a key; the options are the keys, in order
 CHOICE, ROW, MAP = "choice", "row", "map"  # the explorer's kind names

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 from torch import Tensor
 
-from model.lessons.walkthrough import input_tensor, reshape_steps, walkthrough
+from model.lessons.hand import walkthrough
+from model.lessons.reshape import input_tensor, reshape_steps
 
 KINDS = ("attend", "shape", "head")  # question number % 3
 MAX_QUESTION = 9999
@@ -128,7 +129,7 @@ def head_question(number: int, attention, tokens: Sequence[str]) -> AttendQuesti
 
 
 def shape_question(number: int) -> ShapeQuestion:
-    """A shape question on one step of the batched multi-head reshape (``model.lessons.walkthrough.reshape_steps``)."""
+    """A shape question on one step of the batched multi-head reshape (``model.lessons.reshape.reshape_steps``)."""
     rng = random.Random(number)
     b, t, heads = rng.choice((1, 2, 3)), rng.randrange(3, 7), rng.choice((2, 3, 4))
     wide = rng.random() < 0.25

@@ -13,18 +13,17 @@ import json
 import math
 import random
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 from safetensors.torch import load_file, save_file
 from torch import Tensor, nn
 
-from model.training import recipes
 from model.core.checkpoint import default_dir, save_checkpoint
+from model.training import recipes
 
 Progress = Callable[[dict[str, Any]], None]
 
@@ -251,12 +250,3 @@ def snapshot_probe(out: Path, model: nn.Module, probes: dict[str, Any], task, ep
     meta["probes"] = {name: p["tokens"] for name, p in probes.items()}
     save_file(tensors, str(path))
     meta_path.write_text(json.dumps(meta, indent=1, ensure_ascii=False))
-
-
-def cross_entropy(logits: Tensor, targets: Tensor, ignore: int = -100, smoothing: float = 0.0) -> Tensor:
-    return F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1), ignore_index=ignore, label_smoothing=smoothing)
-
-
-def chunks(seq: list, size: int) -> Iterator[list]:
-    for i in range(0, len(seq), size):
-        yield seq[i : i + size]

@@ -1,6 +1,6 @@
 """A real Streamlit server and Debian's Chromium (driven by Playwright) for the browser tests.
 
-The server and the browser options are the benchmarks' (``bench/_server.py``), so both drive the
+The server and the browser options are the benchmarks' (``fixtures/server.py``), so both drive the
 app the same way."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bench._server import CHROMIUM, launch_chromium, streamlit_server
+from fixtures.server import CHROMIUM, launch_chromium, streamlit_server
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"

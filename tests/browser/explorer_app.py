@@ -16,7 +16,7 @@ import streamlit as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run from anywhere: the repository root
 
-from bench.explorer_runs import classifier_run, generator_run, rollout_of, translator_run  # noqa: E402
+from fixtures.explorer_runs import classifier_run, generator_run, rollout_of, translator_run  # noqa: E402
 from ui.shared.explorer import attention_explorer, explorer_download  # noqa: E402
 
 CASES = {

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from bench._server import CHROMIUM, ROOT
+from fixtures.server import CHROMIUM, ROOT
 from tests.tiny import make_checkpoints
 
 

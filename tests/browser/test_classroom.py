@@ -109,6 +109,9 @@ def test_a_round_with_a_teacher_and_three_students(browser, app_url: str) -> Non
         teacher.get_by_role("button", name="Start a room").click()
         text(teacher, "Room code:", RUN_TIMEOUT_MS)
         code = re.search(r"room=([A-Z0-9]{6})", teacher.url).group(1)
+        join_url = f"{app_url}/classroom?room={code}"
+        text(teacher, join_url)  # the join address as typed, no Markdown escapes in it
+        assert "\\" not in teacher.locator("main").first.inner_text()
         qr = teacher.get_by_role("img", name=re.compile(f"Join room {code}")).or_(teacher.locator("main img")).first
         qr.wait_for(timeout=LIVE_MS)  # the QR code
         assert qr.evaluate("img => img.naturalWidth") > 100
@@ -117,11 +120,12 @@ def test_a_round_with_a_teacher_and_three_students(browser, app_url: str) -> Non
         for name, width in STUDENTS:
             page = open_page(width, f"{app_url}/classroom?room={code}")
             box = page.get_by_label("Nickname (optional)")
-            if name == "Ann":  # markup is refused with a message, never drawn
-                box.fill("<b>Ann</b>")
+            if name == "Ann":  # markup is refused with a message that says what is wrong, never drawn
+                box.fill("<b>" + "Ann" * 8 + "</b>")
                 box.press("Enter")
                 page.get_by_role("button", name=f"Join room {code}").click()
                 text(page, "A nickname may use letters", RUN_TIMEOUT_MS)
+                text(page, "this one has 31")
                 assert page.locator("main b").count() == 0
             box.fill(name)
             box.press("Enter")
@@ -175,16 +179,83 @@ def test_a_round_with_a_teacher_and_three_students(browser, app_url: str) -> Non
         text(teacher, "This room is closed", RUN_TIMEOUT_MS)
         text(students[0], "closed this room")
         text(students[0], "1 of 1 right")
+        text(students[1], "0 of 1 right, 0.59 points")  # Bob's 0:Life: part of a point, and how it is counted
+        text(students[1], "a close wrong one earns part of a point")
         with teacher.expect_download(timeout=RUN_TIMEOUT_MS) as info:
             teacher.get_by_role("button", name="Download participants (CSV)").click()
         rows = list(csv.reader(io.StringIO(info.value.path().read_text(encoding="utf-8"))))
         assert rows[0] == ["nickname", "answered", "correct", "points", "round 1"]
         assert [r[:3] for r in rows[1:]] == [["Ann", "1", "1"], ["Bob", "1", "0"], ["Zoë_360", "1", "1"]]
+        with teacher.expect_download(timeout=RUN_TIMEOUT_MS) as info:
+            teacher.get_by_role("button", name="Download answers (CSV)").click()
+        rows = list(csv.reader(io.StringIO(info.value.path().read_text(encoding="utf-8"))))
+        assert [r[:4] for r in rows] == [["nickname", "round", "question", "chosen"],
+                                         ["Ann", "1", "Which key does 1:is attend to most?", "4:dessert"],
+                                         ["Bob", "1", "Which key does 1:is attend to most?", "0:Life"],
+                                         ["Zoë_360", "1", "Which key does 1:is attend to most?", "4:dessert"]]
         teacher.screenshot(path=str(ARTIFACTS / "classroom-teacher.png"), full_page=True)
         for page in (teacher, *students):
             assert page.locator('[data-testid="stException"]').count() == 0
         assert not errors, f"JavaScript errors: {errors}"
     except Exception as e:  # a failure says what every page showed: CI returns only this output
+        raise AssertionError(f"{e}\n{what_pages_show(contexts, errors)}") from e
+    finally:
+        for context in contexts:
+            context.close()
+
+
+def test_a_reload_keeps_the_student(browser, app_url: str) -> None:
+    """A phone that reloads the page (switching tabs does) is the same student: answer, reload, answer
+    again counts one answer, the second; a new student still joins."""
+    contexts, errors = [], []
+
+    def open_page(url: str):
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        contexts.append(context)
+        page = context.new_page()
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(url, wait_until="domcontentloaded")
+        wait_until_idle(page)
+        return page
+
+    def join(name: str):
+        page = open_page(f"{app_url}/classroom?room={code}")
+        page.get_by_label("Nickname (optional)").fill(name)
+        page.get_by_label("Nickname (optional)").press("Enter")
+        page.get_by_role("button", name=f"Join room {code}").click()
+        text(page, f"You are {name}", RUN_TIMEOUT_MS)
+        return page
+
+    try:
+        teacher = open_page(f"{app_url}/classroom")
+        teacher.get_by_role("button", name="Start a room").click()
+        text(teacher, "Room code:", RUN_TIMEOUT_MS)
+        code = re.search(r"room=([A-Z0-9]{6})", teacher.url).group(1)
+        teacher.get_by_role("button", name="Ask", exact=True).click()
+        text(teacher, "Question 1:", RUN_TIMEOUT_MS)
+        bob = join("Bob")
+        answer(bob, "click", 4)
+        text(bob, "Answer sent: 4:dessert")
+        text(teacher, "1 / 1")
+        assert "teacher=" not in bob.url  # what brings Bob back is his own, never the teacher's secret
+        bob.reload(wait_until="domcontentloaded")
+        wait_until_idle(bob)
+        text(bob, "You are Bob", RUN_TIMEOUT_MS)
+        text(bob, "Answer sent: 4:dessert")  # his answer came back with him
+        answer(bob, "click", 0)
+        text(bob, "Answer sent: 0:Life")
+        join("Cy")
+        text(teacher, "1 / 2")  # Bob once, with his second answer; Cy joined and has not answered
+        teacher.get_by_role("button", name="Reveal").click()
+        text(bob, "You chose 0:Life")
+        text(teacher, "The answer: 4:dessert")
+        teacher.wait_for_function(
+            """() => [...document.querySelectorAll('.js-plotly-plot')].some(p => p.data && p.data[0].type === 'bar')""",
+            timeout=LIVE_MS,
+        )
+        assert bar_counts(teacher) == [1, 0, 0, 0, 0, 0]  # everyone's answers: Bob's second, once
+        assert not errors, f"JavaScript errors: {errors}"
+    except Exception as e:
         raise AssertionError(f"{e}\n{what_pages_show(contexts, errors)}") from e
     finally:
         for context in contexts:

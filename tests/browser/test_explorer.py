@@ -1,7 +1,8 @@
 """The attention explorer in a real browser, on the harness app ``tests/browser/explorer_app.py``:
 it renders; keys, buttons and hovering change the view without one websocket frame; hovering reports
 the right tokens and weight; a click or Enter sends the cell to Python; markup tokens stay text; a new
-sentence keeps the view and a reload restores it from the URL; the exported HTML works offline."""
+sentence keeps the view and a reload restores it from the URL; the exported HTML works offline; a
+weight is the same colour as in the matrix view."""
 
 from __future__ import annotations
 
@@ -11,12 +12,17 @@ import time
 from collections.abc import Callable, Iterator
 from urllib.parse import parse_qs, urlparse
 
+import numpy as np
 import pytest
 from playwright.sync_api import expect
 
-from bench._server import streamlit_server
-from bench.explorer_runs import MARKUP, classifier_run, translator_run
-from viz.explorer import display_token
+from fixtures.explorer_runs import MARKUP, classifier_run, translator_run
+from fixtures.server import streamlit_server
+from model.core.results import attention_kind
+from viz.common import WEIGHT_STOPS
+from viz.explorer import display_token, explorer_html, explorer_payload
+from viz.matrixview import asset as matrix_asset
+from viz.matrixview import matrix_payload
 
 from .conftest import ARTIFACTS, STARTUP_SECONDS
 
@@ -333,3 +339,35 @@ def test_export_works_offline(xpage, harness_url: str, tmp_path) -> None:
     until(offline, lambda s: s["clicked"] is not None)
     expect(root.locator(".ae-status")).to_contain_text("needs the app")  # drawn on the next frame
     assert errors == [] and requests == [path.as_uri()]
+
+
+def test_a_weight_is_one_colour_in_the_explorer_and_the_matrix_view(xpage, tmp_path) -> None:
+    """Both components paint from viz.common.WEIGHT_STOPS: the same weight, the same RGB. The weights
+    sit on the explorer's 256 colour steps (k / 255), where its colour table and the matrix view's
+    interpolation meet exactly; the largest is 1, so the explorer's "0 – map max" scale is 0 – 1."""
+    weights = np.array([0, 51, 102, 153, 204, 255], dtype=np.float32) / 255
+    n = len(weights)
+    kind = attention_kind("encoder", weights.reshape(1, 1, 1, n), ["q"], [f"k{j}" for j in range(n)])
+    path = tmp_path / "colours.html"
+    path.write_text(explorer_html(explorer_payload([kind])), encoding="utf-8")
+    xpage.goto(path.as_uri())
+    until(xpage, lambda s: s["view"] == "heatmap")
+    lay = layout(xpage, "heat")
+    points = [[lay["x0"] + (j + 0.5) * lay["c"], lay["y0"] + 0.5 * lay["c"]] for j in range(n)]
+    explorer = xpage.locator(ROOT).locator(CANVAS).evaluate(
+        "(c, points) => points.map(([x, y]) => Array.from(c.getContext('2d').getImageData(x, y, 1, 1).data.slice(0, 3)))",
+        points,
+    )
+    table = matrix_payload(weights.reshape(1, n), limits=(0.0, 1.0))
+    matrix = xpage.evaluate(
+        """async ([js, data]) => {
+            const url = URL.createObjectURL(new Blob([js], { type: "text/javascript" }));  // as Streamlit loads it
+            const host = document.createElement("div");
+            document.body.append(host);
+            (await import(url)).default({ parentElement: host, data });
+            return [...host.querySelectorAll("td")].map((td) => td.style.backgroundColor.match(/\\d+/g).map(Number));
+        }""",
+        [matrix_asset("matrixview.js"), table],
+    )
+    first, last = ([int(h[i : i + 2], 16) for i in (1, 3, 5)] for h in (WEIGHT_STOPS[0], WEIGHT_STOPS[-1]))
+    assert explorer == matrix and explorer[0] == first and explorer[-1] == last and len({tuple(c) for c in explorer}) == n

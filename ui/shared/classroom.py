@@ -9,10 +9,10 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from model.lessons.classroom import RoomStore
 from model.lessons.classroom_kinds import answers_by_key, choice_from_cell, choice_kinds, reveal_kinds
-from model.lessons.classroom_questions import Question
-from model.lessons.classroom_rules import RoomError, RoomStatus
+from rooms.question import Question
+from rooms.rules import RoomError, RoomStatus
+from rooms.store import RoomStore
 from ui.shared.display import show_figure
 from ui.shared.explorer import attention_explorer
 from ui.shared.text import markdown_escape

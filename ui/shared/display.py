@@ -12,14 +12,10 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from ui.shared.matrixview import matrix_view
 from ui.shared.projector import PROJECTOR_URL
 from viz.common import for_projector
 from viz.export import figures_to_html
-from viz.matrixview import asset as matrix_asset
-
-_matrix_view = st.components.v2.component(
-    "matrix_view", js=matrix_asset("matrixview.js"), css=matrix_asset("matrixview.css")
-)
 
 CHART_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}  # plotly's toolbar
 
@@ -51,7 +47,7 @@ def show_matrix(
     """A matrix drawn as a table of coloured cells (:func:`viz.matrixview.matrix_payload`), no Plotly:
     a page with many small matrices (the hand-worked and reshape pages) draws them in milliseconds.
     With ``csv`` (or the function that builds it, called only on the click), a CSV download of its numbers."""
-    _matrix_view(key=key, data={**payload, "projector": bool(st.session_state.get(PROJECTOR_URL))}, height="content")
+    matrix_view(payload, key)
     if csv is not None:
         csv_button(csv, key, csv_name)
 

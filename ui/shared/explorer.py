@@ -1,9 +1,10 @@
 """The attention explorer on a page: one Streamlit components v2 element that gets every kind, layer
 and head of a run at once and does all viewing in the browser, and its HTML export.
 
-The component is registered once, at import, from ``viz/explorer/explorer.js`` and ``explorer.css``
-(inline strings: no build step, no CDN). The data goes as one ``bytes`` value (float32 weights, not
-JSON lists). A click (or Enter) on a cell comes back as a trigger value, checked here against the run.
+The component is registered once, at import, from the explorer's ES modules joined into one script
+(:func:`viz.explorer.assets.script`) and ``explorer.css``: inline strings, no build step, no CDN.
+The data goes as one ``bytes`` value (float32 weights, not JSON lists). A click (or Enter) on a cell
+comes back as a trigger value, checked here against the run.
 
 The view (kind, layer, head, view) lives in the browser. It writes it to the address bar under
 ``url_prefix`` with ``history.replaceState``, which sends nothing to the server. Streamlit's server
@@ -26,18 +27,14 @@ import streamlit as st
 
 from model.core.results import AttentionKind
 from ui.shared.projector import PROJECTOR_URL
-from viz.explorer import (
-    asset,
-    explorer_html,
-    explorer_payload,
-    pack_payload,
-    rollout_kind,
-    state_from_url,
-)
-from viz.explorer import url_prefix as prefixed
+from viz.explorer.assets import asset, script
+from viz.explorer.export import explorer_html
+from viz.explorer.payload import explorer_payload, pack_payload, rollout_kind
+from viz.explorer.state import state_from_url
+from viz.explorer.state import url_prefix as prefixed
 
 COMPONENT_NAME = "attention_explorer"
-_component = st.components.v2.component(COMPONENT_NAME, js=asset("explorer.js"), css=asset("explorer.css"))
+_component = st.components.v2.component(COMPONENT_NAME, js=script(), css=asset("explorer.css"))
 
 
 def attention_explorer(

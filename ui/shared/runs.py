@@ -14,34 +14,25 @@ import numpy as np
 import streamlit as st
 
 from model.analysis.ablation import Ablation, Head, ablate
-from model.core.results import RunResult
 from model.analysis.runs import causal_step_maps, generation_run, last_query_weights, run, translation_run
 from model.core.checkpoint import Checkpoint
-from ui.shared.state import init_state, one_of, sync_url
+from model.core.results import RunResult
+from model.core.specs import MODELS, SPECS, ModelSpec
+from ui.shared.state import one_of, url_widget
 from ui.shared.text import MAX_INPUT_CHARS, clean_text, listing
-
-TASK_NAMES = {
-    "classifier": "Sentiment classifier",
-    "generator": "Shakespeare generator",
-    "translator": "Translator (de → en)",
-}
-TASKS = tuple(TASK_NAMES)
-SHORT = {"classifier": "cls", "generator": "gen", "translator": "tr"}
-INPUT_NAMES = {"classifier": "English sentence", "generator": "prompt", "translator": "German sentence"}  # after "the"
 
 T = TypeVar("T")
 
 
 def pick_task(key: str, *, parent: Any = st, select: bool = False, on_change: Callable[[], None] | None = None) -> str:
     """The model a page runs, kept in the URL under ``key``: a horizontal radio, or with ``select`` a select
-    box (under ``parent``, e.g. a column). Returns its task name."""
-    init_state(key, TASKS[0], one_of(TASKS))
+    box (under ``parent``, e.g. a column), each model shown by its title. Returns its name (a key of SPECS)."""
+    title = lambda name: SPECS[name].title
     if select:
-        parent.selectbox("Model", TASKS, format_func=TASK_NAMES.get, key=key, on_change=on_change)
-    else:
-        parent.radio("Model", TASKS, key=key, horizontal=True, format_func=TASK_NAMES.get, on_change=on_change)
-    sync_url(key)
-    return st.session_state[key]
+        return url_widget(parent.selectbox, "Model", key, MODELS[0], one_of(MODELS), options=MODELS, format_func=title,
+                          on_change=on_change)  # fmt: skip
+    return url_widget(parent.radio, "Model", key, MODELS[0], one_of(MODELS), options=MODELS, horizontal=True,
+                      format_func=title, on_change=on_change)  # fmt: skip
 
 
 def checkpoint_key(ck: Checkpoint) -> tuple[str, str, str]:
@@ -102,15 +93,16 @@ def attempt(runner: Callable[..., T], *args: Any, what: str = "Nothing to show")
         return None
 
 
-def read_input(task: str, text: str | None, what: str) -> str | None:
-    """The text to run, or None after a message. Prompts keep their spaces: they matter to the generator."""
-    if task != "generator":
+def read_input(spec: ModelSpec, text: str | None, what: str) -> str | None:
+    """The text to run, or None after a message. A model that reads characters keeps the spaces (they are
+    part of its input) and reads the end of a long text; the others read clean, stripped text."""
+    if not spec.characters:
         return clean_text(text, what=what)
     text = text or ""
     if not text.strip():
         st.warning(f"The {what} is empty. Type a few characters, e.g. ROMEO:")
         return None
-    return text[-MAX_INPUT_CHARS:]  # the generator reads the end of a prompt
+    return text[-MAX_INPUT_CHARS:]
 
 
 def input_notes(result: RunResult, what: str = "the input") -> bool:

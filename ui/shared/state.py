@@ -26,6 +26,19 @@ def init_state(key: str, default: Any, cast: Callable[[str], Any] = str) -> None
         st.session_state[key] = url_value(key, default, cast)
 
 
+def url_widget(
+    draw: Callable[..., Any], label: str, key: str, default: Any, cast: Callable[[str], Any] | None = None, **kwargs: Any
+) -> Any:
+    """Draw ``draw(label, key=key, **kwargs)`` (``st.toggle``, ``column.slider``, ...) bound to the URL and
+    return its value: seeded from the URL once per session (``default`` when absent or malformed), written
+    back after. ``cast`` reads the URL's text: :func:`flag` for a bool ``default``, else ``str`` unless
+    given (a number needs :func:`bounded`, so a link cannot ask a widget for a value it refuses)."""
+    init_state(key, default, cast or (flag if isinstance(default, bool) else str))
+    draw(label, key=key, **kwargs)
+    sync_url(key)
+    return st.session_state[key]
+
+
 def bounded(lo: float, hi: float, kind: type = int) -> Callable[[str], Any]:
     """A URL cast to ``kind`` that rejects values outside ``lo..hi`` (the widget would refuse them)."""
 
@@ -76,25 +89,16 @@ def index_list(count: int) -> Callable[[str], list[int]]:
     return cast
 
 
-def view_choice(key: str, views: dict[str, str], *, help: str, label: str = "Show") -> str:
-    """A horizontal radio over ``views`` (key -> label), seeded from the URL (the first view when it
-    is absent or unknown); returns the chosen key. Pages show one view at a time with it, so a new
-    input redraws one chart instead of all of them."""
-    options = list(views)
-    init_state(key, options[0], one_of(options))
-    st.radio(label, options, key=key, format_func=views.get, horizontal=True, help=help)
-    return st.session_state[key]
-
-
 def radio_choice(
     key: str, options: Sequence[Any], default: Any, *, label: str, format_func: Callable[[Any], str] = str
 ) -> Any:
     """One of ``options``, seeded from the URL and kept valid (``default`` otherwise), as a horizontal radio
-    that is drawn only when there is a choice; returns the chosen option. Call :func:`sync_url` for ``key``."""
+    that is drawn only when there is a choice, kept in the URL; returns the chosen option."""
     init_state(key, default)
     keep_valid(key, options, default)
     if len(options) > 1:
         st.radio(label, options, key=key, format_func=format_func, horizontal=True)
+    sync_url(key)
     return st.session_state[key]
 
 
@@ -102,10 +106,11 @@ def select_choice(
     key: str, options: Sequence[Any], default: Any, *, label: str, parent: Any = st, **kwargs: Any
 ) -> Any:
     """One of ``options`` in a select box under ``parent``, seeded from the URL and kept valid (``default``
-    otherwise); ``kwargs`` go to ``selectbox``. Returns the chosen option. Call :func:`sync_url` for ``key``."""
+    otherwise) and kept in the URL; ``kwargs`` go to ``selectbox``. Returns the chosen option."""
     init_state(key, default)
     keep_valid(key, options, default)
     parent.selectbox(label, options, key=key, **kwargs)
+    sync_url(key)
     return st.session_state[key]
 
 
@@ -119,12 +124,13 @@ def keep_valid(key: str, options: Sequence[Any], default: Any) -> None:
 def range_slider(key: str, lo: int, hi: int, default: int, *, label: str, parent: Any = st, **kwargs: Any) -> int:
     """A slider over ``lo..hi`` whose range follows the input (a step, a window): seeded from the URL, back to
     ``default`` when out of range, kept when the range changes (:func:`hold`) and drawn only when there is a
-    choice. ``kwargs`` go to ``st.slider``; returns the value."""
+    choice; kept in the URL. ``kwargs`` go to ``st.slider``; returns the value."""
     init_state(key, default, bounded(lo, hi))
     keep_valid(key, range(lo, hi + 1), default)
     hold(key)
     if hi > lo:
         parent.slider(label, lo, hi, key=key, **kwargs)
+    sync_url(key)
     return st.session_state[key]
 
 
@@ -157,12 +163,12 @@ def start_url() -> None:
         st.session_state[PENDING_URL] = {}
 
 
-def flush_url(url_path: str) -> None:
-    """Write the URL this run wants in one message: this page's keys and the global ones, nothing else."""
+def flush_url(prefixes: tuple[str, ...]) -> None:
+    """Write the URL this run wants in one message: the page's keys (those starting with one of its
+    ``prefixes``, declared beside its ``st.Page`` in app.py) and the global ones, nothing else."""
     pending = st.session_state.pop(PENDING_URL, None)
     if pending is None:
         return
-    prefixes = PAGE_URL_KEYS.get(url_path, ())
     wanted = {k: st.query_params[k] for k in st.query_params if k in GLOBAL_URL_KEYS or (prefixes and k.startswith(prefixes))}
     wanted.update(pending)
     if wanted != st.query_params.to_dict():
@@ -201,8 +207,3 @@ def resend_on_change(marker: str, value: Any, keys: Sequence[str]) -> None:
 
 
 GLOBAL_URL_KEYS = ("projector", "device")  # the sidebar's: every page keeps them
-PAGE_URL_KEYS = {  # url_path -> the prefixes of the keys that page writes (its widgets' and its explorers')
-    "classifier": ("cls_",), "generator": ("gen_",), "translator": ("tr_", "trhub_"), "ablation": ("abl_",),
-    "pairs": ("pair",), "profiles": ("pro_", "proex_"), "history": ("hist_",), "workshop": ("q", "ws_"),
-    "hand": ("hand_", "step"), "reshape": ("reshape_",), "any_model": ("hub_",), "classroom": ("room", "teacher", "crk_", "crr_"),
-}  # fmt: skip

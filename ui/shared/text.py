@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -53,11 +52,6 @@ def text_box(prefix: str, default: str, *, label: str, help: str) -> str:
     st.text_input(label, key=key, help=help)
     sync_url(key)
     return st.session_state[key]
-
-
-def escape(text: str) -> str:
-    """HTML-escaped text, for the few places that render markup."""
-    return html.escape(text, quote=True)
 
 
 MARKDOWN_SPECIALS = "\\`*_{}[]()#+-.!|<>~$&"

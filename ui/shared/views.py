@@ -13,9 +13,10 @@ import streamlit as st
 
 from model.core.checkpoint import Checkpoint
 from model.core.results import AttentionKind, RunResult
+from model.core.specs import ModelSpec
 from ui.shared.explain import checkpoint_explainer, explain_panel, remembered_cell, result_id
 from ui.shared.explorer import attention_explorer, explorer_file, html_download
-from ui.shared.state import bounded, init_state, keep_valid, sync_url
+from ui.shared.state import bounded, init_state, keep_valid, radio_choice, sync_url
 from viz.attention import grid_frame, visible_chars
 
 
@@ -142,12 +143,26 @@ def pick_head(layers: int, heads: int, prefix: str, *, default_layer: int = 0) -
     return st.session_state[lk], st.session_state[hk]
 
 
-GENERATOR_WINDOW = 40  # characters per heatmap axis: the last ones, readable on a projector
+def pick_kind(result: RunResult, key: str, *, last: bool = False) -> str:
+    """One kind of ``result``'s attention, as a radio drawn when there is a choice and kept in the URL under
+    ``key``: the first kind by default, with ``last`` the last (a translator's cross-attention)."""
+    kinds = list(result.kinds)
+    titled = lambda k: result.kinds[k].title
+    return radio_choice(key, kinds, kinds[-1] if last else kinds[0], label="Attention", format_func=titled)
 
 
-def window(m: np.ndarray, task: str) -> tuple[np.ndarray, slice]:
-    """The generator's attention cut to its last ``GENERATOR_WINDOW`` queries and keys (others whole)."""
-    if task != "generator" or m.shape[-1] <= GENERATOR_WINDOW:
+def window(m: np.ndarray, spec: ModelSpec) -> tuple[np.ndarray, slice]:
+    """``m`` cut to the last ``spec.window`` queries and keys when the model draws a window (whole otherwise),
+    and the cut, for the labels."""
+    if spec.window is None or m.shape[-1] <= spec.window:
         return m, slice(None)
-    cut = slice(-GENERATOR_WINDOW, None)
+    cut = slice(-spec.window, None)
     return m[..., cut, cut], cut
+
+
+def windowed(m: np.ndarray, kind: AttentionKind, result: RunResult, spec: ModelSpec) -> tuple[np.ndarray, tuple]:
+    """One head's ``(queries, keys)`` matrix ``m`` of ``kind`` and its (query, key) labels, cut to the
+    model's window."""
+    m, cut = window(m, spec)
+    rows, cols = axes(kind, result)
+    return m, (rows[cut], cols[cut])

@@ -1,6 +1,6 @@
 // The matrix view: one matrix as a table of coloured cells with its numbers printed.
 //
-// Streamlit (components v2) sends a small JSON payload (viz/matrixview/__init__.py); this script
+// Streamlit (components v2) sends a small JSON payload (viz/matrixview/payload.py); this script
 // builds a <table> from it. Labels and titles are written with textContent only, never parsed as
 // markup. Hovering a cell highlights its row and column and writes "row → column: value" under the
 // title; the root's data-state attribute holds the payload's digest and the hovered cell, for tests
@@ -36,7 +36,8 @@ function hexRgb(h) {
   return [1, 3, 5].map((i) => parseInt(h.slice(i, i + 2), 16));
 }
 
-// A colour for t in [0, 1] along the stops, as [r, g, b].
+// A colour for t in [0, 1] along the stops, as [r, g, b], rounded as the explorer's colour table is
+// (viz/explorer/js/theme.js), so a weight is the same colour in both.
 function along(stops, t) {
   const x = Math.min(Math.max(t, 0), 1) * (stops.length - 1);
   const j = Math.min(Math.floor(x), stops.length - 2), f = x - j;

@@ -3,7 +3,7 @@
 Limits (rooms, participants, rounds), the refusals (:class:`RoomError`, one fixed ``reason`` word and
 a message for people), join codes, nicknames, the teacher secret (stores keep its hash) and
 :func:`check_answer`; :class:`RoomKeys`, :class:`RoomStatus` and :class:`RoomData` are what
-``model.lessons.classroom.MemoryStore`` and ``model.lessons.rooms_redis.RedisStore`` both return.
+``rooms.store.MemoryStore`` and ``rooms.redis_store.RedisStore`` both return.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import secrets
 import unicodedata
 from dataclasses import dataclass, field
 
-from model.lessons.classroom_questions import Question
+from rooms.question import Question
 
 ROOM_TTL_S = 3 * 3600  # idle rooms go after three hours
 MAX_ROOMS = 500  # rooms alive at once (per store)
@@ -65,12 +65,16 @@ def normalise_code(raw: str | None) -> str:
 def clean_nickname(raw: str | None) -> str:
     """A nickname: letters, digits, spaces and ``-_.'`` only, 1..NICKNAME_MAX characters; ``""``
     when none was given (the store then names the student). RoomError("nickname") otherwise, with
-    a message that does not repeat the text."""
+    a message that names every rule the text breaks (markup is refused for its characters, however
+    long it is) and does not repeat the text."""
     name = " ".join(unicodedata.normalize("NFKC", raw or "").split())
-    if len(name) > NICKNAME_MAX:
-        raise RoomError("nickname", f"A nickname has at most {NICKNAME_MAX} characters.")
+    wrong = []
     if any(not (ch.isalnum() or ch in NICKNAME_PUNCTUATION) for ch in name):
-        raise RoomError("nickname", "A nickname may use letters, digits, spaces and - _ . ' only.")
+        wrong.append("A nickname may use letters, digits, spaces and - _ . ' only: this one has other characters (markup or symbols).")
+    if len(name) > NICKNAME_MAX:
+        wrong.append(f"A nickname has at most {NICKNAME_MAX} characters: this one has {len(name)}.")
+    if wrong:
+        raise RoomError("nickname", " ".join(wrong))
     return name
 
 

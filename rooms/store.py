@@ -1,14 +1,14 @@
 """Classroom rooms: a teacher asks, every student answers, the teacher reveals; no streamlit here.
 
 A room has a short join code, a teacher secret (only its holder may ask, reveal or close), its
-participants (a random id each, known only to that student's session, and a nickname) and its
-rounds: one :class:`~model.lessons.classroom_questions.Question` each, with at most one answer per
+participants (a random id each, known only to that student's session and page address, and a nickname) and its
+rounds: one :class:`~rooms.question.Question` each, with at most one answer per
 participant, changeable until the reveal. Every store (:class:`RoomStore`) keeps the same data
 and obeys the same rules; :class:`MemoryStore` keeps it in this process (one lock, for
-``make run`` and a single Streamlit Cloud container), ``model.lessons.rooms_redis.RedisStore``
+``make run`` and a single Streamlit Cloud container), ``rooms.redis_store.RedisStore``
 in Redis so several app processes share the rooms. :func:`open_store` picks one from
 ``$ATTENTION_ROOMS_REDIS_URL``. Rooms expire after ``ROOM_TTL_S`` seconds without a change. The
-rules both stores apply, and the types they return, are in ``model.lessons.classroom_rules``.
+rules both stores apply, and the types they return, are in ``rooms.rules``.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Protocol
 
-from model.lessons.classroom_questions import Question
-from model.lessons.classroom_rules import (
+from rooms.question import Question
+from rooms.rules import (
     MAX_PARTICIPANTS,
     MAX_ROOMS,
     MAX_ROUNDS,
@@ -207,7 +207,7 @@ class MemoryStore:
 def _store_for(redis_url: str) -> RoomStore:
     if not redis_url:
         return MemoryStore()
-    from model.lessons.rooms_redis import RedisStore
+    from rooms.redis_store import RedisStore
 
     return RedisStore.from_url(redis_url)
 

@@ -11,7 +11,7 @@ import csv
 import io
 from dataclasses import dataclass
 
-from model.lessons.classroom_rules import RoomData
+from rooms.rules import RoomData
 
 
 @dataclass(frozen=True)
@@ -21,6 +21,7 @@ class ParticipantRow:
     correct: int
     points: float  # with partial credit (see each Question's points)
     choices: tuple[str | None, ...]  # per finished round: the option chosen, or None
+    scores: tuple[float | None, ...]  # per finished round: the points that option earned, or None
 
 
 @dataclass(frozen=True)
@@ -69,13 +70,15 @@ def summarise(data: RoomData) -> Summary:
     for member, nickname in data.nicknames.items():
         picks = [data.answers[i].get(member) for i in range(finished)]
         qs = data.questions[:finished]
+        scores = tuple(None if p is None else q.points[p] for p, q in zip(picks, qs))
         people.append(
             ParticipantRow(
                 nickname,
                 sum(p is not None for p in picks),
                 sum(p == q.answer for p, q in zip(picks, qs)),
-                round(sum(q.points[p] for p, q in zip(picks, qs) if p is not None), 4),
+                round(sum(s for s in scores if s is not None), 4),
                 tuple(None if p is None else q.options[p] for p, q in zip(picks, qs)),
+                scores,
             )
         )
     return Summary(finished, tuple(people), tuple(questions))
@@ -100,6 +103,18 @@ def participants_csv(summary: Summary) -> str:
     """One row per participant: nickname, totals, then the option chosen in each finished round."""
     header = ["nickname", "answered", "correct", "points", *(f"round {q.round}" for q in summary.questions)]
     rows = [[p.nickname, p.answered, p.correct, p.points, *(c or "" for c in p.choices)] for p in summary.participants]
+    return _csv(header, rows)
+
+
+def answers_csv(summary: Summary) -> str:
+    """One row per participant and finished round: what they chose, the answer, whether it was right
+    and the points it earned (a round they left out has empty cells)."""
+    header = ["nickname", "round", "question", "chosen", "answer", "right", "points"]
+    rows = []
+    for p in summary.participants:
+        for q, choice, score in zip(summary.questions, p.choices, p.scores):
+            right = "" if choice is None else ("yes" if choice == q.answer else "no")
+            rows.append([p.nickname, q.round, q.title, choice or "", q.answer, right, "" if score is None else score])
     return _csv(header, rows)
 
 

@@ -1,5 +1,5 @@
 """Rooms in Redis, so several app processes (replicas) see the same rooms: the :class:`RoomStore`
-of ``model.lessons.classroom`` with the same rules, each change one Lua script (atomic on the
+of ``rooms.store`` with the same rules, each change one Lua script (atomic on the
 server: two answers at the same moment are both kept, a reveal and an answer never interleave).
 
 Keys of room ``C`` (all expire :data:`ROOM_TTL_S` after the room's last change):
@@ -17,8 +17,8 @@ import secrets
 
 import redis
 
-from model.lessons.classroom_questions import Question
-from model.lessons.classroom_rules import (
+from rooms.question import Question
+from rooms.rules import (
     MAX_PARTICIPANTS,
     MAX_ROOMS,
     MAX_ROUNDS,

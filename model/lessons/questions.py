@@ -1,6 +1,6 @@
-"""Classroom questions: one :class:`Question` per round, self-contained (options, points, the answer,
-the explanation and the numbers of the figures), so every device and every app process shows the
-same round without running a model.
+"""Classroom questions built from the models: one :class:`rooms.question.Question` per round,
+self-contained (options, points, the answer, the explanation and the numbers of the figures), so every
+device and every app process shows the same round without running a model.
 
 Kinds (:data:`KINDS`): the workshop's three (``model.lessons.workshop``: which key wins in the
 hand-worked example, what shape a reshape step gives, which key wins in a classifier head) and two
@@ -12,17 +12,16 @@ built from its number alone (seeded), so the same number is the same question ev
 
 from __future__ import annotations
 
-import json
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
 from model.analysis.ablation import ablate
 from model.analysis.profiles import previous_token
 from model.analysis.runs import run
-from model.lessons.walkthrough import input_tensor, reshape_steps
+from model.core.checkpoint import Checkpoint
+from model.lessons.reshape import input_tensor, reshape_steps
 from model.lessons.workshop import (
     HEAD_SENTENCES,
     AttendQuestion,
@@ -34,7 +33,7 @@ from model.lessons.workshop import (
     score_shape_guess,
     shape_question,
 )
-from model.core.checkpoint import Checkpoint
+from rooms.question import Question
 
 KINDS = {  # kind -> (what the teacher picks from, the model it needs or "")
     "attend": ("Which key wins? (hand-worked example)", ""),
@@ -43,43 +42,13 @@ KINDS = {  # kind -> (what the teacher picks from, the model it needs or "")
     "previous": ("Which head is the previous-token head? (Shakespeare generator)", "generator"),
     "ablation": ("What happens when this head is switched off? (sentiment classifier)", "classifier"),
 }
+CREDIT = (  # how a round's points are counted (the ``points`` of from_attend and from_shape), for people
+    "A right answer earns 1 point; a close wrong one earns part of a point: a key, its weight divided by the "
+    "strongest key's weight; a shape with the right number of axes, half a point times the share of axes right."
+)
 PREVIOUS_TEXTS = ("To be, or not to be", "O Romeo, Romeo!", "All the world's a stage", "But soft, what light")
 CANDIDATE_HEADS = 4
 DIGITS = 4  # weights are kept to 4 decimals: enough for a heatmap, small to send
-
-
-@dataclass(frozen=True)
-class Question:
-    """One round. ``prompt`` and ``explanation`` are plain text (pages escape them);
-    ``figure`` holds the numbers shown with the question (``{}``: none) and ``reveal`` those shown
-    with the answer: ``{"title", "tokens", "weights", "highlight_row", "names", "causal"}``, where
-    ``weights`` is ``(T, T)`` for one map or ``(n, T, T)`` with one name per map, and ``causal`` (when
-    true) says the model cannot see later tokens."""
-
-    kind: str
-    number: int
-    title: str
-    prompt: str
-    options: tuple[str, ...]
-    points: tuple[float, ...]  # per option: 1 for the answer, partial credit or 0 otherwise
-    answer: int
-    explanation: str
-    figure: dict = field(default_factory=dict)
-    reveal: dict = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        if len(self.options) < 2 or len(set(self.options)) != len(self.options):
-            raise ValueError("a question needs at least two different options")
-        if len(self.points) != len(self.options) or not 0 <= self.answer < len(self.options):
-            raise ValueError("points must match the options and the answer must be one of them")
-
-    def to_json(self) -> str:
-        return json.dumps(asdict(self), separators=(",", ":"))
-
-    @classmethod
-    def from_json(cls, text: str) -> Question:
-        d = json.loads(text)
-        return cls(**{**d, "options": tuple(d["options"]), "points": tuple(d["points"])})
 
 
 def labels(tokens: Sequence[str]) -> list[str]:

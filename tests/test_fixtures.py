@@ -1,0 +1,28 @@
+"""fixtures/ is what tests/ and bench/ both import, so it imports neither of them: no cycle, and a
+benchmark runs without the test suite."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+
+def imported_packages(path: Path) -> set[str]:
+    """The top-level packages ``path`` imports (absolute imports, at any depth in the module)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module.split(".")[0])
+        elif isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[0] for alias in node.names)
+    return found
+
+
+def test_fixtures_import_neither_tests_nor_bench() -> None:
+    modules = sorted(FIXTURES.glob("*.py"))
+    assert len(modules) > 1
+    found = {p.name: sorted(imported_packages(p) & {"tests", "bench"}) for p in modules}
+    assert not any(found.values()), found

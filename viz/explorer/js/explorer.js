@@ -1,0 +1,170 @@
+// One explorer element. This class holds what the modules share (the run, the view state in
+// this.state, the canvases, the theme) and the drawing loop: a change records what it makes stale
+// (changed), the next animation frame redraws only that (flush). data.js decodes the run, state.js
+// keeps the view, url.js the address bar, theme.js the colours, chrome.js and readouts.js the text
+// around the map, heatmap.js, lines.js and grid.js draw the views, input.js handles the input.
+
+import { buildChrome, buildTabs, drawChrome, drawStatus } from "./chrome.js";
+import { prepareKind } from "./data.js";
+import { el } from "./dom.js";
+import { gridView } from "./grid.js";
+import { heatmapView } from "./heatmap.js";
+import { listen } from "./input.js";
+import { linesView } from "./lines.js";
+import { buildReadouts, drawStrip, drawTip } from "./readouts.js";
+import { ALL, BASE, CHROME, OVER, freshState, moveTo, shownHeads, stateJson } from "./state.js";
+import { colourTable, hexColours, readTheme } from "./theme.js";
+import { flushUrl, readUrl, scheduleUrl } from "./url.js";
+
+const PANES = { heat: heatmapView, lines: linesView, grid: gridView };  // "mean" and "rollout" are heatmaps
+
+export class Explorer {
+  constructor(parent) {
+    this.parent = parent;
+    this.doc = parent.ownerDocument || document;
+    this.win = this.doc.defaultView || window;
+    this.path = this.win.location.pathname;  // the page this explorer belongs to: it never writes another's URL
+    this.generation = 0;
+    this.send = null;
+    this.header = null;
+    this.state = null;  // the view state (state.js), set by the first setData
+    this.cache = new Map();  // colour-mapped images of maps, one pixel per cell
+    this.dirty = 0;
+    this.raf = 0;
+    this.urlTimer = 0;
+    this.build();
+  }
+
+  build() {
+    const d = this.doc, root = (this.root = el(d, "div", "ae-root"));
+    root.setAttribute("data-testid", "attention-explorer");
+    root.tabIndex = 0;
+    root.setAttribute("role", "application");
+    root.setAttribute("aria-roledescription", "attention explorer");
+    buildChrome(this);
+    buildReadouts(this);
+    this.stage = el(d, "div", "ae-stage");
+    // one pair of canvases (the map, and the hover marks over it) per kind of view, each keeping its
+    // size: switching views shows another pane instead of reallocating and repainting one canvas
+    this.panes = {};
+    for (const [type, view] of Object.entries(PANES)) {
+      const pane = el(d, "div", "ae-pane"), base = el(d, "canvas", "ae-base"), over = el(d, "canvas", "ae-over");
+      pane.dataset.pane = type;
+      pane.hidden = true;
+      pane.append(base, over);
+      this.panes[type] = { pane, base, over, view, drawn: "" };
+    }
+    this.pane = this.panes.heat;
+    this.base = this.pane.base;
+    this.over = this.pane.over;
+    this.stage.append(...Object.values(this.panes).map((p) => p.pane), this.tip, this.peek);
+    root.append(this.bar, this.caption, this.axes, this.strip, this.swatches, this.stage, this.legend, this.status);
+    this.parent.appendChild(root);
+    listen(this);
+    this.width = 0;
+    this.resize = new this.win.ResizeObserver(() => {
+      const w = this.root.clientWidth;
+      if (w && Math.abs(w - this.width) > 1 && this.state) this.changed(ALL);
+    });
+    this.resize.observe(root);
+    this.media = this.win.matchMedia("(prefers-color-scheme: dark)");
+    this.onScheme = () => { readTheme(this); this.changed(ALL); };
+    this.media.addEventListener("change", this.onScheme);
+  }
+
+  destroy() {
+    if (this.raf) this.win.cancelAnimationFrame(this.raf);
+    flushUrl(this);
+    this.resize.disconnect();
+    this.media.removeEventListener("change", this.onScheme);
+    this.root.remove();
+  }
+
+  setData({ header, weights }) {
+    const same = this.header && this.header.digest === header.digest;
+    this.header = header;
+    this.prefix = typeof header.url_prefix === "string" && header.url_prefix ? header.url_prefix : null;
+    this.standalone = !!header.standalone;
+    this.headColours = hexColours(header.head_colors);
+    if (!this.headColours.length) throw new Error("attention explorer: the data has no head colours (head_colors)");
+    this.colours = colourTable(header.weight_stops);
+    this.root.classList.toggle("ae-projector", !!header.projector);
+    this.root.classList.toggle("ae-standalone", this.standalone);
+    this.root.setAttribute("aria-label", header.title ? `Attention explorer: ${header.title}` : "Attention explorer");
+    if (!same) {
+      this.kinds = header.kinds.map((m) => prepareKind(m, weights));
+      this.byName = new Map(this.kinds.map((k) => [k.name, k]));
+      const r = header.rollout, owner = r && this.byName.get(r.kind);
+      this.rollout = owner ? { kind: r.kind, values: weights.subarray(r.offset, r.offset + owner.size) } : null;
+      this.cache.clear();
+      for (const p of Object.values(this.panes)) p.drawn = "";
+      const prev = this.state;
+      // a new input keeps the view where it still exists; a first mount starts from the URL
+      const wanted = prev ? { kind: prev.kind, layer: prev.layer, head: prev.head, view: prev.view }
+        : { ...header.state, ...readUrl(this.win, this.prefix) };
+      this.state = freshState(this, wanted, prev);
+      this.stripKey = "";
+      this.strip.dataset.kind = this.swatches.dataset.kind = "";  // new tokens: rebuild both
+      buildTabs(this);
+    }
+    readTheme(this);
+    this.changed(ALL, true);
+  }
+
+  get kind() { return this.byName.get(this.state.kind); }
+
+  // the state changed: the root's data-state says so at once, the next frame redraws what `flags` name
+  changed(flags, url = false) {
+    this.root.dataset.state = stateJson(this);
+    this.dirty |= flags;
+    if (!this.raf) this.raf = this.win.requestAnimationFrame(() => this.flush());
+    if (url) scheduleUrl(this);
+  }
+
+  // switching kind, layer, head or view: everything is redrawn, the URL follows
+  go(change) {
+    moveTo(this, change);
+    this.changed(ALL, true);
+  }
+
+  flush() {
+    this.raf = 0;
+    const f = this.dirty;
+    this.dirty = 0;
+    this.width = this.root.clientWidth;
+    if (f & CHROME) drawChrome(this);
+    if (f & BASE) this.drawView();
+    if (f & (BASE | OVER)) this.drawOverlay();
+    drawStrip(this);
+    drawTip(this);
+    if (f & CHROME) drawStatus(this);
+  }
+
+  // the current view's pane, drawn again only when what it shows has changed
+  drawView() {
+    const s = this.state, v = s.view, type = v === "lines" ? "lines" : v === "grid" ? "grid" : "heat";
+    const t = s.token, what = [s.kind, this.width, s.scale, v === "grid" ? "" : s.layer,
+      type === "heat" ? `${v}${s.head}` : "", type === "lines" ? `${shownHeads(this)}|${t ? t.side + t.i : ""}` : ""].join("|");
+    const pane = this.panes[type];
+    if (pane !== this.pane) {
+      this.pane.pane.hidden = true;
+      pane.pane.hidden = false;
+      this.pane = pane;
+      this.base = pane.base;
+      this.over = pane.over;
+    } else if (pane.pane.hidden) pane.pane.hidden = false;
+    if (pane.drawn !== what || !pane.layout) {
+      pane.layout = pane.view.draw(this);
+      pane.drawn = what;
+    }
+    this.layout = pane.layout;
+    this.root.dataset.layout = JSON.stringify(this.layout);  // where the cells are, for tests and benchmarks
+  }
+
+  drawOverlay() {
+    const lay = this.layout, ctx = this.over.getContext("2d"), dpr = this.win.devicePixelRatio || 1;
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.clearRect(0, 0, lay.W, lay.H);
+    this.pane.view.overlay(this, ctx, lay);
+  }
+}
