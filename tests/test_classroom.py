@@ -31,7 +31,7 @@ BACKENDS = ["memory", "redis"]
 
 @pytest.fixture(scope="module")
 def redis_url():
-    from bench.classroom_load import redis_server
+    from fixtures.server import redis_server
 
     try:
         with redis_server() as url:

@@ -331,7 +331,7 @@ def test_questions_are_the_same_for_everyone():
 
 
 def test_the_page_keeps_its_rooms_in_redis_when_told(monkeypatch):
-    from bench.classroom_load import redis_server
+    from fixtures.server import redis_server
     from rooms.redis_store import RedisStore
 
     try:
