@@ -3,12 +3,14 @@ the causal mask step by step, what the model looked at for each new character, e
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import streamlit as st
 
-from model.core.inference import reshaped
-from model.core.results import RunResult
 from model.analysis.runs import chars_read
 from model.core.checkpoint import Checkpoint
+from model.core.inference import reshaped
+from model.core.results import RunResult
 from ui.shared.display import export_view_button, output_text, show_figure
 from ui.shared.models import require_checkpoint
 from ui.shared.runs import (
@@ -20,35 +22,46 @@ from ui.shared.runs import (
     run_last_query,
     run_model,
 )
-from ui.shared.state import bounded, init_state, on_request, one_of, range_slider, sync_url
+from ui.shared.state import bounded, init_state, on_request, one_of, range_slider, sync_url, url_widget
 from ui.shared.text import markdown_escape
 from ui.shared.views import attention_downloads, attention_views
 from viz.attention import causal_step_figures, visible_chars, weights_frame
 from viz.compare import distribution_bars, visible_probs
 from viz.steps import step_figures
 
-TASK = "generator"
+MODEL = "generator"  # its description: model.core.specs.SPECS
 DEFAULT_PROMPT = "ROMEO:"
 MIN_LENGTH, MAX_LENGTH = 20, 400
 MAX_WINDOW = 40  # characters per causal-step axis: readable on a projector
 STEP_TITLES = {"scores": "1. scores", "mask": "2. mask", "masked": "3. masked scores", "softmax": "4. softmax"}
 SAMPLING = ("gen_temp", "gen_topk")
+MAX_SEED = 2**31 - 1
+TEMPERATURE = dict(min_value=0.0, max_value=2.0, step=0.1)
 
 
-def controls(vocab_size: int) -> None:
-    init_state("gen_prompt", DEFAULT_PROMPT)
+@dataclass(frozen=True)
+class Options:
+    prompt: str  # as typed
+    length: int  # characters to write
+    seed: int
+    temperature: float  # the sampling the shown text is written with (the sliders may differ until asked)
+    top_k: int  # 0: every character
+
+
+def options(vocab_size: int) -> Options:
     init_state("gen_temp", 0.8, bounded(0.0, 2.0, float))
     init_state("gen_topk", 0, bounded(0, vocab_size))
-    init_state("gen_length", 200, bounded(MIN_LENGTH, MAX_LENGTH))
-    init_state("gen_seed", 0, bounded(0, 2**31 - 1))
     if "gen_used" not in st.session_state:  # the sampling settings the shown text was written with
         st.session_state["gen_used"] = tuple(st.session_state[k] for k in SAMPLING)
     left, right = st.columns([2, 3])
-    left.text_area("Prompt", key="gen_prompt", height=110, help="The model continues this text.")
+    hint = "The model continues this text."
+    prompt = url_widget(left.text_area, "Prompt", "gen_prompt", DEFAULT_PROMPT, height=110, help=hint)
     a, b = right.columns(2)
-    a.slider("Length (characters)", MIN_LENGTH, MAX_LENGTH, step=10, key="gen_length")
-    b.number_input("Seed", 0, 2**31 - 1, step=1, key="gen_seed", help="The same seed gives the same text.")
-    sync_url("gen_prompt", "gen_length", "gen_seed")
+    length = range_slider("gen_length", MIN_LENGTH, MAX_LENGTH, 200, label="Length (characters)", parent=a, step=10)
+    seeds = dict(min_value=0, max_value=MAX_SEED, step=1, help="The same seed gives the same text.")
+    seed = url_widget(b.number_input, "Seed", "gen_seed", 0, bounded(0, MAX_SEED), **seeds)
+    temperature, top_k = st.session_state["gen_used"]
+    return Options(prompt, int(length), int(seed), float(temperature), int(top_k))
 
 
 def write_again() -> None:
@@ -59,19 +72,19 @@ def write_again() -> None:
 def sampling(ck: Checkpoint, prompt: str) -> None:
     """Temperature and top-k reshape the next-character distribution here and now; the text below is
     written again only when asked (a new text costs a whole generation)."""
-    vocab_size = len(ck.vocabs["chars"])
     a, b = st.columns(2)
-    a.slider("Temperature", 0.0, 2.0, step=0.1, key="gen_temp", help="0 always takes the likeliest character.")
-    b.slider("Top-k", 0, vocab_size, key="gen_topk", help="Sample only among the k likeliest characters; 0 = all.")
-    temp, top_k = (st.session_state[k] for k in SAMPLING)
-    sync_url(*SAMPLING)
+    hint = "0 always takes the likeliest character."
+    temp = url_widget(a.slider, "Temperature", "gen_temp", 0.8, bounded(0.0, 2.0, float), **TEMPERATURE, help=hint)
+    hint = "Sample only among the k likeliest characters; 0 = all."
+    top_k = range_slider("gen_topk", 0, len(ck.vocabs["chars"]), 0, label="Top-k", parent=b, help=hint)
     nxt = attempt(run_model, ck, prompt)
     if nxt is None:
         return
     plain = visible_probs(nxt.probs)
     shaped = reshaped(plain, temp, top_k or None)
-    fig = distribution_bars(plain, shaped, names=("temperature 1, every character", f"temperature {temp:g}, top-k {top_k or 'all'}"),
-                            title="what comes after the prompt: the 10 likeliest characters", x_title="next character")  # fmt: skip
+    names = ("temperature 1, every character", f"temperature {temp:g}, top-k {top_k or 'all'}")
+    title = "what comes after the prompt: the 10 likeliest characters"
+    fig = distribution_bars(plain, shaped, names=names, title=title, x_title="next character")
     show_figure(fig, "gen-next")
     used = st.session_state["gen_used"]
     if used != (temp, top_k):
@@ -144,39 +157,45 @@ def attention(ck: Checkpoint, result: RunResult) -> None:
     if not steps.open:
         return
     with steps:
-        label = "Characters shown in the steps below"
-        window = range_slider("gen_window", 2, min(MAX_WINDOW, T), min(16, T), label=label, help="The last N characters.")
+        label, hint = "Characters shown in the steps below", "The last N characters."
+        window = range_slider("gen_window", 2, min(MAX_WINDOW, T), min(16, T), label=label, help=hint)
         full = result.notes["prompt"] + result.notes["new_text"]
         figs = causal_section(ck, full[-window:], layer, head)
         figs += step_section(ck, result, layer, window)
         export_view_button(figs, "Shakespeare generator", "gen-export", notes=f"Prompt and generated text:\n{full}")
-        sync_url("gen_window", "gen_step")
 
 
-st.title("Shakespeare generator")
-st.caption(
-    "A character-level transformer trained on Tiny Shakespeare writes one character at a time. It is causal: "
-    "each character attends only to itself and to what came before."
-)
-ck = require_checkpoint(TASK)
-controls(len(ck.vocabs["chars"]))
-prompt = read_input(TASK, st.session_state["gen_prompt"], "prompt")
-if prompt is None:
-    st.stop()
-next_char = on_request("The next character: how temperature and top-k choose it", "gen_next")
-if next_char.open:  # lazy, like the steps below: a chart and two sliders, drawn only while open
-    with next_char:
-        sampling(ck, prompt)
-temp, top_k = st.session_state["gen_used"]
-length, seed = int(st.session_state["gen_length"]), int(st.session_state["gen_seed"])
-result = attempt(run_generation, ck, prompt, length, float(temp), int(top_k), seed, what="Nothing to continue")
-if result is None or not input_notes(result, "the prompt"):
-    st.stop()
-st.subheader("Generated text")
-output_text(result.notes["prompt"] + result.notes["new_text"])
-st.caption(
-    f"The first {len(result.notes['prompt'])} characters are the prompt; the next {len(result.notes['new_text'])} "
-    f"were sampled at temperature {temp:g}, top-k {top_k or 'all'}."
-)
-attention(ck, result)
-attention_downloads("gen", "generator")
+def body(ck: Checkpoint, opts: Options) -> None:
+    """The next character (on request), the generated text and its attention."""
+    prompt = read_input(ck.spec, opts.prompt, "prompt")
+    if prompt is None:
+        return
+    next_char = on_request("The next character: how temperature and top-k choose it", "gen_next")
+    if next_char.open:  # lazy, like the steps below: a chart and two sliders, drawn only while open
+        with next_char:
+            sampling(ck, prompt)
+    temp, top_k = opts.temperature, opts.top_k
+    result = attempt(run_generation, ck, prompt, opts.length, temp, top_k, opts.seed, what="Nothing to continue")
+    if result is None or not input_notes(result, "the prompt"):
+        return
+    st.subheader("Generated text")
+    output_text(result.notes["prompt"] + result.notes["new_text"])
+    st.caption(
+        f"The first {len(result.notes['prompt'])} characters are the prompt; the next {len(result.notes['new_text'])} "
+        f"were sampled at temperature {temp:g}, top-k {top_k or 'all'}."
+    )
+    attention(ck, result)
+    attention_downloads("gen", MODEL)
+
+
+def main() -> None:
+    st.title("Shakespeare generator")
+    st.caption(
+        "A character-level transformer trained on Tiny Shakespeare writes one character at a time. It is causal: "
+        "each character attends only to itself and to what came before."
+    )
+    ck = require_checkpoint(MODEL)
+    body(ck, options(len(ck.vocabs["chars"])))
+
+
+main()

@@ -4,18 +4,21 @@ like a chosen one."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pandas as pd
 import streamlit as st
 
 from model.analysis.profiles import METRIC_HELP, comparable_metrics, head_profiles, neighbourhood
-from model.core.results import AttentionKind, RunResult
 from model.core.checkpoint import Checkpoint
+from model.core.results import AttentionKind, RunResult
+from model.core.specs import SPECS
 from ui.shared.display import show_figure, show_matrix
 from ui.shared.models import require_checkpoint
 from ui.shared.runs import attempt, input_notes, pick_task, run_model
-from ui.shared.state import flag, init_state, on_request, radio_choice, range_slider, select_choice, sync_url
+from ui.shared.state import on_request, range_slider, select_choice, url_widget
 from ui.shared.text import clean_text, listing
-from ui.shared.views import head_explorer
+from ui.shared.views import head_explorer, pick_kind
 from viz.profiles import colour_range, grid_table, head_label, metric_matrix, neighbours_table, profile_lines
 
 DEFAULT_TEXT = {
@@ -23,34 +26,35 @@ DEFAULT_TEXT = {
     "generator": "ROMEO:\nBut soft, what light through yonder window breaks?",
     "translator": "eine frau liest ein buch im park .",
 }
-INPUT_LABEL = {"classifier": "Sentence (English)", "generator": "Text (characters)", "translator": "German sentence"}
-URL_KEYS = ("pro_text", "pro_kind", "pro_metric", "pro_sort", "pro_desc", "pro_head", "pro_k")  # pro_table, pro_lines: on_request
 
 
-def choose_task() -> None:
+@dataclass(frozen=True)
+class Options:
+    model: str  # a key of SPECS
+    text: str  # as typed
+
+
+def choose_model() -> None:
     st.session_state["pro_text"] = DEFAULT_TEXT[st.session_state["pro_task"]]
 
 
-def controls() -> str:
+def options() -> Options:
     left, right = st.columns([1, 3])
-    task = pick_task("pro_task", parent=left, select=True, on_change=choose_task)
-    init_state("pro_text", DEFAULT_TEXT[task])
-    right.text_area(INPUT_LABEL[task], key="pro_text", height=80)
-    return task
+    model = pick_task("pro_task", parent=left, select=True, on_change=choose_model)
+    spec = SPECS[model]
+    label = spec.input_name[0].upper() + spec.input_name[1:]
+    return Options(model, url_widget(right.text_area, label, "pro_text", DEFAULT_TEXT[model], height=80))
 
 
 def metric_table(frame: pd.DataFrame, metrics: list[str]) -> None:
-    init_state("pro_desc", True, flag)
     left, right = st.columns([2, 1])
     by = select_choice("pro_sort", metrics, metrics[0], label="Sort the table by", parent=left)
-    right.toggle("Largest first", key="pro_desc")
-    ordered = frame.sort_values([by, "layer", "head"], ascending=[not st.session_state["pro_desc"], True, True])
+    largest_first = url_widget(right.toggle, "Largest first", "pro_desc", True)
+    ordered = frame.sort_values([by, "layer", "head"], ascending=[not largest_first, True, True])
     config = {m: st.column_config.NumberColumn(m, format="%.3f", help=METRIC_HELP[m]) for m in metrics}
     st.dataframe(ordered, key="pro-table", hide_index=True, column_config=config)
-    st.download_button(
-        "Download CSV", ordered.to_csv(index=False).encode("utf-8"), file_name="head-profiles.csv", mime="text/csv",
-        key="pro-table-csv",
-    )  # fmt: skip
+    csv = ordered.to_csv(index=False).encode("utf-8")
+    st.download_button("Download CSV", csv, file_name="head-profiles.csv", mime="text/csv", key="pro-table-csv")
 
 
 def similar_heads(profiles, view: AttentionKind, ck: Checkpoint, result: RunResult) -> tuple[int, int] | None:
@@ -73,7 +77,8 @@ def similar_heads(profiles, view: AttentionKind, ck: Checkpoint, result: RunResu
         f"{L * H} heads. The first row is the chosen head."
     )
     nearest = neighbours_table(near, list(profiles.metrics))  # a plain table: no data grid to load for k rows
-    st.table(nearest.style.format({"distance": "{:.2f}", **dict.fromkeys(profiles.metrics, "{:.3f}")}).hide(axis="index"))
+    decimals = {"distance": "{:.2f}", **dict.fromkeys(profiles.metrics, "{:.3f}")}
+    st.table(nearest.style.format(decimals).hide(axis="index"))
     shapes = on_request("Their profiles as lines (each metric in standard deviations)", "pro_lines")
     if shapes.open:
         with shapes:
@@ -85,25 +90,19 @@ def similar_heads(profiles, view: AttentionKind, ck: Checkpoint, result: RunResu
     return layer, head
 
 
-def main() -> None:
-    st.title("Head profiles")
-    st.caption(
-        "What kind of head is each head? For one input, every head gets a few numbers: how spread out its "
-        "attention is (entropy), how much it looks at the previous token, at itself, at the first token, at "
-        "special tokens, and, for cross-attention, whether its alignment moves forward through the source."
-    )
-    task = controls()
-    text = clean_text(st.session_state["pro_text"], what="text" if task == "generator" else "sentence")
+def body(opts: Options) -> None:
+    """The profiles of every head of one kind: a grid, a table on request, and the heads like a chosen one."""
+    spec = SPECS[opts.model]
+    text = clean_text(opts.text, what="text" if spec.characters else "sentence")
     if text is None:
         return
-    ck = require_checkpoint(task)
+    ck = require_checkpoint(opts.model)
     result: RunResult | None = attempt(run_model, ck, text, what="Nothing to profile")
     if result is None or not input_notes(result, "the text"):
         return
-    if result.task != "generator":
+    if spec.output != "next":  # a label or a translation; a next character alone says little
         st.markdown(f"**Model output:** {listing([result.prediction], width=300)}")
-    kinds = list(result.kinds)
-    kind = radio_choice("pro_kind", kinds, kinds[0], label="Attention", format_func=lambda k: result.kinds[k].title)
+    kind = pick_kind(result, "pro_kind")
     view = result.kinds[kind]
     profiles = head_profiles(view.weights, special=view.special, cross=view.cross)
     metrics = list(profiles.metrics)
@@ -120,15 +119,21 @@ def main() -> None:
             metric_table(frame, metrics)
     selected = similar_heads(profiles, view, ck, result)
     zmin, zmax = colour_range(metric, len(view.keys))
+    title = f"{metric} of every head ({view.title.lower()})"
+    grid = metric_matrix(profiles.metrics[metric], metric, title=title, selected=selected, zmin=zmin, zmax=zmax)
     with grid_slot:
-        show_matrix(
-            metric_matrix(profiles.metrics[metric], metric, title=f"{metric} of every head ({view.title.lower()})",
-                          selected=selected, zmin=zmin, zmax=zmax),
-            "pro-grid",
-            csv=grid_table(profiles.metrics[metric]),
-            csv_name=f"{task}-{kind}-{metric}.csv",
-        )  # fmt: skip
-    sync_url(*URL_KEYS)
+        csv_name = f"{spec.name}-{kind}-{metric}.csv"
+        show_matrix(grid, "pro-grid", csv=grid_table(profiles.metrics[metric]), csv_name=csv_name)
+
+
+def main() -> None:
+    st.title("Head profiles")
+    st.caption(
+        "What kind of head is each head? For one input, every head gets a few numbers: how spread out its "
+        "attention is (entropy), how much it looks at the previous token, at itself, at the first token, at "
+        "special tokens, and, for cross-attention, whether its alignment moves forward through the source."
+    )
+    body(options())
 
 
 main()

@@ -13,28 +13,42 @@ from ui.shared.display import show_figure
 from viz.attention import attention_heatmap
 from viz.history import metric_name
 
-# (page file, title, icon, one line): the path through the app, in teaching order
-PATH = (
-    ("ui/hand.py", "Self-attention by hand", ":material/edit_note:",
-     "One head on one sentence, every number shown: queries, keys, scores, softmax, context."),
-    ("ui/reshape.py", "Multi-head reshape", ":material/view_column:",
-     "How one batched computation runs every head at once, coloured by head."),
-    ("ui/classifier.py", "Sentiment classifier", ":material/sentiment_satisfied:",
-     "A trained encoder reads a sentence: which words each head looks at."),
-    ("ui/generator.py", "Shakespeare generator", ":material/history_edu:",
-     "A causal model writes character by character; the mask hides the future."),
-    ("ui/translator.py", "Translator (de → en)", ":material/translate:",
-     "Encoder, decoder and cross-attention: which German word each English word reads."),
-)  # fmt: skip
-EXPLORE = (
-    ("ui/ablation.py", "Head ablation", ":material/block:", "Switch heads off and watch the prediction move."),
-    ("ui/pairs.py", "Minimal pairs", ":material/compare_arrows:", "Change one word and compare the attention."),
-    ("ui/profiles.py", "Head profiles", ":material/insights:", "What each head tends to do, in a few numbers."),
-    ("ui/history.py", "Training history", ":material/timeline:", "Heads going from blurry to sharp, epoch by epoch."),
-)
-WORKSHOP = ("ui/workshop.py", "Workshop: predict, then reveal", ":material/school:",
-            "Guess where attention goes, then see it: for a room.")  # fmt: skip
-MODELS = {"classifier": "Sentiment classifier (SST-2)", "generator": "Shakespeare generator", "translator": "Translator (Multi30k)"}
+# Each page the start page links, with its icon and one line; its title is the one app.py gives it
+# (st.page_link reads it from the navigation).
+ICONS = {
+    "hand": ":material/edit_note:",
+    "reshape": ":material/view_column:",
+    "classifier": ":material/sentiment_satisfied:",
+    "generator": ":material/history_edu:",
+    "translator": ":material/translate:",
+    "ablation": ":material/block:",
+    "pairs": ":material/compare_arrows:",
+    "profiles": ":material/insights:",
+    "history": ":material/timeline:",
+    "workshop": ":material/school:",
+}
+LINES = {
+    "hand": "One head on one sentence, every number shown: queries, keys, scores, softmax, context.",
+    "reshape": "How one batched computation runs every head at once, coloured by head.",
+    "classifier": "A trained encoder reads a sentence: which words each head looks at.",
+    "generator": "A causal model writes character by character; the mask hides the future.",
+    "translator": "Encoder, decoder and cross-attention: which German word each English word reads.",
+    "ablation": "Switch heads off and watch the prediction move.",
+    "pairs": "Change one word and compare the attention.",
+    "profiles": "What each head tends to do, in a few numbers.",
+    "history": "Heads going from blurry to sharp, epoch by epoch.",
+    "workshop": "Guess where attention goes, then see it: for a room.",
+}
+SECTIONS = {
+    "The path": ("hand", "reshape", "classifier", "generator", "translator"),
+    "Then explore": ("ablation", "pairs", "profiles", "history"),
+    "Teaching a room": ("workshop",),
+}
+MODELS = {  # each model with the data it learned from
+    "classifier": "Sentiment classifier (SST-2)",
+    "generator": "Shakespeare generator",
+    "translator": "Translator (Multi30k)",
+}
 SPLITS = ("val_", "dev_", "test_")  # results on held-out data; the rest (loss on training, steps) is bookkeeping
 
 
@@ -50,12 +64,6 @@ def headline(directory: str, _stamp: float) -> dict[str, float] | None:
 
 def figure_text(name: str, value: float) -> str:
     return f"{value:.1%}" if "accuracy" in name else f"{value:.2f}" if "bleu" in name else f"{value:.3f}"
-
-
-def link(page: str, title: str, icon: str, line: str) -> None:
-    with st.container(border=True):
-        st.page_link(page, label=title, icon=icon)
-        st.caption(line)
 
 
 def results() -> None:
@@ -97,16 +105,12 @@ def main() -> None:
     )
     with image:
         show_figure(picture(), "start-picture")
-    st.subheader("The path")
-    for column, item in zip(st.columns(len(PATH)), PATH):
-        with column:
-            link(*item)
-    st.subheader("Then explore")
-    for column, item in zip(st.columns(len(EXPLORE)), EXPLORE):
-        with column:
-            link(*item)
-    st.subheader("Teaching a room")
-    link(*WORKSHOP)
+    for heading, names in SECTIONS.items():
+        st.subheader(heading)
+        for column, name in zip(st.columns(len(names)), names):
+            with column.container(border=True):
+                st.page_link(f"ui/{name}.py", icon=ICONS[name])
+                st.caption(LINES[name])
     results()
 
 

@@ -3,20 +3,22 @@ cross-attention per layer and head, a decoding-step view and a teacher-forced vi
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import streamlit as st
 
-from model.core.results import RunResult
 from model.core.checkpoint import Checkpoint
+from model.core.results import RunResult
 from ui.shared.display import export_view_button, output_text, show_figure
 from ui.shared.hub import TRANSLATOR_HUB, hub_cross_attention_panel
 from ui.shared.models import require_checkpoint
 from ui.shared.runs import attempt, input_notes, run_translation
-from ui.shared.state import bounded, flag, init_state, on_request, one_of, range_slider, sync_url
+from ui.shared.state import bounded, init_state, on_request, one_of, range_slider, sync_url, url_widget
 from ui.shared.text import clean_text, example_picker, listing, markdown_escape, text_box
 from ui.shared.views import attention_downloads, attention_views, axes, shown
 from viz.steps import decoding_step_figures
 
-TASK = "translator"
+MODEL = "translator"  # its description: model.core.specs.SPECS
 EXAMPLES = {  # simple Multi30k-style captions and a reference translation for each
     "ein mann fährt fahrrad .": "a man rides a bike .",
     "zwei hunde spielen im schnee .": "two dogs play in the snow .",
@@ -28,40 +30,36 @@ EXAMPLES = {  # simple Multi30k-style captions and a reference translation for e
 DECODING = ("greedy", "beam")
 
 
+@dataclass(frozen=True)
+class Options:
+    beam: int  # beam size; 1 decodes greedily
+    reference: str | None  # the English fed to the decoder in the teacher-forced view; None: the view is off
+    hub: str | None  # a Hugging Face translation model (id or folder) to compare with; None: no comparison
+
+
 def reference_of(example: str) -> None:
     st.session_state["tr_reference"] = EXAMPLES[example]
 
 
-def hub_options() -> None:
-    """Whether to compare with a production translation model from the Hugging Face Hub (or a local
-    folder), and which: outside the sentence's fragment, like the other options."""
-    init_state("tr_hub", False, flag)
-    init_state("tr_hub_id", TRANSLATOR_HUB)
-    st.toggle("Compare with a Hugging Face translation model", key="tr_hub",
-              help="Loads a pretrained model (downloaded once); here the Hub may be unreachable.")  # fmt: skip
-    if st.session_state["tr_hub"]:
-        st.text_input("Hugging Face model id or local folder", key="tr_hub_id")
-        sync_url("tr_hub", "tr_hub_id")
-    else:
-        sync_url("tr_hub")
-
-
-def options() -> None:
+def options() -> Options:
     """Outside the sentence's fragment, so a new sentence does not send them again (each reruns the page)."""
-    init_state("tr_decoding", "greedy", one_of(DECODING))
-    init_state("tr_beam", 4, bounded(2, 8))
-    init_state("tr_forced", False, flag)
+    # seeded while hidden too: picking an example fills it (reference_of), and the URL keeps it
     init_state("tr_reference", EXAMPLES.get(st.session_state.get("tr_text", next(iter(EXAMPLES))), ""))
     a, b, c, d = st.columns([3, 2, 2, 3], vertical_alignment="bottom")
     example_picker("tr", list(EXAMPLES), parent=a, on_pick=reference_of)
-    b.radio("Decoding", DECODING, key="tr_decoding", horizontal=True, help="Beam search keeps several candidates.")
-    c.slider("Beam size", 2, 8, key="tr_beam", disabled=st.session_state["tr_decoding"] == "greedy")
-    d.toggle("Teacher-forced view on a reference translation", key="tr_forced",
-             help="Feed a correct English sentence to the decoder and see what each of its words attends to.")  # fmt: skip
-    if st.session_state["tr_forced"]:
-        st.text_input("Reference English translation", key="tr_reference")
-    sync_url("tr_decoding", "tr_beam", "tr_forced", "tr_reference")
-    hub_options()
+    radio = dict(options=DECODING, horizontal=True, help="Beam search keeps several candidates.")
+    decoding = url_widget(b.radio, "Decoding", "tr_decoding", "greedy", one_of(DECODING), **radio)
+    greedy = decoding == "greedy"
+    beam = url_widget(c.slider, "Beam size", "tr_beam", 4, bounded(2, 8), min_value=2, max_value=8, disabled=greedy)
+    hint = "Feed a correct English sentence to the decoder and see what each of its words attends to."
+    forced = url_widget(d.toggle, "Teacher-forced view on a reference translation", "tr_forced", False, help=hint)
+    reference = url_widget(st.text_input, "Reference English translation", "tr_reference", "") if forced else None
+    sync_url("tr_reference")  # in the URL while hidden as well
+    hint = "Loads a pretrained model (downloaded once); here the Hub may be unreachable."
+    hub = url_widget(st.toggle, "Compare with a Hugging Face translation model", "tr_hub", False, help=hint)
+    label = "Hugging Face model id or local folder"
+    hub_id = url_widget(st.text_input, label, "tr_hub_id", TRANSLATOR_HUB).strip() if hub else None
+    return Options(1 if greedy else beam, reference, hub_id)
 
 
 def step_section(result: RunResult, layer: int) -> list:
@@ -82,7 +80,6 @@ def step_section(result: RunResult, layer: int) -> list:
     figs = decoding_step_figures(cross_row, self_row, src, written, query_label=query)
     for fig, key in zip(figs, ("tr-step-cross-heads", "tr-step-cross-bar", "tr-step-self-heads")):
         show_figure(fig, key)
-    sync_url("tr_step")
     return figs
 
 
@@ -107,40 +104,47 @@ def attention(ck: Checkpoint, result: RunResult) -> None:
 
 
 @st.fragment
-def page_body(ck: Checkpoint) -> None:
+def body(ck: Checkpoint, opts: Options) -> None:
     """Everything that depends on the sentence, as one fragment: a new sentence reruns this, not the
     router and the sidebar."""
     hint = "Lower case, like the Multi30k captions."
     text = clean_text(text_box("tr", next(iter(EXAMPLES)), label="German sentence", help=hint), what="German sentence")
-    beam = int(st.session_state["tr_beam"]) if st.session_state["tr_decoding"] == "beam" else 1
-    result = text and attempt(run_translation, ck, text, beam, None, what="Nothing to translate")
+    result = text and attempt(run_translation, ck, text, opts.beam, None, what="Nothing to translate")
     if result is None or not input_notes(result, "the German sentence"):
         shown("tr").clear()
         return
     st.subheader("Translation")
     output_text(result.prediction or "(the model wrote no words)")
-    if st.session_state["tr_forced"]:
-        reference = clean_text(st.session_state["tr_reference"], what="reference translation")
+    if opts.reference is not None:
+        reference = clean_text(opts.reference, what="reference translation")
         forced = reference and attempt(run_translation, ck, text, 1, reference, what="No reference to read")
         if forced is not None:
             result = forced
             unknown = [w for w in forced.notes.get("reference_unknown", "").split("\n") if w]
             if unknown:
-                st.warning(f"{len(unknown)} word(s) of the reference are not in the English vocabulary and were read "
-                           f"as `<unk>`: {listing(unknown)}")  # fmt: skip
-            st.info("Teacher-forced view: the attention below is for the reference translation fed to the decoder, "
-                    "not for the model's own output.")  # fmt: skip
+                st.warning(
+                    f"{len(unknown)} word(s) of the reference are not in the English vocabulary and were read "
+                    f"as `<unk>`: {listing(unknown)}"
+                )
+            st.info(
+                "Teacher-forced view: the attention below is for the reference translation fed to the decoder, "
+                "not for the model's own output."
+            )
     attention(ck, result)
-    if st.session_state["tr_hub"]:  # the model's cross-attention beside ours, on the same German sentence
-        hub_cross_attention_panel(st.session_state["tr_hub_id"].strip(), text)
+    if opts.hub is not None:  # the model's cross-attention beside ours, on the same German sentence
+        hub_cross_attention_panel(opts.hub, text)
 
 
-st.title("Translator (German → English)")
-st.caption(
-    "An encoder-decoder transformer trained on Multi30k image captions. The encoder reads the German sentence; "
-    "the decoder writes English one word at a time, attending to its own earlier words (causal self-attention) "
-    "and to the German words (cross-attention)."
-)
-options()
-page_body(require_checkpoint(TASK))
-attention_downloads("tr", "translator")
+def main() -> None:
+    st.title("Translator (German → English)")
+    st.caption(
+        "An encoder-decoder transformer trained on Multi30k image captions. The encoder reads the German sentence; "
+        "the decoder writes English one word at a time, attending to its own earlier words (causal self-attention) "
+        "and to the German words (cross-attention)."
+    )
+    opts = options()
+    body(require_checkpoint(MODEL), opts)
+    attention_downloads("tr", MODEL)
+
+
+main()

@@ -4,7 +4,11 @@
 too large (:func:`max_params`), has no attention weights, or needs code of its own
 (``trust_remote_code`` is never set). It then fetches only the safetensors weights and the
 tokenizer files, reporting progress, and returns a :class:`HubModel` in eval mode with eager
-attention, so that ``output_attentions=True`` gives every layer's weights. Every failure is a
+attention, so that ``output_attentions=True`` gives every layer's weights. Weights the checkpoint
+lacks are never shown as the model's: transformers fills them with random numbers, so a model
+missing its prediction head (a base ``BertModel``, a sentence-embedding model) opens attention-only
+(``head == "base"``, :attr:`HubModel.missing` names them) and one missing weights its attention
+is computed from is refused. Every failure is a
 :class:`~model.hub.errors.HubError` whose message tells the user what to do. Caching one model
 per process is the page's job.
 """
@@ -30,6 +34,9 @@ FILES = ["config.json", "generation_config.json", "model.safetensors", "model-*-
          "added_tokens.json", "vocab.json", "vocab.txt", "merges.txt", "*.model", "*.spm"]
 VOCABULARY = ["tokenizer.json", "vocab.json", "vocab.txt", "*.model", "*.spm"]
 NO_ATTENTION = {"mamba", "mamba2", "falcon_mamba", "rwkv", "xlstm"}  # recurrent: nothing to show
+HEAD_NAMES = {"masked-lm": "masked-language-model", "classifier": "classifier", "causal-lm": "next-token",
+              "seq2seq": "text-generation"}
+SHOWN_KEYS = 3  # missing tensors a message names
 
 
 
@@ -47,6 +54,8 @@ class HubModel:
     params: int
     max_tokens: int  # the longest input the model reads
     scheme: str  # how its tokens mark words (model.hub.tokens.SCHEMES)
+    missing: tuple[str, ...] = ()  # prediction weights the checkpoint lacks (then head is "base")
+    missing_head: str = ""  # the head those belong to ("masked-lm", ...), "" when none is missing
 
     @property
     def device(self) -> torch.device:
@@ -56,6 +65,14 @@ class HubModel:
     def spec(self) -> ModelSpec:
         """What this model is, from its config, in the same description as our own models'."""
         return hub_spec(self.source, self.shape, self.head, self.max_tokens)
+
+    @property
+    def missing_note(self) -> str:
+        """Why this model predicts nothing, as a sentence for the user ("" when its head is complete)."""
+        if not self.missing:
+            return ""
+        return (f"Its checkpoint lacks the weights of its {HEAD_NAMES[self.missing_head]} head ({_some(self.missing)}), "
+                "which transformers would fill with random numbers: no prediction is shown, only the attention.")
 
 
 def max_params() -> int:
@@ -104,6 +121,41 @@ def estimate_params(config, cls: type | None = None) -> int:
     except Exception as err:  # a config transformers cannot build is unsupported, whatever the reason
         raise HubError(f"cannot build a {config.model_type} model from its config: {err}") from err
     return sum(p.numel() for p in model.parameters())
+
+
+def _some(keys) -> str:
+    keys = sorted(keys)
+    more = len(keys) - SHOWN_KEYS
+    return ", ".join(keys[:SHOWN_KEYS]) + (f" and {more} more" if more > 0 else "")
+
+
+def _backbone(model, config) -> set[str]:
+    """The names (as ``model`` has them) of the weights its attention is computed from: those of its
+    base model, without the prediction head."""
+    base = model.base_model
+    if base is not model:  # BertForMaskedLM.bert, GPT2LMHeadModel.transformer, MarianMTModel.model
+        return {f"{model.base_model_prefix}.{name}" for name in base.state_dict()}
+    from transformers import AutoModel
+
+    # T5 keeps its encoder and decoder on the full model itself: its base class says which weights are its own
+    try:
+        with torch.device("meta"):
+            return set(AutoModel.from_config(config).state_dict())
+    except ValueError:  # no base class known: every weight counts, so any missing one refuses the model
+        return set(model.state_dict())
+
+
+def _split_missing(model, config, missing: set[str]) -> tuple[str, ...]:
+    """The prediction-head weights among ``missing`` (what transformers initialised at random), or a
+    HubError when weights the attention is computed from are missing too."""
+    if not missing:
+        return ()
+    body = {key for key in missing if key in _backbone(model, config)}
+    if body:
+        raise HubError(f"its checkpoint lacks {len(body)} of the weights its attention is computed from "
+                       f"({_some(body)}); transformers would fill them with random numbers, so no map would be the "
+                       "model's. Open a complete checkpoint")
+    return tuple(sorted(missing))
 
 
 def _local(source: str) -> Path | None:
@@ -190,14 +242,16 @@ def load(source: str, *, progress: Progress | None = None, device: str | torch.d
     tokenizer = _load_tokenizer(folder, config.model_type)
     report(0.92, f"loading {params:,} parameters")
     try:
-        model = cls.from_pretrained(folder, attn_implementation="eager", use_safetensors=True,
-                                    trust_remote_code=False, dtype=torch.float32)
+        model, info = cls.from_pretrained(folder, attn_implementation="eager", use_safetensors=True,
+                                          trust_remote_code=False, dtype=torch.float32, output_loading_info=True)
     except Exception as err:  # a truncated file, shapes that do not match the config, no eager attention
         raise HubError(f"its weights could not load ({type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''})") from err
+    # transformers has already tied shared weights (BERT's decoder to its word embeddings): not missing
+    missing = _split_missing(model, config, set(info["missing_keys"]))
     model = model.eval().to(device)
     scheme = token_scheme(list(tokenizer.get_vocab()))
-    loaded = HubModel(source, folder, model, tokenizer, shape, head, config.model_type, params,
-                      _max_tokens(config, tokenizer), scheme)
+    loaded = HubModel(source, folder, model, tokenizer, shape, "base" if missing else head, config.model_type,
+                      params, _max_tokens(config, tokenizer), scheme, missing, head if missing else "")
     _probe(loaded)
     report(1.0, "ready")
     return loaded

@@ -4,7 +4,9 @@ Encoders read the text once. Decoders (GPT-2) predict the next token, or generat
 the maps of every step, the step's new query row against every key so far. Encoder-decoders (Marian,
 BART, T5) translate or generate greedily the same way, or read a given target teacher-forced.
 The query axis holds the tokens the model was fed; :class:`Step` says what each generated token
-came from, so a page can show "what each new token attended to".
+came from, so a page can show "what each new token attended to". A model without its prediction
+head (``hub.head == "base"``) predicts and generates nothing: one pass gives its maps, and an
+encoder-decoder's decoder then reads the given target, or else the text itself.
 """
 
 from __future__ import annotations
@@ -160,14 +162,15 @@ def _steps(hub: HubModel, logits, new_ids: list[int], first_row: int) -> list[St
 
 
 def _decoder(hub: HubModel, text: str, new: int) -> HubRun:
-    new = max(0, min(new, hub.max_tokens - 1))
+    new = max(0, min(new, hub.max_tokens - 1)) if hub.spec.output else 0  # no head: nothing to generate with
     ids, truncated, unknown = _encode(hub, text, hub.max_tokens - max(new, 1) + (new == 0), keep_end=True)
     x = torch.tensor([ids], device=hub.device)
     if new == 0:
         with torch.no_grad():
             out = hub.model(input_ids=x, attention_mask=torch.ones_like(x), output_attentions=True)
-        fed, maps, probs, steps = ids, [w for w in out.attentions], _top(hub, out.logits[0, -1]), []
-        prediction = next(iter(probs))
+        fed, maps, steps = ids, [w for w in out.attentions], []
+        probs = _top(hub, out.logits[0, -1]) if hub.spec.output else {}
+        prediction = next(iter(probs), "")
     else:
         pad = hub.tokenizer.pad_token_id
         out = _greedy(hub, x, new, pad_token_id=hub.model.config.eos_token_id if pad is None else pad)
@@ -197,6 +200,13 @@ def _seq2seq(hub: HubModel, text: str, new: int, target: str | None) -> HubRun:
     src, truncated, unknown = _encode(hub, text, hub.max_tokens)
     x = torch.tensor([src], device=hub.device)
     notes, steps, probs = {}, [], {}
+    writes = bool(hub.spec.output)
+    if target is None and not writes:
+        target = text  # it cannot write, so its decoder reads the text: its decoder and cross maps need queries
+        notes["prediction"] = ("its prediction weights are missing, so it writes nothing; its decoder reads the "
+                               "text itself, teacher-forced, to show its decoder and cross-attention")
+    elif target is not None:
+        notes["reference"] = target
     if target is not None:
         labels, cut, _ = _encode(hub, target, hub.max_tokens, target=True)
         fed = [_start_id(hub), *labels[:-1]]  # teacher forcing: the decoder reads the target shifted right
@@ -205,7 +215,7 @@ def _seq2seq(hub: HubModel, text: str, new: int, target: str | None) -> HubRun:
             out = hub.model(input_ids=x, attention_mask=torch.ones_like(x), decoder_input_ids=y,
                             output_attentions=True)
         enc, dec, cross = out.encoder_attentions, list(out.decoder_attentions), list(out.cross_attentions)
-        prediction, notes["reference"] = hub.tokenizer.decode(labels, skip_special_tokens=True), target
+        prediction = hub.tokenizer.decode(labels, skip_special_tokens=True) if writes else ""
         if cut:
             notes["target"] = f"the target was cut to {hub.max_tokens} tokens"
     else:

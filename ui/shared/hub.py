@@ -115,13 +115,15 @@ def open_hub(source: str, dev: str | None = None) -> HubModel | None:
 
 
 def describe(hub: HubModel) -> str:
-    """One line about the open model (Markdown-safe)."""
+    """One line about the open model, and why it predicts nothing where its checkpoint lacks its
+    prediction weights (Markdown-safe)."""
     shapes = {"encoder": "encoder (reads the whole text at once)", "decoder": "decoder (causal: each token "
               "sees only earlier ones)", "encoder-decoder": "encoder-decoder (reads the text, then writes)"}  # fmt: skip
     limit = min(hub.max_tokens, MAX_TOKENS)
-    return (f"**{markdown_escape(hub.source)}**: {markdown_escape(hub.model_type)}, {shapes[hub.shape]}, "
+    line = (f"**{markdown_escape(hub.source)}**: {markdown_escape(hub.model_type)}, {shapes[hub.shape]}, "
             f"{hub.params:,} parameters, on {hub.device}; reads up to {limit} tokens here "
             f"(the model up to {hub.max_tokens}).")  # fmt: skip
+    return f"{line} **Attention only.** {markdown_escape(hub.missing_note)}" if hub.missing else line
 
 
 @st.cache_data(max_entries=32, show_spinner="Running the model…", **CACHE)

@@ -5,11 +5,11 @@ Why joined, with no build step: Streamlit's components v2 (``st.components.v2.co
 takes the script as one inline string and imports it from a ``blob:`` URL, against which a relative
 ``import "./data.js"`` cannot resolve; a path instead of a string works only for components in an
 installed package with an ``asset_dir`` manifest, which this app is not. The exported HTML file must
-run from ``file://``, where the browser refuses to load module files. So :func:`join_modules` writes
+run from ``file://``, where browsers refuse to load one module file from another. So :func:`join_modules` writes
 the modules out in dependency order, each once, dropping only their ``import`` lines and the
 ``export`` keyword of their declarations; the entry keeps its ``export default``. The modules stay
-plain ES modules (each import names what the other exports, checked here), so any of them can be
-read, or loaded by a browser from a server, as it is.
+plain ES modules (each import names what the other exports, checked here) that a browser or Node
+can also import as they are.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ JS = HERE / "js"
 ENTRY = "main.js"
 
 IMPORT = re.compile(r'import \{(?P<names>[\w$,\s]+)\} from "\./(?P<file>[\w-]+\.js)";')
-EXPORT = re.compile(r"export (?=(?:async function|function|class|const|let) )")
+EXPORT = re.compile(r"^export (?=(?:async function|function|class|const|let) )")
 DECLARED = re.compile(r"(?:export )?(?:async )?(?:function\*?|class|const|let|var) +([\w$]+)")
 CONST = re.compile(r"(?:export )?(?:const|let) ")
 MORE_CONSTS = re.compile(r",\s*([A-Za-z_$][\w$]*) = ")  # const A = 1, B = 2: the names after the first
@@ -83,7 +83,7 @@ def join_modules(folder: Path, entry: str) -> str:
             seen[declared] = name
     parts = []
     for name in order:
-        lines = [EXPORT.sub("", line, count=1) for line in texts[name].splitlines() if not line.startswith("import ")]
+        lines = [EXPORT.sub("", line, count=1) for line in texts[name].splitlines() if not line.startswith("import")]
         parts.append(f"// ---- {name}\n" + "\n".join(lines).strip("\n") + "\n")
     return "\n".join(parts)
 
