@@ -49,8 +49,13 @@ class Client:
         await self.ws.close()
 
     async def send(
-        self, *, trigger: str | None = None, event: tuple[str, str, object] | None = None, fragment: str = "",
-        auto: bool = False, **values,
+        self,
+        *,
+        trigger: str | None = None,
+        event: tuple[str, str, object] | None = None,
+        fragment: str = "",
+        auto: bool = False,
+        **values,
     ) -> float:
         """A rerun as the frontend sends it: every widget value, ``trigger`` (a button key) clicked,
         ``event`` (component key, event name, value) sent by a components v2 element, ``values``
@@ -158,7 +163,9 @@ class Client:
     async def wait_text(self, pattern: str, since: float = 0.0, timeout: float = TIMEOUT_S) -> tuple[float, str]:
         """The arrival time and text of the first text after ``since`` that matches ``pattern``."""
         rx = re.compile(pattern)
-        return await self.wait(lambda: next(((t, s) for t, s in self.texts if t >= since and rx.search(s)), None), timeout)
+        return await self.wait(
+            lambda: next(((t, s) for t, s in self.texts if t >= since and rx.search(s)), None), timeout
+        )
 
     async def wait_widget(self, key: str, timeout: float = TIMEOUT_S) -> tuple[str, str, object]:
         return await self.wait(lambda: self.widgets.get(key), timeout)

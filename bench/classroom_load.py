@@ -49,12 +49,20 @@ async def answer(c: Client, keys: str, pills: str) -> float:
         label = random.choice(element.options).content
         return await c.send(fragment=fragment, **{pills: ("string_array_value", [label])})
     (kind,) = unpack_payload(element.bytes)["kinds"]  # the query's row: one cell per key
-    cell = {"kind": kind["name"], "layer": 0, "head": 0, "query": 0, "key": random.randrange(len(kind["keys"])),
-            "weight": 0.0}  # fmt: skip
+    cell = {
+        "kind": kind["name"],
+        "layer": 0,
+        "head": 0,
+        "query": 0,
+        "key": random.randrange(len(kind["keys"])),
+        "weight": 0.0,
+    }
     return await c.send(fragment=fragment, event=(keys, "cell", cell))
 
 
-async def student(c: Client, code: str, rounds: int, go: list[asyncio.Event], reveal_at: list[float], out: dict) -> None:
+async def student(
+    c: Client, code: str, rounds: int, go: list[asyncio.Event], reveal_at: list[float], out: dict
+) -> None:
     """Join, then per round: see the question, answer, and time the reveal."""
     await c.wait_widget("cr_join_here")
     await c.send(trigger="cr_join_here", cr_name=("string_value", c.name))
@@ -85,7 +93,9 @@ async def play(bases: list[str], students: int, rounds: int, redis_url: str | No
         await c.open()
     tasks = [asyncio.create_task(student(c, code, rounds, go, reveal_at, out)) for c in clients]
     # a student that failed stops the teacher (a student that finished its last round has not failed)
-    teacher.abort = lambda: next((repr(t.exception()) for t in tasks if t.done() and not t.cancelled() and t.exception()), None)
+    teacher.abort = lambda: next(
+        (repr(t.exception()) for t in tasks if t.done() and not t.cancelled() and t.exception()), None
+    )
     await teacher.wait(lambda: True if out["joined"] == students else None, 300)
     await teacher.wait_widget("cr_show_hist")
     await teacher.send(cr_show_hist=("bool_value", True))  # the projector shows the live histogram
@@ -156,14 +166,18 @@ def run_backend(backend: str, students: int, rounds: int) -> dict:
             url = stack.enter_context(redis_server())
             env = {REDIS_ENV: url}
         n = 2 if backend == "redis" else 1
-        servers = [stack.enter_context(streamlit_server(env=env, log_name=f"classroom-{backend}-{i}")) for i in range(n)]
+        servers = [
+            stack.enter_context(streamlit_server(env=env, log_name=f"classroom-{backend}-{i}")) for i in range(n)
+        ]
         log(f"{backend}: {n} app process(es) up")
         t0 = time.perf_counter()
         result = run_async(play([s.url for s in servers], students, rounds, url))
         result.update(
-            backend=backend, app_processes=n, wall_s=round(time.perf_counter() - t0, 1),
+            backend=backend,
+            app_processes=n,
+            wall_s=round(time.perf_counter() - t0, 1),
             server_memory=[memory_mb(s.pid) for s in servers],
-        )  # fmt: skip
+        )
         return result
 
 
@@ -176,12 +190,17 @@ def main() -> None:
     args = ap.parse_args()
     random.seed(args.seed)
     backends = ("memory", "redis") if args.backend == "both" else (args.backend,)
-    emit({
-        "clients": "websocket-level sessions speaking the Streamlit frontend's protocol (not browsers), "
-                   "fragment auto-reruns honoured; 'visible' = the drawing message arrived",
-        "students": args.students, "teacher": 1, "rounds": args.rounds, "cpu_cores": os.cpu_count(),
-        "runs": [run_backend(b, args.students, args.rounds) for b in backends],
-    })  # fmt: skip
+    emit(
+        {
+            "clients": "websocket-level sessions speaking the Streamlit frontend's protocol (not browsers), "
+            "fragment auto-reruns honoured; 'visible' = the drawing message arrived",
+            "students": args.students,
+            "teacher": 1,
+            "rounds": args.rounds,
+            "cpu_cores": os.cpu_count(),
+            "runs": [run_backend(b, args.students, args.rounds) for b in backends],
+        }
+    )
 
 
 if __name__ == "__main__":

@@ -72,7 +72,11 @@ def greedy_then_forced(model: Translator, src: torch.Tensor, max_len: int) -> tu
 
 
 def max_difference(a: AttentionMaps, b: AttentionMaps) -> float:
-    return max((x - y).abs().max().item() for kind in ("encoder", "decoder", "cross") for x, y in zip(getattr(a, kind), getattr(b, kind)))
+    return max(
+        (x - y).abs().max().item()
+        for kind in ("encoder", "decoder", "cross")
+        for x, y in zip(getattr(a, kind), getattr(b, kind))
+    )
 
 
 def best_ms(fn, repeats: int) -> tuple[float, torch.Tensor]:
@@ -196,22 +200,24 @@ def main() -> None:
             f"with attention {t_two:.1f} ms (greedy + teacher-forced pass), {t_kept:.1f} ms (kept)"
         )
     compiled = compiled_greedy(model, sources, args.repeats) if args.compile else {}
-    emit({
-        "benchmark": "decoding",
-        "sentences": args.sentences,
-        "source_words": args.words,
-        "threads": args.threads,
-        "output_tokens_median": statistics.median(lengths),
-        "ms_without_cache_median": round(statistics.median(plain), 1),
-        "ms_with_cache_median": round(statistics.median(cached), 1),
-        "speedup_median": round(statistics.median(p / c for p, c in zip(plain, cached)), 2),
-        "identical_outputs": f"{same}/{args.sentences}",
-        "ms_greedy_then_teacher_forced_pass_median": round(statistics.median(two_pass), 1),
-        "ms_greedy_keeping_attention_median": round(statistics.median(kept), 1),
-        "attention_speedup_median": round(statistics.median(p / k for p, k in zip(two_pass, kept)), 2),
-        "attention_max_abs_difference": float(f"{max(differences):.2g}"),
-        **compiled,
-    })  # fmt: skip
+    emit(
+        {
+            "benchmark": "decoding",
+            "sentences": args.sentences,
+            "source_words": args.words,
+            "threads": args.threads,
+            "output_tokens_median": statistics.median(lengths),
+            "ms_without_cache_median": round(statistics.median(plain), 1),
+            "ms_with_cache_median": round(statistics.median(cached), 1),
+            "speedup_median": round(statistics.median(p / c for p, c in zip(plain, cached)), 2),
+            "identical_outputs": f"{same}/{args.sentences}",
+            "ms_greedy_then_teacher_forced_pass_median": round(statistics.median(two_pass), 1),
+            "ms_greedy_keeping_attention_median": round(statistics.median(kept), 1),
+            "attention_speedup_median": round(statistics.median(p / k for p, k in zip(two_pass, kept)), 2),
+            "attention_max_abs_difference": float(f"{max(differences):.2g}"),
+            **compiled,
+        }
+    )
 
 
 if __name__ == "__main__":

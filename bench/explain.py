@@ -90,7 +90,9 @@ def floor_changes(browser: Any, runs: int, env: dict, timeout_ms: float) -> list
             page.wait_for_selector(".js-plotly-plot", timeout=timeout_ms)
             for r in range(runs + 1):
                 mark = marker(0, r)
-                m = measure_interaction(page, spec, make_input("floor", pool, r, mark), mark, hold_ms=300, timeout_ms=timeout_ms)
+                m = measure_interaction(
+                    page, spec, make_input("floor", pool, r, mark), mark, hold_ms=300, timeout_ms=timeout_ms
+                )
                 if r:
                     out.append(m["ms"])
         finally:

@@ -72,9 +72,11 @@ def main() -> None:
         "change grid 2x4 (ablation)": lambda: change_grid(rng.random((2, 4)), off={(0, 1)}),
         "profile lines 6x5 (profiles)": lambda: profile_lines(profiles, metrics, title="profiles"),
         "training curves 30 epochs (history)": lambda: training_curves(
-            list(range(1, 31)), {"loss": rng.random(30), "accuracy": rng.random(30)}, right=["accuracy"],
+            list(range(1, 31)),
+            {"loss": rng.random(30), "accuracy": rng.random(30)},
+            right=["accuracy"],
             current_epoch=12,
-        ),  # fmt: skip
+        ),
     }
     result = {}
     for name, build in builders.items():

@@ -15,4 +15,6 @@ def start() -> None:
     st.write("The floor page is at /floor.")
 
 
-st.navigation([st.Page(start, title="Start", default=True), st.Page("floor_app.py", title="Floor", url_path="floor")]).run()
+st.navigation(
+    [st.Page(start, title="Start", default=True), st.Page("floor_app.py", title="Floor", url_path="floor")]
+).run()

@@ -166,8 +166,10 @@ def floor_times(browser, runs: int, timeout_ms: float) -> list[float]:
     with streamlit_server(app=spec.app, log_name="hub-floor") as server:
         page = new_page(browser, spec, 300)
         measure_render(page, server.url + "/", timeout_ms=timeout_ms)
-        times = [measure_interaction(page, spec, sentence(i), None, hold_ms=300, timeout_ms=timeout_ms)["ms"]
-                 for i in range(1, runs + 3)][2:]
+        times = [
+            measure_interaction(page, spec, sentence(i), None, hold_ms=300, timeout_ms=timeout_ms)["ms"]
+            for i in range(1, runs + 3)
+        ][2:]
         page.context.close()
     return times
 
@@ -202,14 +204,32 @@ def main() -> None:
         log(f"building a random GPT-2 ({args.size}) ...")
         made = build(folder, args.size)
         if args.page:
-            return emit({"model": f"GPT2Config({', '.join(f'{k}={v}' for k, v in SIZES[args.size].items())}) "
-                                  "with random weights, opened by path on the Any model page", **made,
-                         "sentence_tokens": tokens(folder, sentence(1)), **measure_page(folder, args)})
+            return emit(
+                {
+                    "model": f"GPT2Config({', '.join(f'{k}={v}' for k, v in SIZES[args.size].items())}) "
+                    "with random weights, opened by path on the Any model page",
+                    **made,
+                    "sentence_tokens": tokens(folder, sentence(1)),
+                    **measure_page(folder, args),
+                }
+            )
         samples = []
         for i in range(args.repeats):
-            proc = subprocess.run([sys.executable, "-c", CHILD, str(folder), SENTENCE, str(args.runs),
-                                   str(args.generate), str(args.threads)],
-                                  cwd=ROOT, capture_output=True, text=True)
+            proc = subprocess.run(
+                [
+                    sys.executable,
+                    "-c",
+                    CHILD,
+                    str(folder),
+                    SENTENCE,
+                    str(args.runs),
+                    str(args.generate),
+                    str(args.threads),
+                ],
+                cwd=ROOT,
+                capture_output=True,
+                text=True,
+            )
             if proc.returncode:
                 sys.exit(f"the measuring process failed:\n{proc.stderr[-3000:]}")
             samples.append(json.loads(proc.stdout.strip().splitlines()[-1]))
@@ -219,18 +239,31 @@ def main() -> None:
         return round(statistics.median(s[key] for s in samples), digits)
 
     first = samples[0]
-    emit({
-        "model": f"GPT2Config({', '.join(f'{k}={v}' for k, v in SIZES[args.size].items())}) with random weights "
-                 "(safetensors, opened by path)", "params": first["params"], **made,
-        "threads": args.threads, "repeats": args.repeats, "sentence": SENTENCE, "tokens": first["tokens"],
-        "load_s_median": median("load_s"), "load_s_max": round(max(s["load_s"] for s in samples), 3),
-        "rss_before_load_mb": median("rss_before_mb", 1), "rss_loaded_mb": median("rss_loaded_mb", 1),
-        "rss_added_by_model_mb": round(statistics.median(s["rss_loaded_mb"] - s["rss_before_mb"] for s in samples), 1),
-        "rss_after_runs_mb": median("rss_after_runs_mb", 1), "peak_rss_mb": median("peak_rss_mb", 1),
-        "run_ms_median": round(1000 * median("run_s", 5), 1),
-        f"generate_{args.generate}_ms_median": round(1000 * median("generate_s", 5), 1),
-        "generated_tokens": first["generated"], "explain_ms_median": round(1000 * median("explain_s", 5), 1),
-    })
+    emit(
+        {
+            "model": f"GPT2Config({', '.join(f'{k}={v}' for k, v in SIZES[args.size].items())}) with random weights "
+            "(safetensors, opened by path)",
+            "params": first["params"],
+            **made,
+            "threads": args.threads,
+            "repeats": args.repeats,
+            "sentence": SENTENCE,
+            "tokens": first["tokens"],
+            "load_s_median": median("load_s"),
+            "load_s_max": round(max(s["load_s"] for s in samples), 3),
+            "rss_before_load_mb": median("rss_before_mb", 1),
+            "rss_loaded_mb": median("rss_loaded_mb", 1),
+            "rss_added_by_model_mb": round(
+                statistics.median(s["rss_loaded_mb"] - s["rss_before_mb"] for s in samples), 1
+            ),
+            "rss_after_runs_mb": median("rss_after_runs_mb", 1),
+            "peak_rss_mb": median("peak_rss_mb", 1),
+            "run_ms_median": round(1000 * median("run_s", 5), 1),
+            f"generate_{args.generate}_ms_median": round(1000 * median("generate_s", 5), 1),
+            "generated_tokens": first["generated"],
+            "explain_ms_median": round(1000 * median("explain_s", 5), 1),
+        }
+    )
 
 
 if __name__ == "__main__":

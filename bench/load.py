@@ -213,15 +213,17 @@ def main() -> None:
     if bad:
         raise SystemExit(f"pages {bad} are not pages of app.py with a main text input; choose from {usable}")
     r, ckpt = run_on_checkpoints(lambda a: asyncio.run(run(a)), args)
-    emit({
-        "benchmark": "load",
-        "sessions": args.sessions,
-        "changes_per_session": args.changes,
-        "checkpoints": ckpt,
-        **r,
-        "target_errors": 0,
-        "met": r["errors"] == 0,
-    })  # fmt: skip
+    emit(
+        {
+            "benchmark": "load",
+            "sessions": args.sessions,
+            "changes_per_session": args.changes,
+            "checkpoints": ckpt,
+            **r,
+            "target_errors": 0,
+            "met": r["errors"] == 0,
+        }
+    )
 
 
 if __name__ == "__main__":

@@ -41,7 +41,9 @@ def load_once(directory: str, task: str) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--checkpoints", default=None, help="checkpoint root (default: $ATTENTION_CHECKPOINTS or ./checkpoints)")
+    ap.add_argument(
+        "--checkpoints", default=None, help="checkpoint root (default: $ATTENTION_CHECKPOINTS or ./checkpoints)"
+    )
     args = ap.parse_args()
     root = checkpoint_root(args.checkpoints)
     results = {}
@@ -62,8 +64,16 @@ def main() -> None:
             "met": max(seconds) < TARGET_S,
         }
         log(f"{task}: {results[task]}")
-    emit({"benchmark": "load_time", "checkpoints": str(root), "env": os.environ.get(CHECKPOINTS_ENV, ""),
-          "repeats": args.repeats, "target_s": TARGET_S, "tasks": results})
+    emit(
+        {
+            "benchmark": "load_time",
+            "checkpoints": str(root),
+            "env": os.environ.get(CHECKPOINTS_ENV, ""),
+            "repeats": args.repeats,
+            "target_s": TARGET_S,
+            "tasks": results,
+        }
+    )
 
 
 if __name__ == "__main__":

@@ -135,18 +135,20 @@ def main() -> None:
         raise SystemExit(f"pages {bad} are not pages of app.py; choose from {app_pages}")
     r, ckpt = run_on_checkpoints(run, args)
     after = r["after"]
-    emit({
-        "benchmark": "memory",
-        "checkpoints": ckpt,
-        "pages_with_chart": r["loaded"],
-        "models_loaded": sorted(p for p, ok in r["loaded"].items() if ok and PAGES[p].task),
-        "changes_per_page": args.changes,
-        "idle_rss_mb": r["idle"]["rss_mb"],
-        **after,
-        "target_peak_rss_mb": TARGET_MB,
-        "met": after["peak_rss_mb"] <= TARGET_MB,
-        "errors": r["errors"],
-    })  # fmt: skip
+    emit(
+        {
+            "benchmark": "memory",
+            "checkpoints": ckpt,
+            "pages_with_chart": r["loaded"],
+            "models_loaded": sorted(p for p, ok in r["loaded"].items() if ok and PAGES[p].task),
+            "changes_per_page": args.changes,
+            "idle_rss_mb": r["idle"]["rss_mb"],
+            **after,
+            "target_peak_rss_mb": TARGET_MB,
+            "met": after["peak_rss_mb"] <= TARGET_MB,
+            "errors": r["errors"],
+        }
+    )
 
 
 if __name__ == "__main__":

@@ -74,7 +74,9 @@ PAGES: dict[str, PageSpec] = {
     "reshape": PageSpec(None, "reshape-params", matrix=True),  # the page's last matrix
     # the model pages: their attention explorer (every kind, layer and head) holds the new run
     "classifier": PageSpec("cls_text", "cls-explorer", task="classifier", explorer=True),
-    "generator": PageSpec("gen_prompt", "gen-explorer", task="generator", textarea=True, word_level=False, explorer=True),
+    "generator": PageSpec(
+        "gen_prompt", "gen-explorer", task="generator", textarea=True, word_level=False, explorer=True
+    ),
     "translator": PageSpec("tr_text", "tr-explorer", task="translator", explorer=True),
     # the pages beyond the five: their first render (they open on the classifier). Those with an
     # explorer draw no Plotly chart on load (their heatmaps are matrix views, their bars open on
@@ -458,8 +460,10 @@ def warm_runs(browser: Any, pages: list[str], runs: int, env: dict, args: argpar
                         except Exception as e:  # noqa: BLE001
                             out[name]["errors"].append(f"navigation run {r + 1}: {type(e).__name__}: {str(e)[:300]}")
                 med = {k: summary(out[name][k])["median"] for k in ("warm", "nav", "inter", "repeat")}
-                log(f"{name}: medians (ms): reload {med['warm']}, in-app navigation {med['nav']}, "
-                    f"first change {med['inter']}, repeated change {med['repeat']}")  # fmt: skip
+                log(
+                    f"{name}: medians (ms): reload {med['warm']}, in-app navigation {med['nav']}, "
+                    f"first change {med['inter']}, repeated change {med['repeat']}"
+                )
             except Exception as e:  # noqa: BLE001
                 out[name]["errors"].append(f"first visit: {type(e).__name__}: {str(e)[:300]}")
             finally:
@@ -480,8 +484,9 @@ def targets(pages: dict[str, dict]) -> dict[str, Any]:
     for name in TARGET_INTERACTION_PAGES:
         p = pages.get(name, {})
         target(f"{name}_warm_interaction_median_le_{limit}ms", p.get("interaction_ms", {}).get("median"), limit)
-        target(f"{name}_repeated_interaction_median_le_{limit}ms",
-               p.get("interaction_repeat_ms", {}).get("median"), limit)  # fmt: skip
+        target(
+            f"{name}_repeated_interaction_median_le_{limit}ms", p.get("interaction_repeat_ms", {}).get("median"), limit
+        )
     limit = TARGETS_MS["warm_render_median"]
     for name, p in pages.items():
         target(f"{name}_warm_render_median_le_{limit}ms", p.get("warm_ms", {}).get("median"), limit)
@@ -559,25 +564,29 @@ def main() -> None:
         help="the page in-app navigation starts from (its own timing: from 'hand'); '' skips navigation",
     )
     ap.add_argument(
-        "--router", default=APP, choices=(APP, "app.py"),
+        "--router",
+        default=APP,
+        choices=(APP, "app.py"),
         help="serve the app's pages with serve.py (as `make run`) or with plain `streamlit run app.py`",
-    )  # fmt: skip
+    )
     add_app_options(ap)
     args = ap.parse_args()
     use_router(args.router)
     if args.cold_runs is None:
         args.cold_runs = args.runs
     pages, ckpt = run_on_checkpoints(run, args)
-    emit({
-        "benchmark": "page_latency",
-        "runs": args.runs,
-        "cold_runs": args.cold_runs,
-        "input_tokens": INPUT_TOKENS,
-        "checkpoints": ckpt,
-        "pages": pages,
-        "targets": targets(pages),
-        "errors": sum(len(p["errors"]) for p in pages.values()),
-    })  # fmt: skip
+    emit(
+        {
+            "benchmark": "page_latency",
+            "runs": args.runs,
+            "cold_runs": args.cold_runs,
+            "input_tokens": INPUT_TOKENS,
+            "checkpoints": ckpt,
+            "pages": pages,
+            "targets": targets(pages),
+            "errors": sum(len(p["errors"]) for p in pages.values()),
+        }
+    )
 
 
 if __name__ == "__main__":

@@ -105,8 +105,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     with sync_playwright() as pw:
         browser = launch_chromium(pw)
         try:
-            with streamlit_server(app=PAGES[FLOOR].app, env=env, log_name="paired-floor") as floor, \
-                    streamlit_server(app=APP, env=env, log_name="paired-app") as app:  # fmt: skip
+            with (
+                streamlit_server(app=PAGES[FLOOR].app, env=env, log_name="paired-floor") as floor,
+                streamlit_server(app=APP, env=env, log_name="paired-app") as app,
+            ):
                 log(f"primed: router ran: {prime(browser, app.url, timeout_ms=args.timeout_s * 1000)}")
                 for name in names:
                     result[name] = rounds(browser, {FLOOR: floor.url, name: app.url}, name, pools, args)
@@ -126,13 +128,15 @@ def main() -> None:
     add_app_options(ap)
     args = ap.parse_args()
     pages, ckpt = run_on_checkpoints(run, args)
-    emit({
-        "benchmark": "paired",
-        "runs": args.runs,
-        "checkpoints": ckpt,
-        "pages": pages,
-        "errors": sum(len(p["errors"]) for p in pages.values()),
-    })  # fmt: skip
+    emit(
+        {
+            "benchmark": "paired",
+            "runs": args.runs,
+            "checkpoints": ckpt,
+            "pages": pages,
+            "errors": sum(len(p["errors"]) for p in pages.values()),
+        }
+    )
 
 
 if __name__ == "__main__":

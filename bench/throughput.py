@@ -299,9 +299,14 @@ def shipped(args: argparse.Namespace) -> tuple[TranslatorConfig, dict[str, Any],
             DEFAULT_BATCH_TOKENS,
         )
     overrides = {
-        "dim": args.dim, "heads": args.heads, "enc_layers": args.enc_layers, "dec_layers": args.dec_layers,
-        "ff_dim": args.ff_dim, "src_vocab_size": args.src_vocab, "tgt_vocab_size": args.tgt_vocab,
-    }  # fmt: skip
+        "dim": args.dim,
+        "heads": args.heads,
+        "enc_layers": args.enc_layers,
+        "dec_layers": args.dec_layers,
+        "ff_dim": args.ff_dim,
+        "src_vocab_size": args.src_vocab,
+        "tgt_vocab_size": args.tgt_vocab,
+    }
     overrides = {k: v for k, v in overrides.items() if v is not None}
     if overrides:
         config, source = replace(config, **overrides), source + " with overrides " + str(overrides)
@@ -352,16 +357,18 @@ def main() -> None:
     for shape in args.attn_shapes:
         attention.append(attention_bench(config, shape, args))
         log(f"attention {shape}: calls/s {attention[-1]['calls_per_s_median']}")
-    emit({
-        "benchmark": "throughput",
-        "torch": torch.__version__,
-        "torch_threads": torch.get_num_threads(),
-        "config_source": source,
-        "config": asdict(config),
-        "training_settings": training,
-        "training": train,
-        "attention_with_weights": attention,
-    })  # fmt: skip
+    emit(
+        {
+            "benchmark": "throughput",
+            "torch": torch.__version__,
+            "torch_threads": torch.get_num_threads(),
+            "config_source": source,
+            "config": asdict(config),
+            "training_settings": training,
+            "training": train,
+            "attention_with_weights": attention,
+        }
+    )
 
 
 if __name__ == "__main__":

@@ -50,7 +50,9 @@ local function touch(room, ttl)
   redis.call('ZADD', KEYS[2], tonumber(redis.call('TIME')[1]) + tonumber(ttl), room)
 end
 """
-CREATE = TOUCH + """
+CREATE = (
+    TOUCH
+    + """
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', redis.call('TIME')[1])
 if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[4]) then return {'rooms'} end
 if redis.call('EXISTS', KEYS[1]) == 1 then return {'taken'} end
@@ -58,7 +60,10 @@ redis.call('HSET', KEYS[1], 'secret', ARGV[3], 'closed', 0, 'revealed', 0, 'roun
 touch(ARGV[1], ARGV[2])
 return {'ok'}
 """
-JOIN = TOUCH + """
+)
+JOIN = (
+    TOUCH
+    + """
 local room, ttl = ARGV[1], ARGV[2]
 if redis.call('EXISTS', KEYS[1]) == 0 then return {'not_found'} end
 if redis.call('HGET', KEYS[1], 'closed') == '1' then return {'closed'} end
@@ -74,7 +79,10 @@ redis.call('SADD', room .. ':names', name)
 touch(room, ttl)
 return {'ok', name}
 """
-ANSWER = TOUCH + """
+)
+ANSWER = (
+    TOUCH
+    + """
 local room, ttl = ARGV[1], ARGV[2]
 if redis.call('EXISTS', KEYS[1]) == 0 then return {'not_found'} end
 if redis.call('HEXISTS', room .. ':people', ARGV[3]) == 0 then return {'member'} end
@@ -89,11 +97,15 @@ redis.call('HSET', room .. ':answers:' .. m[2], ARGV[3], choice)
 touch(room, ttl)
 return {'ok'}
 """
+)
 TEACHER = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return {'not_found'} end
 if redis.call('HGET', KEYS[1], 'secret') ~= ARGV[3] then return {'teacher'} end
 """
-ASK = TOUCH + TEACHER + """
+ASK = (
+    TOUCH
+    + TEACHER
+    + """
 local room, ttl = ARGV[1], ARGV[2]
 local m = redis.call('HMGET', KEYS[1], 'closed', 'round')
 if m[1] == '1' then return {'closed'} end
@@ -105,7 +117,11 @@ redis.call('HINCRBY', KEYS[1], 'version', 1)
 touch(room, ttl)
 return {'ok', r}
 """
-REVEAL = TOUCH + TEACHER + """
+)
+REVEAL = (
+    TOUCH
+    + TEACHER
+    + """
 local m = redis.call('HMGET', KEYS[1], 'closed', 'round')
 if m[1] == '1' then return {'closed'} end
 if m[2] == '0' then return {'no_question'} end
@@ -114,12 +130,17 @@ redis.call('HINCRBY', KEYS[1], 'version', 1)
 touch(ARGV[1], ARGV[2])
 return {'ok'}
 """
-CLOSE = TOUCH + TEACHER + """
+)
+CLOSE = (
+    TOUCH
+    + TEACHER
+    + """
 redis.call('HSET', KEYS[1], 'closed', 1)
 redis.call('HINCRBY', KEYS[1], 'version', 1)
 touch(ARGV[1], ARGV[2])
 return {'ok'}
 """
+)
 STATUS = """
 local room = ARGV[1]
 if redis.call('EXISTS', KEYS[1]) == 0 then return {'not_found'} end
@@ -134,7 +155,9 @@ return {'ok', m[1], m[2], m[3], m[4], m[5], redis.call('HLEN', room .. ':people'
 class RedisStore:
     """Rooms in Redis; thread-safe (redis-py's connection pool), any number of processes."""
 
-    def __init__(self, client: redis.Redis, *, ttl_s: int = ROOM_TTL_S, max_rooms: int = MAX_ROOMS, prefix: str = PREFIX):
+    def __init__(
+        self, client: redis.Redis, *, ttl_s: int = ROOM_TTL_S, max_rooms: int = MAX_ROOMS, prefix: str = PREFIX
+    ):
         self.r, self.ttl_s, self.max_rooms, self.prefix = client, int(ttl_s), max_rooms, prefix
         self._scripts = {
             name: client.register_script(src)
@@ -175,9 +198,16 @@ class RedisStore:
         for choice in answers:
             counts[int(choice)] += 1
         return RoomStatus(
-            normalise_code(code), closed == "1", int(rnd), revealed == "1", int(people), len(answers),
-            tuple(counts), int(mine) if mine else None, int(version),
-        )  # fmt: skip
+            normalise_code(code),
+            closed == "1",
+            int(rnd),
+            revealed == "1",
+            int(people),
+            len(answers),
+            tuple(counts),
+            int(mine) if mine else None,
+            int(version),
+        )
 
     def question(self, code: str, round: int) -> Question:
         room = self._room(code)
@@ -235,11 +265,13 @@ class RedisStore:
             p.hgetall(f"{room}:answers:{r}")
         answers = p.execute() if n else []
         return RoomData(
-            normalise_code(code), meta["closed"] == "1", meta["revealed"] == "1",
+            normalise_code(code),
+            meta["closed"] == "1",
+            meta["revealed"] == "1",
             {m: people[m] for m in order if m in people},
             [Question.from_json(questions[str(r)]) for r in range(1, n + 1)],
             [{m: int(c) for m, c in a.items()} for a in answers],
-        )  # fmt: skip
+        )
 
 
 __all__ = ["RedisStore", "RoomError"]

@@ -70,7 +70,9 @@ def clean_nickname(raw: str | None) -> str:
     name = " ".join(unicodedata.normalize("NFKC", raw or "").split())
     wrong = []
     if any(not (ch.isalnum() or ch in NICKNAME_PUNCTUATION) for ch in name):
-        wrong.append("A nickname may use letters, digits, spaces and - _ . ' only: this one has other characters (markup or symbols).")
+        wrong.append(
+            "A nickname may use letters, digits, spaces and - _ . ' only: this one has other characters (markup or symbols)."
+        )
     if len(name) > NICKNAME_MAX:
         wrong.append(f"A nickname has at most {NICKNAME_MAX} characters: this one has {len(name)}.")
     if wrong:

@@ -123,9 +123,16 @@ class MemoryStore:
             for choice in answers.values():
                 counts[choice] += 1
             return RoomStatus(
-                normalise_code(code), room.closed, n, room.revealed, len(room.nicknames), len(answers),
-                tuple(counts), answers.get(member) if member else None, room.version,
-            )  # fmt: skip
+                normalise_code(code),
+                room.closed,
+                n,
+                room.revealed,
+                len(room.nicknames),
+                len(answers),
+                tuple(counts),
+                answers.get(member) if member else None,
+                room.version,
+            )
 
     def question(self, code: str, round: int) -> Question:
         with self._lock:
@@ -198,9 +205,13 @@ class MemoryStore:
         with self._lock:
             r = self._room(code)
             return RoomData(
-                normalise_code(code), r.closed, r.revealed, dict(r.nicknames), list(r.questions),
+                normalise_code(code),
+                r.closed,
+                r.revealed,
+                dict(r.nicknames),
+                list(r.questions),
                 [dict(a) for a in r.answers],
-            )  # fmt: skip
+            )
 
 
 @lru_cache(maxsize=4)

@@ -12,9 +12,9 @@ import pytest
 import torch
 
 from model.analysis.ablation import KINDS, ablate, head_layout, head_masks, model_head_mask
-from model.core.inference import next_char, translate
 from model.analysis.runs import run, with_weights
 from model.core.checkpoint import Checkpoint, load_checkpoint
+from model.core.inference import next_char, translate
 from tests.tiny import CLASSIFIER, GENERATOR, TRANSLATOR, make_checkpoints
 
 TEXTS = {

@@ -207,10 +207,25 @@ def test_decoding_benchmark_runs_on_a_tiny_translator(tiny_root) -> None:
     import json
 
     out = subprocess.run(
-        [sys.executable, "-m", "bench.decoding", "--sentences", "2", "--words", "5", "--repeats", "1",
-         "--checkpoint", str(tiny_root / "translator")],
-        cwd=ROOT, capture_output=True, text=True, timeout=120, check=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "bench.decoding",
+            "--sentences",
+            "2",
+            "--words",
+            "5",
+            "--repeats",
+            "1",
+            "--checkpoint",
+            str(tiny_root / "translator"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     result = json.loads(out.stdout)
     assert result["identical_outputs"] == "2/2"
     assert result["attention_max_abs_difference"] < 1e-5
@@ -224,8 +239,12 @@ def test_figures_benchmark_builds_every_family() -> None:
 
     out = subprocess.run(
         [sys.executable, "-m", "bench.figures", "--repeats", "1"],
-        cwd=ROOT, capture_output=True, text=True, timeout=120, check=True,
-    )  # fmt: skip
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     figures = json.loads(out.stdout)["figures"]
     assert {"heatmap 20x20", "grid 3x8 (translator)", "causal step, the open tab's 20x20 (generator)"} <= set(figures)
     assert all(f["build_ms"] > 0 and f["streamlit_ms"] > 0 for f in figures.values())

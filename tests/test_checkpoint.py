@@ -11,11 +11,11 @@ import pytest
 import torch
 from torch import nn
 
+from model.core.checkpoint import CONFIG, WEIGHTS, CheckpointError, default_dir, load_checkpoint, save_checkpoint
+from model.core.tokenize import Vocab, char_vocab
 from model.nets.classifier import Classifier, ClassifierConfig
 from model.nets.generator import Generator, GeneratorConfig
 from model.nets.translator import Translator, TranslatorConfig
-from model.core.checkpoint import CONFIG, WEIGHTS, CheckpointError, default_dir, load_checkpoint, save_checkpoint
-from model.core.tokenize import Vocab, char_vocab
 
 WORDS = Vocab.build([["a", "man", "runs", "dogs", "play"]])
 GERMAN = Vocab.build([["ein", "mann", "läuft"]])

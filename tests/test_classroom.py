@@ -298,8 +298,12 @@ def test_summary_counts_finished_rounds_only(store):
     assert (q.answer, q.answered, q.correct, q.counts, q.share_correct) == ("1:o", 2, 1, (0, 1, 0, 1), 0.5)
     ann_row, bob_row, cy_row = s.participants
     assert (ann_row.nickname, ann_row.answered, ann_row.correct, ann_row.points, ann_row.choices) == (
-        "Ann", 1, 1, 1.0, ("1:o",)
-    )  # fmt: skip
+        "Ann",
+        1,
+        1,
+        1.0,
+        ("1:o",),
+    )
     assert (bob_row.correct, bob_row.points, cy_row.answered, cy_row.choices) == (0, 0.25, 0, (None,))
     assert s.of("Cy") is cy_row and s.of("nobody") is None
     store.close(keys.code, keys.secret)

@@ -29,10 +29,40 @@ SHAKESPEARE = "ROMEO:\nWhat light through yonder window breaks?\n\nJULIET:\nO Ro
 # small enough to train in seconds; every task's defaults are overridden
 TINY = {
     "classifier": ["--set", "dim=16", "--set", "heads=2", "--set", "ff_dim=32", "--batch-size", "4"],
-    "generator": ["--set", "dim=16", "--set", "heads=2", "--set", "layers=1", "--set", "ff_dim=32",
-                  "--set", "block_size=16", "--batch-size", "4", "--eval-every", "5"],
-    "translator": ["--set", "dim=16", "--set", "heads=2", "--set", "enc_layers=1", "--set", "dec_layers=1",
-                   "--set", "ff_dim=32", "--set", "min_freq=1", "--batch-size", "60", "--average-last", "2"],
+    "generator": [
+        "--set",
+        "dim=16",
+        "--set",
+        "heads=2",
+        "--set",
+        "layers=1",
+        "--set",
+        "ff_dim=32",
+        "--set",
+        "block_size=16",
+        "--batch-size",
+        "4",
+        "--eval-every",
+        "5",
+    ],
+    "translator": [
+        "--set",
+        "dim=16",
+        "--set",
+        "heads=2",
+        "--set",
+        "enc_layers=1",
+        "--set",
+        "dec_layers=1",
+        "--set",
+        "ff_dim=32",
+        "--set",
+        "min_freq=1",
+        "--batch-size",
+        "60",
+        "--average-last",
+        "2",
+    ],
 }
 
 
@@ -57,8 +87,24 @@ def data(tmp_path_factory) -> Path:
 
 
 def train(task: str, data: Path, out: Path, work: Path, *extra: str) -> dict:
-    argv = ["train", task, "--data-dir", str(data), "--out", str(out), "--work", str(work), "--device", "cpu",
-            "--warmup", "1", "--lr", "3e-3", *TINY[task], *extra]
+    argv = [
+        "train",
+        task,
+        "--data-dir",
+        str(data),
+        "--out",
+        str(out),
+        "--work",
+        str(work),
+        "--device",
+        "cpu",
+        "--warmup",
+        "1",
+        "--lr",
+        "3e-3",
+        *TINY[task],
+        *extra,
+    ]
     main(argv)
     return json.loads((work / "state.json").read_text())
 
@@ -111,8 +157,24 @@ def test_average_ships_the_mean_of_the_chosen_snapshots(data: Path, tmp_path: Pa
     snaps = [load_file(str(work / f"epoch{e:03d}.safetensors")) for e in (2, 3)]
     src, ref = data / "multi30k" / "val.de.gz", data / "multi30k" / "val.en.gz"
     capsys.readouterr()
-    main(["average", "translator", "--epochs", "2-3", "--work", str(work), "--base", str(out), "--out", str(avg),
-          "--src", str(src), "--ref", str(ref)])
+    main(
+        [
+            "average",
+            "translator",
+            "--epochs",
+            "2-3",
+            "--work",
+            str(work),
+            "--base",
+            str(out),
+            "--out",
+            str(avg),
+            "--src",
+            str(src),
+            "--ref",
+            str(ref),
+        ]
+    )
     printed = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert printed["averaged_epochs"] == [2, 3] and 0 <= printed["val_bleu"] <= 100
 

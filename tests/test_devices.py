@@ -25,11 +25,19 @@ DEVICE_ATOL = 1e-4  # a GPU's float32 kernels against the CPU's float32 ones
 
 DEVICES = [
     pytest.param("cpu", id="cpu"),
-    pytest.param("cuda", id="cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(),
-                                                            reason="no CUDA device on this machine")),
-    pytest.param("mps", id="mps", marks=pytest.mark.skipif(
-        not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()),
-        reason="no Apple MPS device on this machine")),
+    pytest.param(
+        "cuda",
+        id="cuda",
+        marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device on this machine"),
+    ),
+    pytest.param(
+        "mps",
+        id="mps",
+        marks=pytest.mark.skipif(
+            not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()),
+            reason="no Apple MPS device on this machine",
+        ),
+    ),
 ]
 
 
@@ -55,8 +63,11 @@ def _inputs(task: str, device) -> tuple:
 def _ours(model: torch.nn.Module, task: str, device) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     with torch.no_grad():
         logits, maps = model(*_inputs(task, device), return_attention=True)
-    kinds = {k: torch.stack(getattr(maps, k)).double().cpu().numpy() for k in ("encoder", "decoder", "cross")
-             if getattr(maps, k)}
+    kinds = {
+        k: torch.stack(getattr(maps, k)).double().cpu().numpy()
+        for k in ("encoder", "decoder", "cross")
+        if getattr(maps, k)
+    }
     return logits.double().cpu().numpy(), kinds
 
 

@@ -10,14 +10,14 @@ import pytest
 import torch
 
 from model.analysis.explain import explain
+from model.core.checkpoint import Checkpoint, load_checkpoint
 from model.core.inference import classify, generate, translate
+from model.core.tokenize import encode_chars, tokenize
 from model.nets.attention import Probe
 from model.nets.blocks import AttentionMaps
 from model.nets.classifier import Classifier
 from model.nets.generator import Generator
 from model.nets.translator import Translator
-from model.core.checkpoint import Checkpoint, load_checkpoint
-from model.core.tokenize import encode_chars, tokenize
 from tests import tiny
 
 TOL = 1e-6  # recomputed (float64) against the model's float32 weights
@@ -28,13 +28,19 @@ PAD = 0
 
 def wide_checkpoints(checkpoints, *, split_scale: bool) -> dict[str, Checkpoint]:
     """The tiny checkpoints' vocabularies with wide-head models (and q, k each scaled by s^¼), in memory."""
-    configs = {"classifier": (Classifier, tiny.CLASSIFIER), "generator": (Generator, tiny.GENERATOR),
-               "translator": (Translator, tiny.TRANSLATOR)}  # fmt: skip
+    configs = {
+        "classifier": (Classifier, tiny.CLASSIFIER),
+        "generator": (Generator, tiny.GENERATOR),
+        "translator": (Translator, tiny.TRANSLATOR),
+    }
     out = {}
     for task, (cls, config) in configs.items():
         vocabs = load_checkpoint(checkpoints / task, task=task).vocabs
-        sizes = {"vocab_size": len(next(iter(vocabs.values())))} if task != "translator" else {
-            "src_vocab_size": len(vocabs["src"]), "tgt_vocab_size": len(vocabs["tgt"])}  # fmt: skip
+        sizes = (
+            {"vocab_size": len(next(iter(vocabs.values())))}
+            if task != "translator"
+            else {"src_vocab_size": len(vocabs["src"]), "tgt_vocab_size": len(vocabs["tgt"])}
+        )
         torch.manual_seed(1)
         model = cls(dataclasses.replace(config, wide=True, **sizes)).eval()
         for m in model.modules():
@@ -74,7 +80,9 @@ def forward_maps(ck: Checkpoint, inputs: dict[str, list[int]]) -> AttentionMaps:
 def axes(task: str, kind: str, inputs: dict) -> tuple[list[int], list[int]]:
     if task != "translator":
         return inputs["ids"], inputs["ids"]
-    return {"encoder": (inputs["src"],) * 2, "decoder": (inputs["tgt"],) * 2, "cross": (inputs["tgt"], inputs["src"])}[kind]
+    return {"encoder": (inputs["src"],) * 2, "decoder": (inputs["tgt"],) * 2, "cross": (inputs["tgt"], inputs["src"])}[
+        kind
+    ]
 
 
 def cells(n_q: int, n_k: int) -> set[tuple[int, int]]:
@@ -90,7 +98,9 @@ def test_every_kind_weight_mask_and_output(cks) -> None:
                 q_ids, k_ids = axes(task, kind, inputs)
                 for layer, w in enumerate(getattr(maps, kind)):
                     for head in range(w.size(1)):
-                        for i, j in cells(len(q_ids), len(k_ids)) | {(1, k) for k in range(len(k_ids)) if k_ids[k] == PAD}:
+                        for i, j in cells(len(q_ids), len(k_ids)) | {
+                            (1, k) for k in range(len(k_ids)) if k_ids[k] == PAD
+                        }:
                             e = explain(ck, inputs, kind, layer, head, i, j)
                             check_cell(e, float(w[0, head, i, j]), task, kind, i, j, k_ids)
                             check_row(e, w[0, head, i].numpy())
@@ -121,8 +131,11 @@ def check_row(e, map_row: np.ndarray) -> None:
 def attention_module(model, kind: str, layer: int):
     if isinstance(model, Translator):
         block = (model.encoder if kind == "encoder" else model.decoder)[layer]
-        return {"encoder": block.attn if kind == "encoder" else None, "decoder": getattr(block, "self_attn", None),
-                "cross": getattr(block, "cross_attn", None)}[kind]  # fmt: skip
+        return {
+            "encoder": block.attn if kind == "encoder" else None,
+            "decoder": getattr(block, "self_attn", None),
+            "cross": getattr(block, "cross_attn", None),
+        }[kind]
     return model.blocks[layer].attn
 
 
@@ -142,8 +155,12 @@ def test_vectors_come_from_the_module_and_heads_unify_to_its_output(cks) -> None
                 for h, e in enumerate(es):
                     rows = slice(h * s, (h + 1) * s)
                     x, c = torch.tensor(e.query_input).float(), torch.tensor(e.key_input).float()
-                    np.testing.assert_allclose(e.q, (attn.to_q.weight[rows] @ x + attn.to_q.bias[rows]).detach(), atol=1e-5)
-                    np.testing.assert_allclose(e.k, (attn.to_k.weight[rows] @ c + attn.to_k.bias[rows]).detach(), atol=1e-5)
+                    np.testing.assert_allclose(
+                        e.q, (attn.to_q.weight[rows] @ x + attn.to_q.bias[rows]).detach(), atol=1e-5
+                    )
+                    np.testing.assert_allclose(
+                        e.k, (attn.to_k.weight[rows] @ c + attn.to_k.bias[rows]).detach(), atol=1e-5
+                    )
                 probe = Probe(kind, layer)
                 args = [torch.tensor([inputs[n]]) for n in (("src", "tgt") if task == "translator" else ("ids",))]
                 with torch.no_grad():
@@ -152,7 +169,10 @@ def test_vectors_come_from_the_module_and_heads_unify_to_its_output(cks) -> None
                     out, _ = attn(t.x, None if kind != "cross" else t.context, t.mask)
                     unified = attn.unify(torch.tensor(np.concatenate([e.output for e in es])).float())
                 torch.testing.assert_close(unified, out[0, i], atol=1e-5, rtol=0)
-                assert es[0].concat_shape == (len(q_ids), attn.heads * s) and es[0].unify_shape == (attn.heads * s, es[0].dim)
+                assert es[0].concat_shape == (len(q_ids), attn.heads * s) and es[0].unify_shape == (
+                    attn.heads * s,
+                    es[0].dim,
+                )
 
 
 def test_a_probe_changes_nothing(cks) -> None:
@@ -203,8 +223,11 @@ def test_translation_explained_from_its_own_inputs(cks) -> None:
     """translate() records its inputs; each explained row equals the maps it showed: kept from the greedy
     decoding steps, or from the teacher-forced pass of beam search and of a reference."""
     ck = cks["translator"]
-    runs = [translate(ck, "ein mann fährt fahrrad ."), translate(ck, "zwei hunde spielen im schnee .", beam_size=3),
-            translate(ck, "ein junge springt", reference="a boy jumps into the water .")]  # fmt: skip
+    runs = [
+        translate(ck, "ein mann fährt fahrrad ."),
+        translate(ck, "zwei hunde spielen im schnee .", beam_size=3),
+        translate(ck, "ein junge springt", reference="a boy jumps into the water ."),
+    ]
     for result in runs:
         assert len(result.inputs["tgt"]) == len(result.tgt_in) and len(result.inputs["src"]) == len(result.src_tokens)
         for kind in KINDS["translator"]:

@@ -159,10 +159,18 @@ def test_clamp_state_keeps_what_exists() -> None:
     kinds = translator_run(layers=2, heads=3)
     assert clamp_state(kinds, None) == {"kind": "encoder", "layer": 0, "head": 0, "view": "heatmap"}
     assert clamp_state(kinds, {"kind": "cross", "layer": "1", "head": 2, "view": "lines"}) == {
-        "kind": "cross", "layer": 1, "head": 2, "view": "lines"}  # fmt: skip
+        "kind": "cross",
+        "layer": 1,
+        "head": 2,
+        "view": "lines",
+    }
     # a smaller run keeps the kind and view, and the nearest layer and head it has
     assert clamp_state(kinds, {"kind": "cross", "layer": 5, "head": 7, "view": "grid"}) == {
-        "kind": "cross", "layer": 1, "head": 2, "view": "grid"}  # fmt: skip
+        "kind": "cross",
+        "layer": 1,
+        "head": 2,
+        "view": "grid",
+    }
     bad = {"kind": "nope", "layer": "x", "head": "-3", "view": "<script>"}
     assert clamp_state(kinds, bad) == {"kind": "encoder", "layer": 0, "head": 0, "view": "heatmap"}
 
@@ -207,9 +215,18 @@ def test_a_click_is_checked_and_its_weight_read_from_the_run() -> None:
 
 @pytest.mark.parametrize(
     "change",
-    [{"kind": "nope"}, {"kind": ["cross"]}, {"layer": 2}, {"head": -1}, {"query": 8}, {"key": "1"}, {"key": True},
-     {"layer": None}, {"query": None}],
-)  # fmt: skip
+    [
+        {"kind": "nope"},
+        {"kind": ["cross"]},
+        {"layer": 2},
+        {"head": -1},
+        {"query": 8},
+        {"key": "1"},
+        {"key": True},
+        {"layer": None},
+        {"query": None},
+    ],
+)
 def test_a_click_that_does_not_fit_the_run_is_dropped(change) -> None:
     cell = {"kind": "cross", "layer": 1, "head": 2, "query": 3, "key": 4, "weight": 0.1}
     assert checked_cell(translator_run(), {**cell, **change}) is None
@@ -346,9 +363,17 @@ def test_join_modules_drops_imports_and_exports(tmp_path) -> None:
     [
         ('import * as b from "./b.js";', "export const x = 1;", "write imports as"),
         ('import { z } from "./b.js";', "export const x = 1;", r"imports \['z'\] from b.js"),
-        ('import { x } from "./b.js";', 'import { a } from "./a.js";\nexport const x = 1;', "import cycle: a.js -> b.js -> a.js"),
+        (
+            'import { x } from "./b.js";',
+            'import { a } from "./a.js";\nexport const x = 1;',
+            "import cycle: a.js -> b.js -> a.js",
+        ),
         ('import { x } from "./b.js";', "export default function () {}\nexport const x = 1;", "only the entry"),
-        ('import { x } from "./b.js";\nconst helper = 1;', "export const x = 1;\nfunction helper() {}", "helper is declared"),
+        (
+            'import { x } from "./b.js";\nconst helper = 1;',
+            "export const x = 1;\nfunction helper() {}",
+            "helper is declared",
+        ),
     ],
 )
 def test_join_modules_refuses_what_the_joined_script_would_change(tmp_path, a: str, b: str, error: str) -> None:
@@ -359,5 +384,7 @@ def test_join_modules_refuses_what_the_joined_script_would_change(tmp_path, a: s
 
 
 def test_no_script_under_viz_holds_a_thousand_line_class() -> None:
-    sizes = {str(p.relative_to(ROOT)): len(p.read_text(encoding="utf-8").splitlines()) for p in (ROOT / "viz").rglob("*.js")}
+    sizes = {
+        str(p.relative_to(ROOT)): len(p.read_text(encoding="utf-8").splitlines()) for p in (ROOT / "viz").rglob("*.js")
+    }
     assert sizes and max(sizes.values()) <= 400, sizes

@@ -15,10 +15,15 @@ from model.hub.load import load
 from model.hub.run import run
 
 TEXT = "the cat sat on the mat ."
-SHAPES = {"gpt2": ("decoder", "causal-lm", "bytelevel"), "bert": ("encoder", "masked-lm", "wordpiece"),
-          "distilbert": ("encoder", "classifier", "wordpiece"), "marian": ("encoder-decoder", "seq2seq", "metaspace"),
-          "bart": ("encoder-decoder", "seq2seq", "metaspace"), "t5": ("encoder-decoder", "seq2seq", "metaspace"),
-          "marian-spm": ("encoder-decoder", "seq2seq", "metaspace")}
+SHAPES = {
+    "gpt2": ("decoder", "causal-lm", "bytelevel"),
+    "bert": ("encoder", "masked-lm", "wordpiece"),
+    "distilbert": ("encoder", "classifier", "wordpiece"),
+    "marian": ("encoder-decoder", "seq2seq", "metaspace"),
+    "bart": ("encoder-decoder", "seq2seq", "metaspace"),
+    "t5": ("encoder-decoder", "seq2seq", "metaspace"),
+    "marian-spm": ("encoder-decoder", "seq2seq", "metaspace"),
+}
 EXPLAINED = ["gpt2", "bert", "distilbert", "marian", "bart", "marian-spm"]
 GENERATORS = ["gpt2", "marian", "bart", "t5", "marian-spm"]
 ATOL = 1e-6  # the same float32 computation on the same CPU, in another order

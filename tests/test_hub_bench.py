@@ -10,8 +10,13 @@ from fixtures.server import ROOT
 
 
 def test_hub_benchmark_runs_on_a_tiny_model() -> None:
-    proc = subprocess.run([sys.executable, "-m", "bench.hub", "--size", "tiny", "--repeats", "1", "--runs", "1",
-                           "--generate", "2"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.hub", "--size", "tiny", "--repeats", "1", "--runs", "1", "--generate", "2"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     out = json.loads(proc.stdout)
     assert out["params"] < 1_000_000 and out["tokens"] > 10 and out["generated_tokens"] == 2

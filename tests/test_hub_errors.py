@@ -43,9 +43,15 @@ def fails(source, match: str, **kw) -> None:
         load(str(source), **kw)
 
 
-@pytest.mark.parametrize("source, match", [("", "type a model id"), ("   ", "type a model id"),
-                                           ("./no/such/folder", "there is no folder ./no/such/folder"),
-                                           ("not a valid id!!", "is not a model id")])
+@pytest.mark.parametrize(
+    "source, match",
+    [
+        ("", "type a model id"),
+        ("   ", "type a model id"),
+        ("./no/such/folder", "there is no folder ./no/such/folder"),
+        ("not a valid id!!", "is not a model id"),
+    ],
+)
 def test_bad_names(source, match, hub_env):
     hub_env.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
     fails(source, match)
@@ -79,13 +85,21 @@ def test_cap_is_checked_before_any_weight_is_read(tmp_path, monkeypatch):
         load(str(tmp_path))  # under the default cap it gets as far as the weights
 
 
-@pytest.mark.parametrize("config, match", [
-    ({"model_type": "mamba", "architectures": ["MambaForCausalLM"]}, "no attention weights"),
-    ({"model_type": "vit", "architectures": ["ViTModel"]}, "not a text transformer"),
-    ({"model_type": "my-own-model", "auto_map": {"AutoConfig": "configuration_my.MyConfig",
-                                                 "AutoModel": "modeling_my.MyModel"}}, "trust_remote_code"),
-    ({"model_type": "no-such-model"}, "does not describe a model transformers knows"),
-])
+@pytest.mark.parametrize(
+    "config, match",
+    [
+        ({"model_type": "mamba", "architectures": ["MambaForCausalLM"]}, "no attention weights"),
+        ({"model_type": "vit", "architectures": ["ViTModel"]}, "not a text transformer"),
+        (
+            {
+                "model_type": "my-own-model",
+                "auto_map": {"AutoConfig": "configuration_my.MyConfig", "AutoModel": "modeling_my.MyModel"},
+            },
+            "trust_remote_code",
+        ),
+        ({"model_type": "no-such-model"}, "does not describe a model transformers knows"),
+    ],
+)
 def test_unsupported_architectures(copy, config, match):
     folder = copy("bert")
     (folder / "config.json").write_text(json.dumps(config))
@@ -139,8 +153,9 @@ def test_download_reports_progress_and_fetches_only_what_it_needs(tiny, copy, hu
         hub_env.setenv("HF_ENDPOINT", fake.url)
         hub = load("org/tiny-gpt2", progress=lambda f, text: events.append((f, text)))
     assert hub.shape == "decoder" and hub.source == "org/tiny-gpt2"
-    assert sorted(fake.fetched) == sorted(["config.json", "generation_config.json", "model.safetensors",
-                                           "tokenizer.json", "tokenizer_config.json"])
+    assert sorted(fake.fetched) == sorted(
+        ["config.json", "generation_config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json"]
+    )
     fractions = [f for f, _ in events]
     assert fractions == sorted(fractions) and fractions[0] == 0.0 and events[-1] == (1.0, "ready")
     assert any(text.startswith("downloading") for _, text in events)
@@ -150,8 +165,11 @@ def test_download_reports_progress_and_fetches_only_what_it_needs(tiny, copy, hu
 
 
 def test_hub_refusals(tiny, hub_env):
-    with FakeHub({"org/gpt2": tiny["gpt2"], "org/gated": tiny["gpt2"], "org/private": tiny["gpt2"]},
-                 gated=("org/gated",), private=("org/private",)) as fake:
+    with FakeHub(
+        {"org/gpt2": tiny["gpt2"], "org/gated": tiny["gpt2"], "org/private": tiny["gpt2"]},
+        gated=("org/gated",),
+        private=("org/private",),
+    ) as fake:
         hub_env.setenv("HF_ENDPOINT", fake.url)
         fails("org/missing", "org/missing was not found on the Hugging Face Hub")
         fails("org/private", "not found on the Hugging Face Hub .*private models cannot be opened")
@@ -182,7 +200,6 @@ def test_no_network_says_open_a_local_folder(hub_env):
 @pytest.mark.timeout(120)  # a guard: without the client timeout this would wait forever
 def test_a_hub_that_never_answers_times_out(hub_env):
     import socket
-
 
     with socket.socket() as silent:
         silent.bind(("127.0.0.1", 0))

@@ -11,13 +11,27 @@ from model.core.results import RunResult, attention_kind, causal
 from model.hub.tokens import hide_kind, hide_specials, prettify_token, prettify_tokens, token_scheme
 
 
-@pytest.mark.parametrize("token, scheme, shown", [
-    ("Ġthe", "bytelevel", " the"), ("the", "bytelevel", "the"), ("Ċ", "bytelevel", "\\n"), ("Ġ", "bytelevel", "␣"),
-    ("ĠĠĠ", "bytelevel", "␣␣␣"), ("Ã©", "bytelevel", "é"), ("âĢĻ", "bytelevel", "’"),
-    ("▁Haus", "metaspace", " Haus"), ("haus", "metaspace", "haus"), ("▁", "metaspace", "␣"),
-    ("##ing", "wordpiece", "ing"), ("play", "wordpiece", " play"), ("##", "wordpiece", " ##"),
-    ("cat</w>", "endofword", "cat"), ("ca", "endofword", "ca"), ("a\tb", "plain", "a\\tb"),
-])
+@pytest.mark.parametrize(
+    "token, scheme, shown",
+    [
+        ("Ġthe", "bytelevel", " the"),
+        ("the", "bytelevel", "the"),
+        ("Ċ", "bytelevel", "\\n"),
+        ("Ġ", "bytelevel", "␣"),
+        ("ĠĠĠ", "bytelevel", "␣␣␣"),
+        ("Ã©", "bytelevel", "é"),
+        ("âĢĻ", "bytelevel", "’"),
+        ("▁Haus", "metaspace", " Haus"),
+        ("haus", "metaspace", "haus"),
+        ("▁", "metaspace", "␣"),
+        ("##ing", "wordpiece", "ing"),
+        ("play", "wordpiece", " play"),
+        ("##", "wordpiece", " ##"),
+        ("cat</w>", "endofword", "cat"),
+        ("ca", "endofword", "ca"),
+        ("a\tb", "plain", "a\\tb"),
+    ],
+)
 def test_prettify_token(token, scheme, shown):
     assert prettify_token(token, scheme).rstrip() == shown.rstrip()
 
@@ -28,8 +42,10 @@ def test_prettify_keeps_special_tokens_and_never_leaves_a_blank():
     assert all(t.strip() for t in prettify_tokens(["Ġ", "Ċ", "ĠĠ"], "bytelevel"))
 
 
-@pytest.mark.parametrize("make, scheme", [(gpt2_tokenizer, "bytelevel"), (bert_tokenizer, "wordpiece"),
-                                          (sentencepiece_tokenizer, "metaspace")])
+@pytest.mark.parametrize(
+    "make, scheme",
+    [(gpt2_tokenizer, "bytelevel"), (bert_tokenizer, "wordpiece"), (sentencepiece_tokenizer, "metaspace")],
+)
 def test_token_scheme_is_read_from_the_vocabulary(make, scheme):
     assert token_scheme(list(make().get_vocab())) == scheme
     assert token_scheme(["a", "b", "[CLS]"]) == "plain"
@@ -63,7 +79,11 @@ def test_hide_kind_keeps_causal_zeros_and_rows_with_nothing_left():
     hidden, rows, _ = hide_kind(kind, query_special=[False, False, False])
     assert rows == [0, 1, 2]
     assert hidden.weights[0, 0, 0].tolist() == [0.0, 0.0]  # "<s>" could only see itself
-    assert hidden.weights[0, 0, 1].tolist() == [1.0, 0.0] and hidden.mask.tolist() == [[False, False], [True, False], [True, True]]
+    assert hidden.weights[0, 0, 1].tolist() == [1.0, 0.0] and hidden.mask.tolist() == [
+        [False, False],
+        [True, False],
+        [True, True],
+    ]
     with pytest.raises(ValueError, match="every token is a special token"):
         hide_kind(attention_kind("encoder", w, tokens, tokens, special=[True] * 3))
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from model.core.inference import classify, generate, translate
 from model.core.checkpoint import default_dir, load_checkpoint
+from model.core.inference import classify, generate, translate
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -94,4 +94,3 @@ def test_greedy_outputs_are_deterministic(translator, classifier):
     a = translate(translator, "ein hund läuft über eine wiese .").text
     assert a == translate(translator, "ein hund läuft über eine wiese .").text
     assert classify(classifier, "a fine film").probs == classify(classifier, "a fine film").probs
-

@@ -49,9 +49,13 @@ def test_heatmap_axes_labels_and_hover():
 
 def test_cross_attention_names_languages_and_highlights_a_row():
     fig = attention_heatmap(
-        stochastic(3, 4), ["a", "man", "<eos>"], ["<sos>", "ein", "mann", "<eos>"],
-        query_name="query = English", key_name="key = German", highlight_row=1,
-    )  # fmt: skip
+        stochastic(3, 4),
+        ["a", "man", "<eos>"],
+        ["<sos>", "ein", "mann", "<eos>"],
+        query_name="query = English",
+        key_name="key = German",
+        highlight_row=1,
+    )
     assert axis_titles(fig, "yaxis") == ["query = English (row)"]
     assert axis_titles(fig, "xaxis") == ["key = German (column)"]
     [shape] = spec(fig)["layout"]["shapes"]
@@ -70,7 +74,9 @@ def test_grid_has_one_heatmap_per_layer_and_head(layers, heads):
     assert "query" in s["layout"]["title"]["text"] and "key" in s["layout"]["title"]["text"]
     titles = [a["text"] for a in s["layout"]["annotations"]]
     assert titles == [f"head {h}" for h in range(heads)]  # one title per column (heads)
-    rows = [v["title"]["text"] for k, v in s["layout"].items() if k.startswith("yaxis") and v.get("title", {}).get("text")]
+    rows = [
+        v["title"]["text"] for k, v in s["layout"].items() if k.startswith("yaxis") and v.get("title", {}).get("text")
+    ]
     assert rows == [f"layer {l} · query (row)" for l in range(layers)]  # one per row (layers)
     assert all(a["font"]["size"] >= 12 for a in s["layout"]["annotations"])
     assert "layer 0 · head 0" in s["data"][0]["hovertemplate"]

@@ -25,16 +25,26 @@ def reference_pair(a, a_tokens, b, b_tokens, names, title, query_name, key_name)
     for col, (m, (q, k), name) in enumerate(zip((a, b), (a_tokens, b_tokens), names), start=1):
         hover = f"{name}<br>{query_name}: %{{y}}<br>{key_name}: %{{x}}<br>weight: %{{z:.4f}}<extra></extra>"
         fig.add_trace(
-            go.Heatmap(z=m.round(4).tolist(), x=plot_labels(k), y=plot_labels(q), coloraxis="coloraxis",
-                       hovertemplate=hover, xgap=1, ygap=1),
-            row=1, col=col,
-        )  # fmt: skip
+            go.Heatmap(
+                z=m.round(4).tolist(),
+                x=plot_labels(k),
+                y=plot_labels(q),
+                coloraxis="coloraxis",
+                hovertemplate=hover,
+                xgap=1,
+                ygap=1,
+            ),
+            row=1,
+            col=col,
+        )
     zmax = float(max(a.max(), b.max()))
     fig.update_layout(
-        font=dict(size=14), margin=dict(l=10, r=10, t=60, b=10), title=dict(text=title, font=dict(size=16)),
+        font=dict(size=14),
+        margin=dict(l=10, r=10, t=60, b=10),
+        title=dict(text=title, font=dict(size=16)),
         height=int(min(max(400, 180 + 28 * max(len(a), len(b))), 1000)),
         coloraxis=dict(colorscale="Blues", cmin=0.0, cmax=zmax, colorbar=dict(title=dict(text="weight"))),
-    )  # fmt: skip
+    )
     fig.update_annotations(font_size=14)
     wide = max(a.shape[1], b.shape[1]) > 8
     fig.update_xaxes(type="category", title_text=f"{key_name} (column)", tickangle=-60 if wide else 0)
@@ -62,8 +72,9 @@ def test_pair_matches_make_subplots(shape_a, shape_b) -> None:
 
 def test_pair_shares_one_colour_range_and_escapes_text() -> None:
     a, b = rows(3, 3, 2), rows(2, 2, 3) * 0.5
-    fig = pair_heatmaps(a, (["<b>x</b>", "y", "z"],) * 2, b, (["u", "v"],) * 2,
-                        names=("<i>A</i>", "B & C"), title="<script>t</script>")  # fmt: skip
+    fig = pair_heatmaps(
+        a, (["<b>x</b>", "y", "z"],) * 2, b, (["u", "v"],) * 2, names=("<i>A</i>", "B & C"), title="<script>t</script>"
+    )
     assert {t.coloraxis for t in fig.data} == {"coloraxis"}
     assert fig.layout.coloraxis.cmax == pytest.approx(max(a.max(), b.max()))
     assert fig.layout.title.text == "&lt;script&gt;t&lt;/script&gt;"

@@ -35,9 +35,13 @@ def test_profile_lines_draw_the_chosen_head_thick_first() -> None:
 def test_training_curves_axes_gaps_and_the_current_epoch() -> None:
     epochs = [1, 2, 3, 4]
     fig = training_curves(
-        epochs, {"loss": [2.0, float("nan"), 1.0, 0.9], "BLEU": [10, 20, 30, 31]}, right=["BLEU"],
-        current_epoch=3, epoch_range=(1, 6), title="<b>run</b>",
-    )  # fmt: skip
+        epochs,
+        {"loss": [2.0, float("nan"), 1.0, 0.9], "BLEU": [10, 20, 30, 31]},
+        right=["BLEU"],
+        current_epoch=3,
+        epoch_range=(1, 6),
+        title="<b>run</b>",
+    )
     loss, bleu = fig.data
     assert list(loss.y) == [2.0, None, 1.0, 0.9] and loss.yaxis == "y" and bleu.yaxis == "y2"
     assert bleu.name == "BLEU (right axis)" and fig.layout.yaxis2.overlaying == "y"
@@ -47,8 +51,10 @@ def test_training_curves_axes_gaps_and_the_current_epoch() -> None:
     assert (line.x0, line.x1, line.yref) == (3, 3, "y domain") and label.text == "epoch 3"
     assert fig.layout.title.text == "&lt;b&gt;run&lt;/b&gt;"
     many = training_curves(list(range(40)), {"loss": list(np.linspace(2, 1, 40))})
-    assert many.layout.xaxis.dtick == 4 and not many.layout.shapes and "yaxis2" not in json.dumps(
-        many.to_plotly_json()["layout"], default=str
+    assert (
+        many.layout.xaxis.dtick == 4
+        and not many.layout.shapes
+        and "yaxis2" not in json.dumps(many.to_plotly_json()["layout"], default=str)
     )
     with pytest.raises(ValueError, match="3 values for 4 epochs"):
         training_curves(epochs, {"loss": [1.0, 2.0, 3.0]})

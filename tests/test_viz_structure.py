@@ -18,7 +18,9 @@ def test_one_attention_heatmap_and_one_label_helper():
     for name, tree in modules().items():
         for node in tree.body:
             if isinstance(node, ast.FunctionDef | ast.Assign):
-                names = [node.name] if isinstance(node, ast.FunctionDef) else [getattr(t, "id", "") for t in node.targets]
+                names = (
+                    [node.name] if isinstance(node, ast.FunctionDef) else [getattr(t, "id", "") for t in node.targets]
+                )
                 for n in names:
                     defined.setdefault(n, []).append(name)
     for shared in ("attention_heatmap", "plot_labels", "DIVERGING", "escape"):

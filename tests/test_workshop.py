@@ -67,8 +67,14 @@ def test_head_question_picks_a_row_of_the_given_attention():
 
 @pytest.mark.parametrize(
     "text, shape",
-    [("(2, 4, 8)", (2, 4, 8)), ("2 4 8", (2, 4, 8)), ("2x4x8", (2, 4, 8)), ("torch.Size([2, 4, 8])", (2, 4, 8)), ("[6]", (6,))],
-)  # fmt: skip
+    [
+        ("(2, 4, 8)", (2, 4, 8)),
+        ("2 4 8", (2, 4, 8)),
+        ("2x4x8", (2, 4, 8)),
+        ("torch.Size([2, 4, 8])", (2, 4, 8)),
+        ("[6]", (6,)),
+    ],
+)
 def test_parse_shape(text, shape):
     assert parse_shape(text) == shape
 

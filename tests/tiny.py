@@ -13,11 +13,11 @@ from pathlib import Path
 
 import torch
 
+from model.core.checkpoint import save_checkpoint
+from model.core.tokenize import Vocab, char_vocab, tokenize
 from model.nets.classifier import Classifier, ClassifierConfig
 from model.nets.generator import Generator, GeneratorConfig
 from model.nets.translator import Translator, TranslatorConfig
-from model.core.checkpoint import save_checkpoint
-from model.core.tokenize import Vocab, char_vocab, tokenize
 
 CLASSIFIER_TEXT = """
 the acting is wonderful but the plot is thin
@@ -103,8 +103,8 @@ def make_history(root: str | Path, *, epochs: tuple[int, ...] = HISTORY_EPOCHS, 
 
     from safetensors.torch import save_file
 
-    from model.training import recipes
     from model.core.checkpoint import CONFIG
+    from model.training import recipes
 
     root = Path(root)
     g = torch.Generator().manual_seed(seed)

@@ -80,7 +80,7 @@ def attention_heatmap(
     key_name: str = "key",
     highlight_row: int | None = None,
     value: str = "weight",
-    colorscale: str = COLORSCALE,
+    colorscale: str | list = COLORSCALE,
     zmid: float | None = None,
     zmin: float | None = None,
     zmax: float | None = None,
@@ -100,10 +100,21 @@ def attention_heatmap(
         frame = dict(type="rect", xref="x", yref="y", x0=-0.5, x1=len(cols) - 0.5, line=dict(color="#D55E00", width=3))
         shapes = [frame | dict(y0=highlight_row - 0.5, y1=highlight_row + 0.5)]
     return _weights(
-        m, rows, cols, title=escape(title), query_name=query_name, key_name=key_name, shapes=shapes, value=value,
-        colorscale=colorscale, zmid=zmid, zmin=zmin, zmax=zmax,
-        full_rows=hover_labels(query_tokens), full_cols=hover_labels(key_tokens),
-    )  # fmt: skip
+        m,
+        rows,
+        cols,
+        title=escape(title),
+        query_name=query_name,
+        key_name=key_name,
+        shapes=shapes,
+        value=value,
+        colorscale=colorscale,
+        zmid=zmid,
+        zmin=zmin,
+        zmax=zmax,
+        full_rows=hover_labels(query_tokens),
+        full_cols=hover_labels(key_tokens),
+    )
 
 
 GRID_WIDTH = 1200  # the width a full-width grid gets on a wide page, to size its rows from
@@ -145,24 +156,56 @@ def head_grid(
             suffix = "" if i == 1 else str(i)
             hover = hover_template(query_name, key_name, extra=f"layer {l} · head {h}<br>")
             customdata, hover = full_label_hover(rows, cols, full_rows, full_cols, hover)
-            traces.append(dict(
-                type="heatmap", z=z_values(w[l, h]), x=cols, y=rows, xaxis=f"x{suffix}", yaxis=f"y{suffix}",
-                coloraxis="coloraxis", xgap=_gap(w[l, h]), ygap=_gap(w[l, h]), hovertemplate=hover, customdata=customdata,
-            ))  # fmt: skip
+            traces.append(
+                dict(
+                    type="heatmap",
+                    z=z_values(w[l, h]),
+                    x=cols,
+                    y=rows,
+                    xaxis=f"x{suffix}",
+                    yaxis=f"y{suffix}",
+                    coloraxis="coloraxis",
+                    xgap=_gap(w[l, h]),
+                    ygap=_gap(w[l, h]),
+                    hovertemplate=hover,
+                    customdata=customdata,
+                )
+            )
             bottom, left = l == L - 1, h == 0
             layout[f"xaxis{suffix}"] = dict(
-                domain=x_spans[h], anchor=f"y{suffix}", type="category", tickfont=tick, showticklabels=bottom, automargin=False,
-                tickangle=-60 if Tk > 6 else 0, title=dict(text=k_title if bottom and left else None),
-            )  # fmt: skip
+                domain=x_spans[h],
+                anchor=f"y{suffix}",
+                type="category",
+                tickfont=tick,
+                showticklabels=bottom,
+                automargin=False,
+                tickangle=-60 if Tk > 6 else 0,
+                title=dict(text=k_title if bottom and left else None),
+            )
             layout[f"yaxis{suffix}"] = dict(
-                domain=y_spans[l], anchor=f"x{suffix}", type="category", tickfont=tick, showticklabels=left, automargin=False,
-                autorange="reversed", title=dict(text=f"layer {l} · {q_title}" if left else None),
-            )  # fmt: skip
+                domain=y_spans[l],
+                anchor=f"x{suffix}",
+                type="category",
+                tickfont=tick,
+                showticklabels=left,
+                automargin=False,
+                autorange="reversed",
+                title=dict(text=f"layer {l} · {q_title}" if left else None),
+            )
     for h in range(H):  # one title per column, above the first row
-        annotations.append(dict(
-            text=f"head {h}", x=sum(x_spans[h]) / 2, y=y_spans[0][1], xref="paper", yref="paper",
-            xanchor="center", yanchor="bottom", showarrow=False, font=dict(size=FONT_SIZE),
-        ))  # fmt: skip
+        annotations.append(
+            dict(
+                text=f"head {h}",
+                x=sum(x_spans[h]) / 2,
+                y=y_spans[0][1],
+                xref="paper",
+                yref="paper",
+                xanchor="center",
+                yanchor="bottom",
+                showarrow=False,
+                font=dict(size=FONT_SIZE),
+            )
+        )
     zmax = float(w.max()) if w.size and w.max() > 0 else 1.0
     left_px = text_px(rows, tick["size"]) + 2.5 * FONT_SIZE + 10
     plot_px = (GRID_WIDTH - left_px - 100) / H * (1 - min(0.04, 0.3 / H))  # one plot's width
@@ -170,7 +213,10 @@ def head_grid(
     full_title = f"{escape(title)} · rows: {q_title}, columns: {k_title}"
     x_labels = text_px(cols, tick["size"]) * 0.87 if Tk > 6 else 1.6 * tick["size"]
     layout.update(
-        house_layout(title=full_title, height=int(title_px(full_title) + 1.6 * FONT_SIZE + x_labels + 2.5 * FONT_SIZE + L * row_px)),
+        house_layout(
+            title=full_title,
+            height=int(title_px(full_title) + 1.6 * FONT_SIZE + x_labels + 2.5 * FONT_SIZE + L * row_px),
+        ),
         annotations=annotations,
         coloraxis=dict(colorscale=COLORSCALE, cmin=0.0, cmax=zmax, colorbar=dict(title=dict(text="weight"))),
         margin=margins(l=left_px, t=title_px(full_title) + 1.6 * FONT_SIZE, b=x_labels + 2.5 * FONT_SIZE),
@@ -206,28 +252,54 @@ def causal_step_figures(
         blank = np.where(np.isfinite(mk), mk, np.nan)
         text = np.where(np.isfinite(mk), np.vectorize(lambda v: number_text(v, 2))(blank), "") if small else None
         return _weights(
-            mk, labels, labels, title="3. masked scores: the future (−∞) is blank", value="score",
-            colorscale=DIVERGING, zmid=0.0, zmin=-bound, zmax=bound, text=text, **kw,
+            mk,
+            labels,
+            labels,
+            title="3. masked scores: the future (−∞) is blank",
+            value="score",
+            colorscale=DIVERGING,
+            zmid=0.0,
+            zmin=-bound,
+            zmax=bound,
+            text=text,
+            **kw,
         )
 
     build = {
         "scores": lambda: _weights(
-            s, labels, labels, title="1. scores q·k / √s (nothing hidden yet)", value="score",
-            colorscale=DIVERGING, zmid=0.0, zmin=-bound, zmax=bound, **kw,
+            s,
+            labels,
+            labels,
+            title="1. scores q·k / √s (nothing hidden yet)",
+            value="score",
+            colorscale=DIVERGING,
+            zmid=0.0,
+            zmin=-bound,
+            zmax=bound,
+            **kw,
         ),
         "mask": lambda: _weights(
-            allowed.astype(float), labels, labels,
+            allowed.astype(float),
+            labels,
+            labels,
             title="2. causal mask: add 0 where the key is this character or earlier, −∞ for the future",
-            value="may attend", colorscale=[[0, "#FFFFFF"], [1, "#999999"]], zmin=0.0, zmax=1.0,
-            text=np.where(allowed, "0", "−∞") if small else None, hover=hover_template("query", "key", "may attend (1 = yes)"),
+            value="may attend",
+            colorscale=[[0, "#FFFFFF"], [1, "#999999"]],
+            zmin=0.0,
+            zmax=1.0,
+            text=np.where(allowed, "0", "−∞") if small else None,
+            hover=hover_template("query", "key", "may attend (1 = yes)"),
             **kw,
         ),
         "masked": masked_figure,
         "softmax": lambda: _weights(
-            w, labels, labels, title="4. softmax of each row: weights ≥ 0, summing to 1, zero for the future",
+            w,
+            labels,
+            labels,
+            title="4. softmax of each row: weights ≥ 0, summing to 1, zero for the future",
             **kw,
         ),
-    }  # fmt: skip
+    }
     return {name: build[name]() for name in CAUSAL_STEPS if name in wanted}
 
 
@@ -304,7 +376,9 @@ def grid_frame(weights, query_tokens: Sequence[str], key_tokens: Sequence[str] |
     w = check_stack(weights, ndim=4, name="attention (layers, heads, queries, keys)")
     L, H, Tq, Tk = w.shape
     if len(query_tokens) != Tq or len(key_tokens) != Tk:
-        raise ValueError(f"attention is {Tq} × {Tk} but {len(query_tokens)} query and {len(key_tokens)} key tokens were given")
+        raise ValueError(
+            f"attention is {Tq} × {Tk} but {len(query_tokens)} query and {len(key_tokens)} key tokens were given"
+        )
     index = pd.MultiIndex.from_product(
         [range(L), range(H), unique_labels(query_tokens), unique_labels(key_tokens)],
         names=["layer", "head", "query", "key"],

@@ -37,11 +37,19 @@ def answer_histogram(
     total = sum(counts)
     share = [c / total if total else 0.0 for c in counts]
     trace = dict(
-        type="bar", orientation="h", y=labels, x=list(map(int, counts)), marker=dict(color=colors),
-        text=[f"{c} ({s:.0%})" for c, s in zip(counts, share)], textposition="outside", cliponaxis=False,
+        type="bar",
+        orientation="h",
+        y=labels,
+        x=list(map(int, counts)),
+        marker=dict(color=colors),
+        text=[f"{c} ({s:.0%})" for c, s in zip(counts, share)],
+        textposition="outside",
+        cliponaxis=False,
         hovertemplate="%{y}: %{x} answers<extra></extra>",
-    )  # fmt: skip
-    layout = house_layout(title=f"{escape(title)} · {total} answer{'s' if total != 1 else ''}", height=120 + 44 * len(options))
+    )
+    layout = house_layout(
+        title=f"{escape(title)} · {total} answer{'s' if total != 1 else ''}", height=120 + 44 * len(options)
+    )
     layout.update(
         xaxis=dict(title=dict(text="answers"), rangemode="tozero", range=[0, max(max(counts), 1) * 1.3], dtick=None),
         yaxis=dict(type="category", autorange="reversed", automargin=False),
@@ -70,8 +78,13 @@ def candidate_heads(spec: dict) -> go.Figure:
     column_title = fig.layout.annotations[0]
     titles = []
     for i, trace in enumerate(fig.data):
-        x_axis, y_axis = fig.layout[trace.xaxis.replace("x", "xaxis", 1)], fig.layout[trace.yaxis.replace("y", "yaxis", 1)]
-        titles.append(go.layout.Annotation(column_title, text=escape(names[i]), x=sum(x_axis.domain) / 2, y=y_axis.domain[1]))
+        x_axis, y_axis = (
+            fig.layout[trace.xaxis.replace("x", "xaxis", 1)],
+            fig.layout[trace.yaxis.replace("y", "yaxis", 1)],
+        )
+        titles.append(
+            go.layout.Annotation(column_title, text=escape(names[i]), x=sum(x_axis.domain) / 2, y=y_axis.domain[1])
+        )
         trace.hovertemplate = trace.hovertemplate.replace(f"layer {i // cols} · head {i % cols}", escape(names[i]))
         if y_axis.title.text:
             y_axis.title.text = y_axis.title.text.split(" · ", 1)[-1]  # "layer 1 · query" -> "query"

@@ -31,8 +31,22 @@ HOVER_LINE = 60  # a long label is broken into lines of this many characters on 
 NAMED_CHARS = {"\n": "⏎", "\t": "⇥", "\r": "↵"}
 INVISIBLE = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}  # control, format (e.g. U+202E), unassigned, separators
 HEAD_COLORS = (  # one colour per head (colour-blind safe, Okabe-Ito then extras)
-    "#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#999999",
-    "#7F3C8D", "#11A579", "#3969AC", "#F2B701", "#E73F74", "#80BA5A", "#E68310", "#008695",
+    "#E69F00",
+    "#56B4E9",
+    "#009E73",
+    "#F0E442",
+    "#0072B2",
+    "#D55E00",
+    "#CC79A7",
+    "#999999",
+    "#7F3C8D",
+    "#11A579",
+    "#3969AC",
+    "#F2B701",
+    "#E73F74",
+    "#80BA5A",
+    "#E68310",
+    "#008695",
 )
 
 
@@ -40,8 +54,21 @@ def _lean_template() -> go.layout.Template:
     """plotly_white cut down to what 2-D charts use. plotly deep-copies the template into every new
     figure; the full one (3-D scenes, maps, defaults for every trace type) cost ~80 ms a figure."""
     white = pio.templates["plotly_white"]
-    keep = ("autotypenumbers", "colorway", "font", "hovermode", "hoverlabel", "paper_bgcolor", "plot_bgcolor",
-            "coloraxis", "xaxis", "yaxis", "shapedefaults", "annotationdefaults", "title")  # fmt: skip
+    keep = (
+        "autotypenumbers",
+        "colorway",
+        "font",
+        "hovermode",
+        "hoverlabel",
+        "paper_bgcolor",
+        "plot_bgcolor",
+        "coloraxis",
+        "xaxis",
+        "yaxis",
+        "shapedefaults",
+        "annotationdefaults",
+        "title",
+    )
     layout = {k: v for k, v in white.layout.to_plotly_json().items() if k in keep}
     data = {k: v for k, v in white.data.to_plotly_json().items() if k in ("heatmap", "bar", "scatter")}
     return go.layout.Template(layout=layout, data=data)
@@ -120,7 +147,9 @@ def full_label_hover(
     return data, template.replace("%{y}", "%{customdata[0]}").replace("%{x}", "%{customdata[1]}")
 
 
-def check_matrix(weights, rows: Sequence[str] | None = None, cols: Sequence[str] | None = None, *, name: str = "weights") -> np.ndarray:
+def check_matrix(
+    weights, rows: Sequence[str] | None = None, cols: Sequence[str] | None = None, *, name: str = "weights"
+) -> np.ndarray:
     """A 2-D array whose shape matches the token lists; a ValueError says what to fix."""
     w = to_numpy(weights)
     if w.ndim != 2:
@@ -182,8 +211,12 @@ def for_projector(fig: go.Figure, scale: float = 1.4) -> go.Figure:
     if out.layout.title and out.layout.title.text:
         out.update_layout(title_font=grow(out.layout.title.font, TITLE_SIZE))
     out.update_layout(legend_font=grow(out.layout.legend.font, FONT_SIZE))
-    out.for_each_xaxis(lambda a: a.update(tickfont=grow(a.tickfont, FONT_SIZE), title_font=grow(a.title.font, FONT_SIZE)))
-    out.for_each_yaxis(lambda a: a.update(tickfont=grow(a.tickfont, FONT_SIZE), title_font=grow(a.title.font, FONT_SIZE)))
+    out.for_each_xaxis(
+        lambda a: a.update(tickfont=grow(a.tickfont, FONT_SIZE), title_font=grow(a.title.font, FONT_SIZE))
+    )
+    out.for_each_yaxis(
+        lambda a: a.update(tickfont=grow(a.tickfont, FONT_SIZE), title_font=grow(a.title.font, FONT_SIZE))
+    )
     out.for_each_annotation(lambda a: a.update(font=grow(a.font, FONT_SIZE)))
     for trace in out.data:
         if "textfont" in trace and trace.textfont.size:
@@ -209,7 +242,7 @@ def _every_label(fig: go.Figure) -> None:
         return
     trace, layout = fig.data[0], fig.layout
     rows, cols = len(trace.y if trace.y is not None else ()), len(trace.x if trace.x is not None else ())
-    font = (layout.yaxis.tickfont.size if layout.yaxis.tickfont and layout.yaxis.tickfont.size else FONT_SIZE)
+    font = layout.yaxis.tickfont.size if layout.yaxis.tickfont and layout.yaxis.tickfont.size else FONT_SIZE
     frame = (layout.margin.t or 0) + (layout.margin.b or 0)
     needed = round(rows * font * 1.3 + frame)
     every = dict(tickmode="linear", tick0=0, dtick=1)

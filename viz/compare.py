@@ -57,9 +57,18 @@ def difference_heatmap(
     finite = np.abs(m[np.isfinite(m)])
     bound = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
     return attention_heatmap(
-        m, query_tokens, key_tokens, title=title, query_name=query_name, key_name=key_name, value=value,
-        colorscale=DIVERGING, zmid=0.0, zmin=-bound, zmax=bound,
-    )  # fmt: skip
+        m,
+        query_tokens,
+        key_tokens,
+        title=title,
+        query_name=query_name,
+        key_name=key_name,
+        value=value,
+        colorscale=DIVERGING,
+        zmid=0.0,
+        zmin=-bound,
+        zmax=bound,
+    )
 
 
 def pair_heatmaps(
@@ -86,21 +95,47 @@ def pair_heatmaps(
     traces, layout, annotations = [], {}, []
     for i, (m, (rows, cols), name) in enumerate(zip((ma, mb), (a_tokens, b_tokens), names)):
         suffix = "" if i == 0 else "2"
-        traces.append(dict(
-            type="heatmap", z=z_values(m), x=plot_labels(cols), y=plot_labels(rows), xaxis=f"x{suffix}", yaxis=f"y{suffix}",
-            coloraxis="coloraxis", hovertemplate=hover_template(query_name, key_name, extra=f"{escape(name)}<br>"), xgap=1, ygap=1,
-        ))  # fmt: skip
+        traces.append(
+            dict(
+                type="heatmap",
+                z=z_values(m),
+                x=plot_labels(cols),
+                y=plot_labels(rows),
+                xaxis=f"x{suffix}",
+                yaxis=f"y{suffix}",
+                coloraxis="coloraxis",
+                hovertemplate=hover_template(query_name, key_name, extra=f"{escape(name)}<br>"),
+                xgap=1,
+                ygap=1,
+            )
+        )
         layout[f"xaxis{suffix}"] = dict(
-            domain=spans[i], anchor=f"y{suffix}", type="category", title=dict(text=k_title), tickangle=-60 if wide else 0
+            domain=spans[i],
+            anchor=f"y{suffix}",
+            type="category",
+            title=dict(text=k_title),
+            tickangle=-60 if wide else 0,
         )
         layout[f"yaxis{suffix}"] = dict(  # one query title: a second would overlap the first plot
-            domain=(0.0, 1.0), anchor=f"x{suffix}", type="category", autorange="reversed",
+            domain=(0.0, 1.0),
+            anchor=f"x{suffix}",
+            type="category",
+            autorange="reversed",
             title=dict(text=q_title if i == 0 else None),
-        )  # fmt: skip
-        annotations.append(dict(
-            text=escape(name), x=sum(spans[i]) / 2, y=1.0, xref="paper", yref="paper", xanchor="center",
-            yanchor="bottom", showarrow=False, font=dict(size=FONT_SIZE),
-        ))  # fmt: skip
+        )
+        annotations.append(
+            dict(
+                text=escape(name),
+                x=sum(spans[i]) / 2,
+                y=1.0,
+                xref="paper",
+                yref="paper",
+                xanchor="center",
+                yanchor="bottom",
+                showarrow=False,
+                font=dict(size=FONT_SIZE),
+            )
+        )
     both = np.concatenate([ma[np.isfinite(ma)], mb[np.isfinite(mb)]])
     zmax = float(both.max()) if both.size and both.max() > 0 else 1.0
     n = max(ma.shape[0], mb.shape[0])
@@ -150,11 +185,18 @@ def distribution_bars(
     n0, n1 = (escape(n) for n in names)
     traces = [
         dict(
-            type="bar", name=name, x=labels, y=[round(p, 4) for p in probs], marker=dict(color=color),
-            text=[f"{p:.0%}" for p in probs], textposition="outside", textfont=dict(size=12), customdata=delta,
+            type="bar",
+            name=name,
+            x=labels,
+            y=[round(p, 4) for p in probs],
+            marker=dict(color=color),
+            text=[f"{p:.0%}" for p in probs],
+            textposition="outside",
+            textfont=dict(size=12),
+            customdata=delta,
             hovertemplate=f"{x_title}: %{{x}}<br>{name}: %{{y:.4f}}<br>{n1} − {n0}: %{{customdata:+.4f}}<extra></extra>",
             cliponaxis=False,
-        )  # fmt: skip
+        )
         for name, probs, color in ((n0, pa, PAIR_COLORS[0]), (n1, pb, PAIR_COLORS[1]))
     ]
     layout = house_layout(title=escape(title), height=420)
@@ -179,12 +221,21 @@ def change_grid(
     L, H = m.shape
     text = [["off" if (l, h) in off else number_text(m[l, h], 2) for h in range(H)] for l in range(L)]
     trace = dict(
-        type="heatmap", z=z_values(m), x=[f"head {h}" for h in range(H)], y=[f"layer {l}" for l in range(L)],
-        colorscale="Oranges", zmin=0.0, zmax=max(float(m.max()) if m.size else 0.0, 1e-6), text=text,
-        texttemplate="%{text}", textfont=dict(size=max(12, FONT_SIZE - 2)),
+        type="heatmap",
+        z=z_values(m),
+        x=[f"head {h}" for h in range(H)],
+        y=[f"layer {l}" for l in range(L)],
+        colorscale="Oranges",
+        zmin=0.0,
+        zmax=max(float(m.max()) if m.size else 0.0, 1e-6),
+        text=text,
+        texttemplate="%{text}",
+        textfont=dict(size=max(12, FONT_SIZE - 2)),
         hovertemplate=f"%{{y}} · %{{x}}<br>{value}: %{{z:.4f}}<extra></extra>",
-        colorbar=dict(thickness=14, title=dict(text=escape(value))), xgap=2, ygap=2,
-    )  # fmt: skip
+        colorbar=dict(thickness=14, title=dict(text=escape(value))),
+        xgap=2,
+        ygap=2,
+    )
     layout = house_layout(title=escape(title), height=int(min(max(260, 120 + 48 * L), 700)))
     layout.update(
         xaxis=dict(title=dict(text="head (column)"), type="category", side="top"),
@@ -206,9 +257,14 @@ def difference_table(
     key_tokens = query_tokens if key_tokens is None else key_tokens
     m = check_matrix(diff, query_tokens, key_tokens, name="difference")
     return matrix_payload(
-        m, unique_labels(query_tokens), unique_labels(key_tokens), name=title, row_title=query_name,
-        col_title=key_name, signed=True,
-    )  # fmt: skip
+        m,
+        unique_labels(query_tokens),
+        unique_labels(key_tokens),
+        name=title,
+        row_title=query_name,
+        col_title=key_name,
+        signed=True,
+    )
 
 
 def pair_tables(
@@ -228,9 +284,15 @@ def pair_tables(
     top = max(float(np.nanmax(m)) if m.size else 0.0 for m in (ma, mb))
     return tuple(
         matrix_payload(
-            m, unique_labels(rows), unique_labels(cols), name=f"{name}: {title}", row_title=query_name,
-            col_title=key_name, signed=False, limits=(0.0, max(top, 1e-6)),
-        )  # fmt: skip
+            m,
+            unique_labels(rows),
+            unique_labels(cols),
+            name=f"{name}: {title}",
+            row_title=query_name,
+            col_title=key_name,
+            signed=False,
+            limits=(0.0, max(top, 1e-6)),
+        )
         for m, (rows, cols), name in zip((ma, mb), (a_tokens, b_tokens), names)
     )
 
@@ -243,6 +305,13 @@ def change_table(
     m = check_stack(change, ndim=2, name="change per head (layers, heads)")
     L, H = m.shape
     return matrix_payload(
-        m, [f"layer {l}" for l in range(L)], [f"head {h}" for h in range(H)], name=title, row_title="layer",
-        col_title="head", signed=False, marks=sorted(off), mark_label="switched off",
-    )  # fmt: skip
+        m,
+        [f"layer {l}" for l in range(L)],
+        [f"head {h}" for h in range(H)],
+        name=title,
+        row_title="layer",
+        col_title="head",
+        signed=False,
+        marks=sorted(off),
+        mark_label="switched off",
+    )

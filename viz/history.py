@@ -15,7 +15,13 @@ METRIC_COLORS = HEAD_COLORS
 MAX_TICKS = 12  # more epoch numbers than this collide on a narrow axis
 SPLITS = {"train": "training", "val": "validation", "dev": "dev", "test": "test"}
 RIGHT_AXIS = ("accuracy", "bleu")  # validation scores (higher is better) share the right axis
-MEASURES = {"loss": "loss", "bpc": "bits per character", "accuracy": "accuracy", "bleu": "BLEU", "sacrebleu": "sacreBLEU"}
+MEASURES = {
+    "loss": "loss",
+    "bpc": "bits per character",
+    "accuracy": "accuracy",
+    "bleu": "BLEU",
+    "sacrebleu": "sacreBLEU",
+}
 
 
 def metric_name(raw: str) -> str:
@@ -90,12 +96,18 @@ def training_curves(
     for i, (name, values) in enumerate(series.items()):
         label = html.escape(name, quote=False)
         on_right = name in right
-        traces.append(dict(
-            type="scatter", x=list(epochs), y=[None if not math.isfinite(v) else round(float(v), 5) for v in values],
-            name=label + (" (right axis)" if on_right else ""), mode="lines+markers", yaxis="y2" if on_right else "y",
-            line=dict(color=METRIC_COLORS[i % len(METRIC_COLORS)], width=3, dash="dot" if on_right else None),
-            hovertemplate=f"epoch %{{x}}<br>{label}: %{{y:.4f}}<extra></extra>",
-        ))  # fmt: skip
+        traces.append(
+            dict(
+                type="scatter",
+                x=list(epochs),
+                y=[None if not math.isfinite(v) else round(float(v), 5) for v in values],
+                name=label + (" (right axis)" if on_right else ""),
+                mode="lines+markers",
+                yaxis="y2" if on_right else "y",
+                line=dict(color=METRIC_COLORS[i % len(METRIC_COLORS)], width=3, dash="dot" if on_right else None),
+                hovertemplate=f"epoch %{{x}}<br>{label}: %{{y:.4f}}<extra></extra>",
+            )
+        )
     left = [html.escape(n, quote=False) for n in series if n not in right]
     right_names = [html.escape(n, quote=False) for n in series if n in right]
     layout = house_layout(title=html.escape(title, quote=False), height=460)
@@ -114,8 +126,16 @@ def training_curves(
     if current_epoch is not None:  # what fig.add_vline(..., annotation_position="top") writes, without its cost
         line = dict(xref="x", yref="y domain", x0=current_epoch, x1=current_epoch, y0=0, y1=1)
         layout["shapes"] = [dict(type="line", line=dict(color="#D55E00", width=3, dash="dash"), **line)]
-        layout["annotations"] = [dict(
-            text=f"epoch {current_epoch:g}", x=current_epoch, xref="x", y=1, yref="y domain", xanchor="center",
-            yanchor="bottom", showarrow=False,
-        )]  # fmt: skip
+        layout["annotations"] = [
+            dict(
+                text=f"epoch {current_epoch:g}",
+                x=current_epoch,
+                xref="x",
+                y=1,
+                yref="y domain",
+                xanchor="center",
+                yanchor="bottom",
+                showarrow=False,
+            )
+        ]
     return make_figure(traces, layout)

@@ -78,10 +78,18 @@ def metric_matrix(
     v = head_grid(values, metric)
     L, H = v.shape
     return matrix_payload(
-        v, [f"layer {l}" for l in range(L)], [f"head {h}" for h in range(H)], name=title or f"{metric} of every head",
-        row_title="layer", col_title="head", decimals=2, signed=zmin is not None and zmin < 0,
-        marks=[selected] if selected else (), mark_label="chosen head", limits=(zmin, zmax),
-    )  # fmt: skip
+        v,
+        [f"layer {l}" for l in range(L)],
+        [f"head {h}" for h in range(H)],
+        name=title or f"{metric} of every head",
+        row_title="layer",
+        col_title="head",
+        decimals=2,
+        signed=zmin is not None and zmin < 0,
+        marks=[selected] if selected else (),
+        mark_label="chosen head",
+        limits=(zmin, zmax),
+    )
 
 
 def profile_lines(profiles: Sequence[tuple[str, Sequence[float]]], metrics: Sequence[str], *, title: str) -> go.Figure:
@@ -95,11 +103,15 @@ def profile_lines(profiles: Sequence[tuple[str, Sequence[float]]], metrics: Sequ
     names = [html.escape(m, quote=False) for m in metrics]
     traces = [
         dict(
-            type="scatter", x=names, y=[round(float(v), 4) for v in values], name=html.escape(label, quote=False),
-            mode="lines+markers", line=dict(width=5 if i == 0 else 2, color=HEAD_COLORS[i % len(HEAD_COLORS)]),
+            type="scatter",
+            x=names,
+            y=[round(float(v), 4) for v in values],
+            name=html.escape(label, quote=False),
+            mode="lines+markers",
+            line=dict(width=5 if i == 0 else 2, color=HEAD_COLORS[i % len(HEAD_COLORS)]),
             marker=dict(size=12 if i == 0 else 8),
             hovertemplate="%{fullData.name}<br>%{x}: %{y:.2f} standard deviations<extra></extra>",
-        )  # fmt: skip
+        )
         for i, (label, values) in enumerate(profiles)
     ]
     layout = house_layout(title=html.escape(title, quote=False), height=420)

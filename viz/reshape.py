@@ -68,9 +68,16 @@ def step_payload(
         else dict(colour="head", heads=lab.reshape(grid["shape"]), head_count=heads)
     )
     return matrix_payload(
-        x.reshape(grid["shape"]), grid["rows"], grid["cols"], name=grid["title"], row_title=grid["row_axes"],
-        col_title=grid["col_axes"], decimals=decimals, shape=x.shape, **how,
-    )  # fmt: skip
+        x.reshape(grid["shape"]),
+        grid["rows"],
+        grid["cols"],
+        name=grid["title"],
+        row_title=grid["row_axes"],
+        col_title=grid["col_axes"],
+        decimals=decimals,
+        shape=x.shape,
+        **how,
+    )
 
 
 def _grid(
@@ -108,6 +115,15 @@ def steps_frame(steps: Sequence) -> pd.DataFrame:
         for role, tensor in tensors.items():
             values = to_numpy(tensor)
             for index in np.ndindex(values.shape):
-                rows.append((i, step.name, role or "output", " ".join(step.dims), str(index), float(values[index]),
-                             int(head_of[index])))  # fmt: skip
+                rows.append(
+                    (
+                        i,
+                        step.name,
+                        role or "output",
+                        " ".join(step.dims),
+                        str(index),
+                        float(values[index]),
+                        int(head_of[index]),
+                    )
+                )
     return pd.DataFrame(rows, columns=["step", "name", "tensor", "axes", "index", "value", "head"])

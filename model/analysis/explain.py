@@ -65,8 +65,15 @@ def explain(
     else:  # (T, T) causal, (B, 1, 1, T) padding or (B, 1, T, T) both
         mask = torch.broadcast_to(t.mask, t.weights.shape)[0, head, query].cpu().numpy().astype(bool)
     s = t.q.size(-1)
-    steps = row_steps(as64(t.q[0, head, query]), as64(t.k[0, head]), as64(t.v[0, head]), mask, 1.0 / s**0.5, key,
-                      _head_factor(head_mask, kind, layer, head))
+    steps = row_steps(
+        as64(t.q[0, head, query]),
+        as64(t.k[0, head]),
+        as64(t.v[0, head]),
+        mask,
+        1.0 / s**0.5,
+        key,
+        _head_factor(head_mask, kind, layer, head),
+    )
     pad = getattr(model.config, "pad_id", None)
     q_vocab, k_vocab = ck.vocabs[k_spec.query_vocab], ck.vocabs[k_spec.key_vocab]
     return Explanation(
@@ -86,8 +93,9 @@ def explain(
         wide=model.config.wide,
         split_scale=t.split_scale,
         scale_text=scale_text(s, t.split_scale),
-        mask_reasons=mask_reasons(mask, query, causal=k_spec.causal,
-                                  padding=None if pad is None else [i == pad for i in key_ids]),
+        mask_reasons=mask_reasons(
+            mask, query, causal=k_spec.causal, padding=None if pad is None else [i == pad for i in key_ids]
+        ),
         map_weight=float(getattr(maps, kind)[layer][0, head, query, key]),
         query_input=as64(t.x[0, query]),
         key_input=None if t.context is None else as64(t.context[0, key]),
@@ -104,8 +112,11 @@ def _input_tensors(ck: Checkpoint, inputs: dict[str, list[int]]) -> tuple[Tensor
         raise ValueError(f"the {ck.task} needs inputs {{{', '.join(repr(n) for n in names)}}}: RunResult.inputs")
     c = model.config
     limit = getattr(c, ck.spec.limit_field)  # in positions, <sos> and <eos> included
-    sizes = {"ids": getattr(c, "vocab_size", None), "src": getattr(c, "src_vocab_size", None),
-             "tgt": getattr(c, "tgt_vocab_size", None)}  # fmt: skip
+    sizes = {
+        "ids": getattr(c, "vocab_size", None),
+        "src": getattr(c, "src_vocab_size", None),
+        "tgt": getattr(c, "tgt_vocab_size", None),
+    }
     out = []
     for name in names:
         ids = [int(i) if isinstance(i, (int, np.integer)) else i for i in inputs[name]]

@@ -39,8 +39,9 @@ def input_limit(ck: Checkpoint) -> int:
 def _kind(ck: Checkpoint, name: str, layers, queries, keys, *, mask, special) -> AttentionKind:
     """One kind of ``ck``'s attention, titled and labelled as its description says."""
     k = ck.spec.kind(name)
-    return attention_kind(name, layers, queries, keys, mask=mask, special=special, title=k.title,
-                          axes=(k.query_axis, k.key_axis))
+    return attention_kind(
+        name, layers, queries, keys, mask=mask, special=special, title=k.title, axes=(k.query_axis, k.key_axis)
+    )
 
 
 def classifier_result(ck: Checkpoint, r: Classification) -> RunResult:
@@ -72,7 +73,9 @@ def classifier_result(ck: Checkpoint, r: Classification) -> RunResult:
     )
 
 
-def _generator_result(ck: Checkpoint, chars: Sequence[str], prompt: str, maps, unknown, truncated, prediction, probs, notes):
+def _generator_result(
+    ck: Checkpoint, chars: Sequence[str], prompt: str, maps, unknown, truncated, prediction, probs, notes
+):
     """``chars`` is the window the maps cover; ``prompt`` what the model was given to read."""
     vocab = ck.vocabs["chars"]
     shown = [UNK if c not in vocab else c for c in chars]
@@ -114,12 +117,25 @@ def translator_result(ck: Checkpoint, t: Translation) -> RunResult:
     maps = t.attention
     kinds = {
         "encoder": _kind(
-            ck, "encoder", maps.encoder, t.src_tokens, t.src_tokens, mask=np.broadcast_to(src_visible, (S, S)),
+            ck,
+            "encoder",
+            maps.encoder,
+            t.src_tokens,
+            t.src_tokens,
+            mask=np.broadcast_to(src_visible, (S, S)),
             special=src_special,
         ),
-        "decoder": _kind(ck, "decoder", maps.decoder, t.tgt_out, t.tgt_in, mask=causal(T), special=special_keys(t.tgt_in)),
+        "decoder": _kind(
+            ck, "decoder", maps.decoder, t.tgt_out, t.tgt_in, mask=causal(T), special=special_keys(t.tgt_in)
+        ),
         "cross": _kind(
-            ck, "cross", maps.cross, t.tgt_out, t.src_tokens, mask=np.broadcast_to(src_visible, (T, S)), special=src_special
+            ck,
+            "cross",
+            maps.cross,
+            t.tgt_out,
+            t.src_tokens,
+            mask=np.broadcast_to(src_visible, (T, S)),
+            special=src_special,
         ),
     }
     words = t.src_tokens[1:-1]
@@ -134,7 +150,9 @@ def translator_result(ck: Checkpoint, t: Translation) -> RunResult:
         unit=ck.spec.unit,
         read=len(words),
         unknown_read=sum(w in unknown for w in words),
-        notes={} if t.reference is None else {"reference": t.reference, "reference_unknown": "\n".join(t.reference_unknown)},
+        notes={}
+        if t.reference is None
+        else {"reference": t.reference, "reference_unknown": "\n".join(t.reference_unknown)},
         inputs=t.inputs,
     )
 

@@ -138,7 +138,9 @@ def load_checkpoint(
         parts = []
         if wrong:
             k = wrong[0]
-            parts.append(f"{len(wrong)} tensors of the wrong shape (e.g. {k}: {tuple(state[k].shape)} vs config {tuple(expected[k].shape)})")
+            parts.append(
+                f"{len(wrong)} tensors of the wrong shape (e.g. {k}: {tuple(state[k].shape)} vs config {tuple(expected[k].shape)})"
+            )
         if missing:
             parts.append(f"{len(missing)} tensors missing (e.g. {missing[0]})")
         if unexpected:

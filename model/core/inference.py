@@ -90,7 +90,7 @@ def generate(
     window = out[:, -block:]
     with torch.no_grad():
         _, maps = model(window, return_attention=True, head_mask=head_mask)
-    new_text = decode_chars(vocab, out[0, ids.size(1):].tolist())
+    new_text = decode_chars(vocab, out[0, ids.size(1) :].tolist())
     chars = [vocab.itos[i] for i in window[0].tolist()]
     unknown = sorted({ch for ch in prompt if ch not in vocab})
     return Generation(prompt, new_text, chars, maps.to("cpu"), unknown, truncated, {"ids": window[0].tolist()})
@@ -197,8 +197,16 @@ def translate(
     tgt_in = tokens[:-1] if len(tokens) > 1 else tokens
     inputs = {"src": ids, "tgt": out_ids[:-1] if len(out_ids) > 1 else out_ids}
     return Translation(
-        src_tokens, tgt_in, tokens[1:] or tokens, detokenize(words), maps.to("cpu"), unknown, truncated, reference,
-        inputs, ref_unknown,
+        src_tokens,
+        tgt_in,
+        tokens[1:] or tokens,
+        detokenize(words),
+        maps.to("cpu"),
+        unknown,
+        truncated,
+        reference,
+        inputs,
+        ref_unknown,
     )
 
 

@@ -83,8 +83,11 @@ SPECS: dict[str, ModelSpec] = {
         name="classifier",
         title="Sentiment classifier",
         short="cls",
-        kinds=(KindSpec("encoder", "Self-attention", "query", "key", "ids", "ids", "words", "words",
-                        query_from="the sentence"),),
+        kinds=(
+            KindSpec(
+                "encoder", "Self-attention", "query", "key", "ids", "ids", "words", "words", query_from="the sentence"
+            ),
+        ),
         inputs=("ids",),
         input_name="English sentence",
         unit="words",
@@ -94,8 +97,20 @@ SPECS: dict[str, ModelSpec] = {
         name="generator",
         title="Shakespeare generator",
         short="gen",
-        kinds=(KindSpec("encoder", "Causal self-attention", "query character", "key character", "ids", "ids",
-                        "chars", "chars", causal=True, query_from="the text so far"),),
+        kinds=(
+            KindSpec(
+                "encoder",
+                "Causal self-attention",
+                "query character",
+                "key character",
+                "ids",
+                "ids",
+                "chars",
+                "chars",
+                causal=True,
+                query_from="the text so far",
+            ),
+        ),
         inputs=("ids",),
         input_name="prompt",
         unit="characters",
@@ -108,14 +123,44 @@ SPECS: dict[str, ModelSpec] = {
         title="Translator (de → en)",
         short="tr",
         kinds=(
-            KindSpec("encoder", "Encoder self-attention", "query = German", "key = German", "src", "src", "src", "src",
-                     blocks="encoder", query_from="the German source (encoder)"),
-            KindSpec("decoder", "Decoder self-attention", "query = English output", "key = English so far", "tgt",
-                     "tgt", "tgt", "tgt", causal=True, blocks="decoder", query_from="the English so far (decoder)"),
-            KindSpec("cross", "Cross-attention", "query = English", "key = German", "tgt", "src", "tgt", "src",
-                     blocks="decoder", query_from="the decoder (English)",
-                     key_from="the encoder output (German): position {pos} of the memory, the same for every "
-                              "decoder layer"),
+            KindSpec(
+                "encoder",
+                "Encoder self-attention",
+                "query = German",
+                "key = German",
+                "src",
+                "src",
+                "src",
+                "src",
+                blocks="encoder",
+                query_from="the German source (encoder)",
+            ),
+            KindSpec(
+                "decoder",
+                "Decoder self-attention",
+                "query = English output",
+                "key = English so far",
+                "tgt",
+                "tgt",
+                "tgt",
+                "tgt",
+                causal=True,
+                blocks="decoder",
+                query_from="the English so far (decoder)",
+            ),
+            KindSpec(
+                "cross",
+                "Cross-attention",
+                "query = English",
+                "key = German",
+                "tgt",
+                "src",
+                "tgt",
+                "src",
+                blocks="decoder",
+                query_from="the decoder (English)",
+                key_from="the encoder output (German): position {pos} of the memory, the same for every decoder layer",
+            ),
         ),
         inputs=("src", "tgt"),
         input_name="German sentence",
@@ -135,33 +180,71 @@ def spec_for(name: str) -> ModelSpec:
 
 
 # a Hugging Face model's prediction head -> what its prediction is
-HUB_OUTPUTS: dict[str, Output] = {"masked-lm": "masked", "classifier": "classes", "causal-lm": "next",
-                                  "seq2seq": "text", "base": ""}
+HUB_OUTPUTS: dict[str, Output] = {
+    "masked-lm": "masked",
+    "classifier": "classes",
+    "causal-lm": "next",
+    "seq2seq": "text",
+    "base": "",
+}
 
 
 def hub_spec(name: str, shape: str, head: str, max_tokens: int) -> ModelSpec:
     """The description of a Hugging Face model from what its config says: ``shape`` ("encoder", "decoder",
     "encoder-decoder"), its prediction ``head`` (:data:`HUB_OUTPUTS`) and its longest input."""
     encoder = KindSpec("encoder", "Self-attention", "query", "key", "ids", "ids", query_from="the text")
-    decoder = KindSpec("decoder", "Self-attention (causal)", "query", "key", "ids", "ids", causal=True,
-                       query_from="the text so far")
+    decoder = KindSpec(
+        "decoder", "Self-attention (causal)", "query", "key", "ids", "ids", causal=True, query_from="the text so far"
+    )
     if shape == "encoder":
         kinds, inputs = (encoder,), ("ids",)
     elif shape == "decoder":
         kinds, inputs = (decoder,), ("ids",)
     elif shape == "encoder-decoder":
         kinds = (
-            KindSpec("encoder", "Encoder self-attention", "query = source", "key = source", "src", "src",
-                     query_from="the source (encoder)"),
-            KindSpec("decoder", "Decoder self-attention", "query = output", "key = output so far", "tgt", "tgt",
-                     causal=True, query_from="the output so far (decoder)"),
-            KindSpec("cross", "Cross-attention", "query = output", "key = source", "tgt", "src",
-                     query_from="the decoder (output)", key_from="the encoder's output"),
+            KindSpec(
+                "encoder",
+                "Encoder self-attention",
+                "query = source",
+                "key = source",
+                "src",
+                "src",
+                query_from="the source (encoder)",
+            ),
+            KindSpec(
+                "decoder",
+                "Decoder self-attention",
+                "query = output",
+                "key = output so far",
+                "tgt",
+                "tgt",
+                causal=True,
+                query_from="the output so far (decoder)",
+            ),
+            KindSpec(
+                "cross",
+                "Cross-attention",
+                "query = output",
+                "key = source",
+                "tgt",
+                "src",
+                query_from="the decoder (output)",
+                key_from="the encoder's output",
+            ),
         )
         inputs = ("src", "tgt")
     else:
         raise ValueError(f"unknown model shape {shape!r}; expected encoder, decoder or encoder-decoder")
     if head not in HUB_OUTPUTS:
         raise ValueError(f"unknown prediction head {head!r}; expected one of {', '.join(HUB_OUTPUTS)}")
-    return ModelSpec(name=name, title=name, short="hub", kinds=kinds, inputs=inputs, input_name="text",
-                     unit="tokens", output=HUB_OUTPUTS[head], max_tokens=max_tokens)
+    return ModelSpec(
+        name=name,
+        title=name,
+        short="hub",
+        kinds=kinds,
+        inputs=inputs,
+        input_name="text",
+        unit="tokens",
+        output=HUB_OUTPUTS[head],
+        max_tokens=max_tokens,
+    )

@@ -44,7 +44,9 @@ class Vocab:
     ) -> Vocab:
         """Tokens seen at least ``min_freq`` times, most frequent first (ties alphabetical)."""
         counts = Counter(tok for seq in sequences for tok in seq)
-        kept = sorted((t for t, n in counts.items() if n >= min_freq and t not in specials), key=lambda t: (-counts[t], t))
+        kept = sorted(
+            (t for t, n in counts.items() if n >= min_freq and t not in specials), key=lambda t: (-counts[t], t)
+        )
         if max_size is not None:
             kept = kept[: max(0, max_size - len(specials))]
         return cls([*specials, *kept])

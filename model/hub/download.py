@@ -72,16 +72,20 @@ def _hub_errors(repo: str) -> Iterator[None]:
     try:
         yield
     except hf.GatedRepoError as err:
-        raise HubError(f"{repo} is gated: its authors ask users to accept terms and log in first, which this app "
-                       "cannot do; download it yourself and open the folder") from err
+        raise HubError(
+            f"{repo} is gated: its authors ask users to accept terms and log in first, which this app "
+            "cannot do; download it yourself and open the folder"
+        ) from err
     except hf.RepositoryNotFoundError as err:
-        raise HubError(f"{repo} was not found on the Hugging Face Hub (check the spelling; private models "
-                       "cannot be opened)") from err
+        raise HubError(
+            f"{repo} was not found on the Hugging Face Hub (check the spelling; private models cannot be opened)"
+        ) from err
     except hf.RevisionNotFoundError as err:
         raise HubError(f"{repo}: that revision does not exist") from err
     except hf.HFValidationError as err:
-        raise HubError(f"{repo!r} is not a model id (like gpt2 or Helsinki-NLP/opus-mt-de-en) nor an existing "
-                       "folder") from err
+        raise HubError(
+            f"{repo!r} is not a model id (like gpt2 or Helsinki-NLP/opus-mt-de-en) nor an existing folder"
+        ) from err
     except (hf.LocalEntryNotFoundError, hf.OfflineModeIsEnabled) as err:
         raise HubError(OFFLINE) from err
     except (hf.HfHubHTTPError, OSError) as err:
@@ -105,8 +109,9 @@ def reachable(repo: str) -> bool:
             return False
 
 
-def download(repo: str, online: bool, patterns: list[str], progress: Progress | None,
-              span: tuple[float, float]) -> Path:
+def download(
+    repo: str, online: bool, patterns: list[str], progress: Progress | None, span: tuple[float, float]
+) -> Path:
     """The files of ``repo`` matching ``patterns``, fetched into the Hub cache (or, offline, found there)."""
     from huggingface_hub import snapshot_download
 
@@ -114,5 +119,13 @@ def download(repo: str, online: bool, patterns: list[str], progress: Progress | 
     with _hub_errors(repo):
         if not online:
             return Path(snapshot_download(repo, allow_patterns=patterns, local_files_only=True, cache_dir=_cache()))
-        return Path(snapshot_download(repo, allow_patterns=patterns, etag_timeout=_timeout(),
-                                      tqdm_class=bar, endpoint=_endpoint(), cache_dir=_cache()))
+        return Path(
+            snapshot_download(
+                repo,
+                allow_patterns=patterns,
+                etag_timeout=_timeout(),
+                tqdm_class=bar,
+                endpoint=_endpoint(),
+                cache_dir=_cache(),
+            )
+        )

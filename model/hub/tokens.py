@@ -87,7 +87,9 @@ def _keep(flags: Sequence[bool]) -> list[int]:
     return [i for i, sp in enumerate(flags) if not sp]
 
 
-def hide_kind(kind: AttentionKind, query_special: Sequence[bool] | None = None) -> tuple[AttentionKind, list[int], list[int]]:
+def hide_kind(
+    kind: AttentionKind, query_special: Sequence[bool] | None = None
+) -> tuple[AttentionKind, list[int], list[int]]:
     """``kind`` without its special tokens, each row renormalised over the keys that are left.
 
     Self-attention drops special rows and columns alike; cross-attention drops the key columns and
@@ -104,8 +106,14 @@ def hide_kind(kind: AttentionKind, query_special: Sequence[bool] | None = None) 
     w = kind.weights[:, :, rows][:, :, :, cols]
     total = w.sum(-1, keepdims=True)
     w = np.divide(w, total, out=np.zeros_like(w), where=total > 0).astype(np.float32)
-    hidden = replace(kind, weights=w, queries=[kind.queries[i] for i in rows], keys=[kind.keys[j] for j in cols],
-                     mask=kind.mask[np.ix_(rows, cols)], special=[False] * len(cols))
+    hidden = replace(
+        kind,
+        weights=w,
+        queries=[kind.queries[i] for i in rows],
+        keys=[kind.keys[j] for j in cols],
+        mask=kind.mask[np.ix_(rows, cols)],
+        special=[False] * len(cols),
+    )
     return hidden, rows, cols
 
 

@@ -27,9 +27,7 @@ def answers_by_key(q: Question) -> bool:
     """Whether ``q`` is answered by clicking one of its keys in the explorer."""
     spec = q.reveal
     return (
-        q.kind in KEY_KINDS
-        and spec.get("highlight_row") is not None
-        and len(spec.get("tokens", ())) == len(q.options)
+        q.kind in KEY_KINDS and spec.get("highlight_row") is not None and len(spec.get("tokens", ())) == len(q.options)
     )
 
 
@@ -42,10 +40,14 @@ def choice_kinds(q: Question) -> list[AttentionKind]:
     uniform = np.full((1, 1, 1, T), 1.0 / T, dtype=np.float32)
     return [
         attention_kind(
-            CHOICE, uniform, [tokens[row]], tokens, title=f"Which key does {q.options[row]} attend to most?",
+            CHOICE,
+            uniform,
+            [tokens[row]],
+            tokens,
+            title=f"Which key does {q.options[row]} attend to most?",
             axes=("query", "key: click the one you think wins (every key looks the same until the reveal)"),
         )
-    ]  # fmt: skip
+    ]
 
 
 def choice_from_cell(q: Question, cell: Mapping[str, Any] | None) -> int | None:
@@ -72,6 +74,7 @@ def reveal_kinds(q: Question) -> list[AttentionKind]:
     if not answers_by_key(q):
         return [whole]
     row = int(spec["highlight_row"])
-    answer = attention_kind(ROW, w[None, None, row : row + 1], [tokens[row]], tokens,
-                            title=f"{q.options[row]}: its row, the real weights")  # fmt: skip
+    answer = attention_kind(
+        ROW, w[None, None, row : row + 1], [tokens[row]], tokens, title=f"{q.options[row]}: its row, the real weights"
+    )
     return [answer, whole]

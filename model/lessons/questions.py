@@ -64,18 +64,28 @@ def from_attend(q: AttendQuestion, kind: str = "attend") -> Question:
     """A workshop attention question as a round: click the key you think wins."""
     options, row = labels(q.tokens), q.row
     order = np.argsort(-row, kind="stable")
-    where = "the hand-worked example (random weights)" if q.source == "hand" else f"the sentiment classifier, {q.detail}"
+    where = (
+        "the hand-worked example (random weights)" if q.source == "hand" else f"the sentiment classifier, {q.detail}"
+    )
     query, best, second = options[q.query], options[q.answer], options[int(order[1])]
     return Question(
-        kind, q.number, f"Which key does {query} attend to most?",
+        kind,
+        q.number,
+        f"Which key does {query} attend to most?",
         f"In {where}, the sentence is “{q.sentence}”. The query is {query}. Which key gets the largest weight?",
-        tuple(options), tuple(round(score_attention_guess(row, i), 4) for i in range(len(row))), q.answer,
+        tuple(options),
+        tuple(round(score_attention_guess(row, i), 4) for i in range(len(row))),
+        q.answer,
         f"{best} gets weight {row[q.answer]:.3f}: its key has the largest scaled dot product with the query of "
         f"{query}, and the softmax keeps that order. Next is {second} ({row[int(order[1])]:.3f}). "
         "Points: the weight of your key relative to the strongest.",
-        reveal={"title": f"{q.detail}: every query", "tokens": list(q.tokens),
-                "weights": _round(q.weights), "highlight_row": q.query},
-    )  # fmt: skip
+        reveal={
+            "title": f"{q.detail}: every query",
+            "tokens": list(q.tokens),
+            "weights": _round(q.weights),
+            "highlight_row": q.query,
+        },
+    )
 
 
 def _shape_text(shape: Sequence[int]) -> str:
@@ -92,14 +102,17 @@ def from_shape(q: ShapeQuestion) -> Question:
     named = ", ".join(f"{d} = {n}" for d, n in zip(q.dims, q.shape))
     heads = f"wide heads, s = k = {q.k}" if q.wide else f"narrow heads, s = k / h = {q.head_dim}"
     return Question(
-        "shape", q.number, f"What shape comes out of “{q.step}”?",
+        "shape",
+        q.number,
+        f"What shape comes out of “{q.step}”?",
         f"Multi-head self-attention on x of shape (b, t, k) = ({q.b}, {q.t}, {q.k}) with h = {q.heads} heads "
         f"({heads}). The step before, “{q.before}”, gave {_shape_text(q.before_shape)}. Next: “{q.step}”: {q.note}"
         + (" (Queries, keys and values go through it side by side: give the queries'.)" if q.together else ""),
-        tuple(_shape_text(s) for s in shapes), tuple(round(score_shape_guess(s, q.shape), 4) for s in shapes),
+        tuple(_shape_text(s) for s in shapes),
+        tuple(round(score_shape_guess(s, q.shape), 4) for s in shapes),
         shapes.index(tuple(q.shape)),
         f"“{q.step}” gives {_shape_text(q.shape)}: ({named}). {q.note}",
-    )  # fmt: skip
+    )
 
 
 def previous_question(number: int, weights, tokens: Sequence[str]) -> Question:
@@ -120,17 +133,30 @@ def previous_question(number: int, weights, tokens: Sequence[str]) -> Question:
     summary = "; ".join(f"{n}: {s:.2f}" for n, s in sorted(zip(names, scores), key=lambda p: -p[1]))
     maps = [w[i // H, i % H] for i in heads]
     return Question(
-        "previous", number, "Which of these heads is the previous-token head?",
+        "previous",
+        number,
+        "Which of these heads is the previous-token head?",
         f"The Shakespeare generator reads “{''.join(tokens)}” one character at a time. Here are four of its "
         "heads. Which one puts the most weight on the character just before each query?",
-        tuple(names), tuple(1.0 if i == best else 0.0 for i in heads), heads.index(best),
+        tuple(names),
+        tuple(1.0 if i == best else 0.0 for i in heads),
+        heads.index(best),
         f"{names[heads.index(best)]}: its weight sits on the diagonal just below the main one (key = query - 1). "
         f"Mean weight on the previous character (model.analysis.profiles, 'previous'): {summary}.",
-        figure={"title": "four heads: rows query, columns key", "tokens": list(tokens), "weights": _round(maps),
-                "names": names},
-        reveal={"title": f"the previous-token head, {names[heads.index(best)]}", "tokens": list(tokens),
-                "weights": _round(maps[heads.index(best)]), "highlight_row": None, "causal": True},
-    )  # fmt: skip
+        figure={
+            "title": "four heads: rows query, columns key",
+            "tokens": list(tokens),
+            "weights": _round(maps),
+            "names": names,
+        },
+        reveal={
+            "title": f"the previous-token head, {names[heads.index(best)]}",
+            "tokens": list(tokens),
+            "weights": _round(maps[heads.index(best)]),
+            "highlight_row": None,
+            "causal": True,
+        },
+    )
 
 
 def ablation_question(number: int, ck: Checkpoint) -> Question:
@@ -147,16 +173,24 @@ def ablation_question(number: int, ck: Checkpoint) -> Question:
     options = (f"stays {label}, more confident", f"stays {label}, less confident", f"flips to {other}")
     truth = 2 if after.prediction != label else (0 if p_after >= p_before else 1)
     return Question(
-        "ablation", number, f"Switch off layer {layer} · head {head}: what happens?",
+        "ablation",
+        number,
+        f"Switch off layer {layer} · head {head}: what happens?",
         f"The sentiment classifier reads “{sentence}” and says {label} ({p_before:.1%}). "
         f"Layer {layer}, head {head} is switched off (its output multiplied by 0). What happens to the prediction?",
-        options, tuple(1.0 if i == truth else 0.0 for i in range(3)), truth,
+        options,
+        tuple(1.0 if i == truth else 0.0 for i in range(3)),
+        truth,
         f"With the head off the model says {after.prediction} ({after.confidence:.1%}); the probability of {label} "
         f"went from {p_before:.1%} to {p_after:.1%}. The head's own weights stay the same; everything it passed "
         "to the layers above (and so to the prediction) is gone.",
-        reveal={"title": f"what layer {layer} · head {head} attended to", "tokens": list(before.kinds["encoder"].keys),
-                "weights": _round(before.kinds["encoder"].weights[layer, head]), "highlight_row": None},
-    )  # fmt: skip
+        reveal={
+            "title": f"what layer {layer} · head {head} attended to",
+            "tokens": list(before.kinds["encoder"].keys),
+            "weights": _round(before.kinds["encoder"].weights[layer, head]),
+            "highlight_row": None,
+        },
+    )
 
 
 def build_question(kind: str, number: int, checkpoint: Callable[[str], Checkpoint | None]) -> Question:

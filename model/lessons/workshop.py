@@ -106,9 +106,16 @@ def hand_question(number: int) -> AttendQuestion:
     w = walkthrough(sentence, seed=seed)
     query = 1 if number == 0 else rng.randrange(len(w.tokens))
     return AttendQuestion(
-        number, sentence, w.tokens, query, w.weights.double().numpy(), "hand", f"random weights, seed {seed}",
-        w.queries[query].double().numpy(), w.keys.double().numpy(),
-    )  # fmt: skip
+        number,
+        sentence,
+        w.tokens,
+        query,
+        w.weights.double().numpy(),
+        "hand",
+        f"random weights, seed {seed}",
+        w.queries[query].double().numpy(),
+        w.keys.double().numpy(),
+    )
 
 
 def head_sentence(number: int) -> str:
@@ -138,9 +145,23 @@ def shape_question(number: int) -> ShapeQuestion:
     i = rng.randrange(1, len(result.steps))
     step, before = result.steps[i], result.steps[i - 1]
     return ShapeQuestion(
-        number, b, t, k, heads, wide, step.name, step.note, before.name, before.shape, step.dims, step.shape,
-        before.tensor, before.head_of, before.dims, bool(step.others),
-    )  # fmt: skip
+        number,
+        b,
+        t,
+        k,
+        heads,
+        wide,
+        step.name,
+        step.note,
+        before.name,
+        before.shape,
+        step.dims,
+        step.shape,
+        before.tensor,
+        before.head_of,
+        before.dims,
+        bool(step.others),
+    )
 
 
 def parse_shape(text: str) -> tuple[int, ...]:

@@ -206,9 +206,7 @@ class MultiHeadAttention(nn.Module):
                 cache["k"], cache["v"] = k, v
         p = self.dropout if self.training else 0.0
         if need_weights or probe is not None:
-            out, weights = scaled_dot_product_attention(
-                q, k, v, mask, split_scale=self.split_scale, dropout=p
-            )
+            out, weights = scaled_dot_product_attention(q, k, v, mask, split_scale=self.split_scale, dropout=p)
         else:
             out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)
             weights = None
@@ -219,9 +217,17 @@ class MultiHeadAttention(nn.Module):
             out = out * head_mask.to(out.dtype).view(1, self.heads, 1, 1)
         if probe is not None:
             probe.trace = AttentionTrace(
-                x, key_input, q, k, v, mask,
-                attention_scores(q, k, split_scale=self.split_scale), weights, out, self.split_scale,
-            )  # fmt: skip
+                x,
+                key_input,
+                q,
+                k,
+                v,
+                mask,
+                attention_scores(q, k, split_scale=self.split_scale),
+                weights,
+                out,
+                self.split_scale,
+            )
             weights = weights if need_weights else None
         out = out.transpose(1, 2).reshape(B, T, self.heads * self.head_dim)  # (B, T, h*s)
         return self.unify(out), weights

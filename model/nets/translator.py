@@ -43,8 +43,12 @@ class Translator(nn.Module):
         self.tgt_pos = nn.Embedding(c.max_len, c.dim)
         self.drop = nn.Dropout(c.dropout)
         kw = dict(wide=c.wide, norm_first=c.norm_first)
-        self.encoder = nn.ModuleList(EncoderBlock(c.dim, c.heads, c.ff_dim, c.dropout, **kw) for _ in range(c.enc_layers))
-        self.decoder = nn.ModuleList(DecoderBlock(c.dim, c.heads, c.ff_dim, c.dropout, **kw) for _ in range(c.dec_layers))
+        self.encoder = nn.ModuleList(
+            EncoderBlock(c.dim, c.heads, c.ff_dim, c.dropout, **kw) for _ in range(c.enc_layers)
+        )
+        self.decoder = nn.ModuleList(
+            DecoderBlock(c.dim, c.heads, c.ff_dim, c.dropout, **kw) for _ in range(c.dec_layers)
+        )
         self.enc_norm = nn.LayerNorm(c.dim) if c.norm_first else nn.Identity()
         self.dec_norm = nn.LayerNorm(c.dim) if c.norm_first else nn.Identity()
         self.out = nn.Linear(c.dim, c.tgt_vocab_size)

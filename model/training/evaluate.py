@@ -9,10 +9,10 @@ from collections.abc import Sequence
 import torch
 import torch.nn.functional as F
 
-from model.core.inference import detokenize, model_device, translate_batch
 from model.core.checkpoint import Checkpoint
-from model.training.data import parse_labelled, read_lines
+from model.core.inference import detokenize, model_device, translate_batch
 from model.core.tokenize import Vocab, encode_chars, tokenize
+from model.training.data import parse_labelled, read_lines
 
 
 def _ngrams(tokens: Sequence[str], n: int) -> Counter:
@@ -76,7 +76,10 @@ def classifier_accuracy(model, vocab: Vocab, examples: list[tuple[int, str]], ba
 
 def evaluate_classifier(ck: Checkpoint, data_file: str) -> dict[str, float]:
     examples = parse_labelled(read_lines(data_file))
-    return {"accuracy": round(classifier_accuracy(ck.model, ck.vocabs["words"], examples), 4), "examples": len(examples)}
+    return {
+        "accuracy": round(classifier_accuracy(ck.model, ck.vocabs["words"], examples), 4),
+        "examples": len(examples),
+    }
 
 
 @torch.no_grad()
@@ -94,7 +97,9 @@ def char_loss(model, ids: torch.Tensor, batch_size: int = 64) -> float:
     try:
         for i in range(0, n, batch_size):
             logits, _ = model(x[i : i + batch_size])
-            total += F.cross_entropy(logits.flatten(0, 1).float(), y[i : i + batch_size].flatten(), reduction="sum").item()
+            total += F.cross_entropy(
+                logits.flatten(0, 1).float(), y[i : i + batch_size].flatten(), reduction="sum"
+            ).item()
     finally:
         model.train(was_training)
     return total / (n * block)

@@ -14,13 +14,13 @@ import torch
 from torch import Tensor
 
 from model.core.inference import translate_batch
+from model.core.tokenize import Vocab, char_vocab, encode_chars, tokenize
 from model.nets.blocks import AttentionMaps
 from model.nets.classifier import Classifier, ClassifierConfig
 from model.nets.generator import Generator, GeneratorConfig
 from model.nets.translator import Translator, TranslatorConfig
 from model.training.data import load_multi30k, load_shakespeare, load_sst2
 from model.training.evaluate import bleu_scores, char_loss, classifier_accuracy
-from model.core.tokenize import Vocab, char_vocab, encode_chars, tokenize
 
 CLASSIFIER_PROBES = ["a good film", "not a good film", "the plot is thin but the acting is wonderful"]
 GENERATOR_PROBES = ["ROMEO:\nWhat light through yonder window breaks?", "First Citizen:\nBefore we proceed any further"]
@@ -50,7 +50,9 @@ class ClassifierRecipe:
 
     def batches(self, b, cfg, gen, steps):
         vocab, p_drop = b["vocab"], float(cfg.model.get("word_dropout", 0.0))
-        max_len = ClassifierConfig(**{k: v for k, v in cfg.model.items() if k in ClassifierConfig.__dataclass_fields__}).max_len
+        max_len = ClassifierConfig(
+            **{k: v for k, v in cfg.model.items() if k in ClassifierConfig.__dataclass_fields__}
+        ).max_len
         order = torch.randperm(len(b["train"]), generator=gen).tolist()
         rng = random.Random(int(torch.randint(0, 2**31, (1,), generator=gen)))
         for idx in (order[i : i + cfg.batch_size] for i in range(0, len(order), cfg.batch_size)):
@@ -75,7 +77,10 @@ class ClassifierRecipe:
 
     def probes(self, b) -> dict[str, Any]:
         vocab = b["vocab"]
-        return {f"p{i}": {"tokens": tokenize(s, "en"), "ids": vocab.encode(tokenize(s, "en"))} for i, s in enumerate(CLASSIFIER_PROBES)}
+        return {
+            f"p{i}": {"tokens": tokenize(s, "en"), "ids": vocab.encode(tokenize(s, "en"))}
+            for i, s in enumerate(CLASSIFIER_PROBES)
+        }
 
     def probe_attention(self, model, probes) -> dict[str, AttentionMaps]:
         return {name: _eval_attention(model, torch.tensor([p["ids"]])) for name, p in probes.items()}
@@ -87,8 +92,12 @@ class GeneratorRecipe:
         train, val = load_shakespeare(cfg.data_dir)
         vocab = char_vocab(train + val)
         block = int(cfg.model.get("block_size", GeneratorConfig.block_size))
-        return {"train": torch.tensor(encode_chars(vocab, train)), "val": torch.tensor(encode_chars(vocab, val)),
-                "vocab": vocab, "block_size": block}
+        return {
+            "train": torch.tensor(encode_chars(vocab, train)),
+            "val": torch.tensor(encode_chars(vocab, val)),
+            "vocab": vocab,
+            "block_size": block,
+        }
 
     def build(self, b, cfg) -> Generator:
         return Generator(GeneratorConfig(vocab_size=len(b["vocab"]), **cfg.model))
@@ -119,7 +128,10 @@ class GeneratorRecipe:
 
     def probes(self, b) -> dict[str, Any]:
         vocab, block = b["vocab"], b["block_size"]  # a probe longer than the context keeps its start
-        return {f"p{i}": {"tokens": list(s[:block]), "ids": encode_chars(vocab, s[:block])} for i, s in enumerate(GENERATOR_PROBES)}
+        return {
+            f"p{i}": {"tokens": list(s[:block]), "ids": encode_chars(vocab, s[:block])}
+            for i, s in enumerate(GENERATOR_PROBES)
+        }
 
     def probe_attention(self, model, probes) -> dict[str, AttentionMaps]:
         return {name: _eval_attention(model, torch.tensor([p["ids"]])) for name, p in probes.items()}
@@ -135,7 +147,10 @@ class TranslatorRecipe:
         min_freq = int(cfg.model.get("min_freq", 2))
         sv, tv = Vocab.build(src, min_freq=min_freq), Vocab.build(tgt, min_freq=min_freq)
         max_len = TranslatorConfig(**self._model_kw(cfg)).max_len - 2
-        pairs = [(sv.encode(s[:max_len], add_sos_eos=True), tv.encode(t[:max_len], add_sos_eos=True)) for s, t in zip(src, tgt)]
+        pairs = [
+            (sv.encode(s[:max_len], add_sos_eos=True), tv.encode(t[:max_len], add_sos_eos=True))
+            for s, t in zip(src, tgt)
+        ]
         return {"pairs": pairs, "src_vocab": sv, "tgt_vocab": tv, "val_de": vde, "val_en": ven}
 
     @staticmethod
@@ -143,7 +158,11 @@ class TranslatorRecipe:
         return {k: v for k, v in cfg.model.items() if k != "min_freq"}
 
     def build(self, b, cfg) -> Translator:
-        return Translator(TranslatorConfig(src_vocab_size=len(b["src_vocab"]), tgt_vocab_size=len(b["tgt_vocab"]), **self._model_kw(cfg)))
+        return Translator(
+            TranslatorConfig(
+                src_vocab_size=len(b["src_vocab"]), tgt_vocab_size=len(b["tgt_vocab"]), **self._model_kw(cfg)
+            )
+        )
 
     def _buckets(self, b, cfg, gen) -> list[list[int]]:
         """Batches of similar length holding about ``batch_size`` target tokens each."""
@@ -189,8 +208,13 @@ class TranslatorRecipe:
 
     def probes(self, b) -> dict[str, Any]:
         sv = b["src_vocab"]
-        return {f"p{i}": {"tokens": ["<sos>", *tokenize(s, "de"), "<eos>"], "ids": sv.encode(tokenize(s, "de"), add_sos_eos=True)}
-                for i, s in enumerate(TRANSLATOR_PROBES)}
+        return {
+            f"p{i}": {
+                "tokens": ["<sos>", *tokenize(s, "de"), "<eos>"],
+                "ids": sv.encode(tokenize(s, "de"), add_sos_eos=True),
+            }
+            for i, s in enumerate(TRANSLATOR_PROBES)
+        }
 
     def probe_attention(self, model, probes) -> dict[str, AttentionMaps]:
         out = {}

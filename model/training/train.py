@@ -115,7 +115,11 @@ def load_state(path: Path, model: nn.Module, opt: torch.optim.Optimizer) -> dict
     model.load_state_dict({k[6:]: v for k, v in tensors.items() if k.startswith("model.")}, strict=False)
     dev = next(model.parameters()).device
     for n, p in model.named_parameters():
-        moments = {k.rsplit(".", 1)[1]: v.to(dev) for k, v in tensors.items() if k.startswith(f"opt.{n}.") and k.count(".") == n.count(".") + 2}
+        moments = {
+            k.rsplit(".", 1)[1]: v.to(dev)
+            for k, v in tensors.items()
+            if k.startswith(f"opt.{n}.") and k.count(".") == n.count(".") + 2
+        }
         if moments:
             opt.state[p] = {"step": torch.tensor(progress.get("opt_step", progress["step"])), **moments}
     return progress
@@ -135,7 +139,8 @@ def train(cfg: TrainConfig, on_progress: Progress | None = None) -> dict[str, An
     no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
     opt = torch.optim.AdamW(
         [{"params": decay, "weight_decay": cfg.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
-        lr=cfg.lr, betas=(0.9, 0.98),
+        lr=cfg.lr,
+        betas=(0.9, 0.98),
     )
     work = Path(cfg.work_dir or Path("runs") / cfg.task)
     out = Path(cfg.out_dir or default_dir(cfg.task))
@@ -174,21 +179,36 @@ def train(cfg: TrainConfig, on_progress: Progress | None = None) -> dict[str, An
             tokens += n_tok
             losses.append(loss.item())
             elapsed = time.time() - t0
-            report({"event": "step", "step": progress["step"], "total": total, "loss": losses[-1],
-                    "tokens_per_s": tokens / max(elapsed, 1e-9), "lr": opt.param_groups[0]["lr"]})
+            report(
+                {
+                    "event": "step",
+                    "step": progress["step"],
+                    "total": total,
+                    "loss": losses[-1],
+                    "tokens_per_s": tokens / max(elapsed, 1e-9),
+                    "lr": opt.param_groups[0]["lr"],
+                }
+            )
             if cfg.max_minutes and base_seconds + time.time() - start_time > cfg.max_minutes * 60:
                 break
         progress["epoch"] += 1
         progress["seconds"] = base_seconds + time.time() - start_time
         metrics = task.evaluate(model, bundle, cfg)
-        metrics.update(epoch=progress["epoch"], step=progress["step"], train_loss=sum(losses) / max(1, len(losses)),
-                       tokens_per_s=tokens / max(time.time() - t0, 1e-9), seconds=round(progress["seconds"], 1))
+        metrics.update(
+            epoch=progress["epoch"],
+            step=progress["step"],
+            train_loss=sum(losses) / max(1, len(losses)),
+            tokens_per_s=tokens / max(time.time() - t0, 1e-9),
+            seconds=round(progress["seconds"], 1),
+        )
         history.append(metrics)
         report({"event": "eval", **metrics})
         snapshot_probe(out, model, probes, task, progress["epoch"])
         if cfg.average_last:
-            save_file({k: v.detach().contiguous().cpu().clone() for k, v in model.state_dict().items()},
-                      str(work / f"epoch{progress['epoch']:03d}.safetensors"))
+            save_file(
+                {k: v.detach().contiguous().cpu().clone() for k, v in model.state_dict().items()},
+                str(work / f"epoch{progress['epoch']:03d}.safetensors"),
+            )
         if progress["best"] is None or metrics["score"] > progress["best"]["score"]:
             progress["best"] = metrics
             ship(out, model, bundle, cfg, task, metrics, history, n_params)
@@ -229,9 +249,14 @@ def average_snapshots(work: Path, model: nn.Module, last: int, epochs: Iterable[
 
 def ship(out: Path, model, bundle, cfg: TrainConfig, task, metrics, history, n_params) -> None:
     settings = {k: v for k, v in dataclasses.asdict(cfg).items() if k not in ("data_dir", "out_dir", "work_dir")}
-    save_checkpoint(out, cfg.task, model, task.vocabs(bundle),
-                    training={**settings, "params": n_params, "history": history},
-                    results={k: v for k, v in metrics.items() if k != "score"})
+    save_checkpoint(
+        out,
+        cfg.task,
+        model,
+        task.vocabs(bundle),
+        training={**settings, "params": n_params, "history": history},
+        results={k: v for k, v in metrics.items() if k != "score"},
+    )
 
 
 def snapshot_probe(out: Path, model: nn.Module, probes: dict[str, Any], task, epoch: int) -> None:

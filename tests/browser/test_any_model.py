@@ -26,7 +26,9 @@ def gpt2(tmp_path_factory):
 def test_click_explains_the_weight(page, app_url: str, gpt2) -> None:
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.goto(f"{app_url}/any_model?{urlencode({'hub_id': str(gpt2), 'hub_text': TEXT})}", wait_until="domcontentloaded")
+    page.goto(
+        f"{app_url}/any_model?{urlencode({'hub_id': str(gpt2), 'hub_text': TEXT})}", wait_until="domcontentloaded"
+    )
     try:
         root = page.locator(ROOT)
         root.wait_for(timeout=RUN_TIMEOUT_MS)
@@ -38,7 +40,12 @@ def test_click_explains_the_weight(page, app_url: str, gpt2) -> None:
         page.mouse.click(*cell_point(page, 4, 2))
         clicked = until(page, lambda s: s["clicked"] is not None)["clicked"]
         assert {k: clicked[k] for k in ("kind", "layer", "head", "query", "key")} == {
-            "kind": "decoder", "layer": 0, "head": 0, "query": 4, "key": 2}  # fmt: skip
+            "kind": "decoder",
+            "layer": 0,
+            "head": 0,
+            "query": 4,
+            "key": 2,
+        }
         page.get_by_text(re.compile(r"How .+ computed .+: \d\.\d{4}$")).wait_for(timeout=RUN_TIMEOUT_MS)
         metrics = page.locator('[data-testid="stMetricValue"]')
         expect(metrics).to_have_count(2)

@@ -19,16 +19,29 @@ def run_bench(*args: str) -> dict:
     """``python -m <args>`` from the repository root; its JSON report (skips without Chromium)."""
     if not os.path.exists(CHROMIUM):
         pytest.skip(f"{CHROMIUM} is not installed")
-    out = subprocess.run([sys.executable, "-m", *args], cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
+    out = subprocess.run(
+        [sys.executable, "-m", *args], cwd=ROOT, capture_output=True, text=True, timeout=600, check=False
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     return json.loads(out.stdout)
 
 
 def test_page_latency_measures_every_kind_on_tiny_models(tmp_path) -> None:
     report = run_bench(
-        "bench.page_latency", "--runs", "1", "--cold-runs", "0", "--checkpoints", str(make_checkpoints(tmp_path)),
-        "--pages", "classifier,translator,pairs", "--nav-from", "workshop", "--timeout-s", "120",
-    )  # fmt: skip
+        "bench.page_latency",
+        "--runs",
+        "1",
+        "--cold-runs",
+        "0",
+        "--checkpoints",
+        str(make_checkpoints(tmp_path)),
+        "--pages",
+        "classifier,translator,pairs",
+        "--nav-from",
+        "workshop",
+        "--timeout-s",
+        "120",
+    )
     assert report["errors"] == 0, json.dumps({p: v["errors"] for p, v in report["pages"].items()})
     for name, page in report["pages"].items():
         assert page["model_loaded"] is True, name
@@ -43,9 +56,16 @@ def test_page_latency_measures_every_kind_on_tiny_models(tmp_path) -> None:
 
 def test_paired_measures_page_and_floor_in_the_same_rounds(tmp_path) -> None:
     report = run_bench(
-        "bench.paired", "--runs", "2", "--checkpoints", str(make_checkpoints(tmp_path)),
-        "--pages", "classifier,ablation", "--timeout-s", "120",
-    )  # fmt: skip
+        "bench.paired",
+        "--runs",
+        "2",
+        "--checkpoints",
+        str(make_checkpoints(tmp_path)),
+        "--pages",
+        "classifier,ablation",
+        "--timeout-s",
+        "120",
+    )
     assert report["errors"] == 0, json.dumps({p: v["errors"] for p, v in report["pages"].items()})
     classifier, ablation = report["pages"]["classifier"], report["pages"]["ablation"]
     for what in ("reload", "first", "next"):  # a page with a text box: all three, each round beside the floor

@@ -137,8 +137,9 @@ def test_a_round_with_a_teacher_and_three_students(browser, app_url: str) -> Non
         teacher.get_by_role("button", name="Ask", exact=True).click()
         text(teacher, "Question 1:", RUN_TIMEOUT_MS)
         assert teacher.locator(EXPLORER).count() == 0  # no weights on the projector before the reveal
-        for page, (how, key, label) in zip(students, (("click", 4, "4:dessert"), ("keyboard", 0, "0:Life"),
-                                                      ("tap", 4, "4:dessert"))):  # fmt: skip
+        for page, (how, key, label) in zip(
+            students, (("click", 4, "4:dessert"), ("keyboard", 0, "0:Life"), ("tap", 4, "4:dessert"))
+        ):
             text(page, "Question 1: Which key does 1:is attend to most?")  # arrived without a reload
             assert page.get_by_role("radio").count() == 0  # a key is answered in the explorer, not with pills
             page.mouse.move(*key_point(page, 2))  # before the reveal every key has the same weight
@@ -160,8 +161,9 @@ def test_a_round_with_a_teacher_and_three_students(browser, app_url: str) -> Non
         assert bar_counts(teacher) == [1, 0, 0, 0, 2, 0]
 
         teacher.get_by_role("button", name="Reveal").click()
-        for page, verdict in zip((teacher, *students), ("The answer: 4:dessert", "You got it.", "You chose 0:Life",
-                                                         "You got it.")):  # fmt: skip
+        for page, verdict in zip(
+            (teacher, *students), ("The answer: 4:dessert", "You got it.", "You chose 0:Life", "You got it.")
+        ):
             text(page, "The answer: 4:dessert")
             text(page, verdict)
             # the real weights: the query's row first, the head's whole map a tab away
@@ -189,10 +191,12 @@ def test_a_round_with_a_teacher_and_three_students(browser, app_url: str) -> Non
         with teacher.expect_download(timeout=RUN_TIMEOUT_MS) as info:
             teacher.get_by_role("button", name="Download answers (CSV)").click()
         rows = list(csv.reader(io.StringIO(info.value.path().read_text(encoding="utf-8"))))
-        assert [r[:4] for r in rows] == [["nickname", "round", "question", "chosen"],
-                                         ["Ann", "1", "Which key does 1:is attend to most?", "4:dessert"],
-                                         ["Bob", "1", "Which key does 1:is attend to most?", "0:Life"],
-                                         ["Zoë_360", "1", "Which key does 1:is attend to most?", "4:dessert"]]
+        assert [r[:4] for r in rows] == [
+            ["nickname", "round", "question", "chosen"],
+            ["Ann", "1", "Which key does 1:is attend to most?", "4:dessert"],
+            ["Bob", "1", "Which key does 1:is attend to most?", "0:Life"],
+            ["Zoë_360", "1", "Which key does 1:is attend to most?", "4:dessert"],
+        ]
         teacher.screenshot(path=str(ARTIFACTS / "classroom-teacher.png"), full_page=True)
         for page in (teacher, *students):
             assert page.locator('[data-testid="stException"]').count() == 0

@@ -20,8 +20,9 @@ def panel_weight(page) -> float:
     return float(PANEL.search(heading.inner_text().strip()).group(2))
 
 
-@pytest.mark.parametrize("path, kind_button", [("classifier", None), ("translator", "Cross-attention"),
-                                               ("generator", None)])  # fmt: skip
+@pytest.mark.parametrize(
+    "path, kind_button", [("classifier", None), ("translator", "Cross-attention"), ("generator", None)]
+)
 def test_a_click_explains_the_weight_the_explorer_shows(page, app_url: str, path: str, kind_button) -> None:
     page.goto(f"{app_url}/{path}", wait_until="domcontentloaded")
     root = page.locator(ROOT)

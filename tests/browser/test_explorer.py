@@ -108,7 +108,10 @@ def test_renders_with_markup_tokens_as_text(xpage, harness_url: str) -> None:
     assert state(xpage)["view"] == "heatmap"
     expect(root.locator(".ae-caption")).to_have_text("Encoder self-attention · layer 0 · head 0 · heatmap")
     assert [b.inner_text() for b in root.locator(".ae-kinds button").all()] == [
-        "Encoder self-attention", "Decoder self-attention", "Cross-attention"]  # fmt: skip
+        "Encoder self-attention",
+        "Decoder self-attention",
+        "Cross-attention",
+    ]
     expect(root.locator(".ae-axes")).to_have_text("rows: query = German · columns: key = German")
     expect(root.get_by_text(MARKUP, exact=True).first).to_be_visible()  # shown as its characters
     expect(root.get_by_text("⟨U+202E⟩evil", exact=True)).to_have_count(1)  # the bidi override as a code point
@@ -354,9 +357,13 @@ def test_a_weight_is_one_colour_in_the_explorer_and_the_matrix_view(xpage, tmp_p
     until(xpage, lambda s: s["view"] == "heatmap")
     lay = layout(xpage, "heat")
     points = [[lay["x0"] + (j + 0.5) * lay["c"], lay["y0"] + 0.5 * lay["c"]] for j in range(n)]
-    explorer = xpage.locator(ROOT).locator(CANVAS).evaluate(
-        "(c, points) => points.map(([x, y]) => Array.from(c.getContext('2d').getImageData(x, y, 1, 1).data.slice(0, 3)))",
-        points,
+    explorer = (
+        xpage.locator(ROOT)
+        .locator(CANVAS)
+        .evaluate(
+            "(c, points) => points.map(([x, y]) => Array.from(c.getContext('2d').getImageData(x, y, 1, 1).data.slice(0, 3)))",
+            points,
+        )
     )
     table = matrix_payload(weights.reshape(1, n), limits=(0.0, 1.0))
     matrix = xpage.evaluate(
@@ -370,4 +377,6 @@ def test_a_weight_is_one_colour_in_the_explorer_and_the_matrix_view(xpage, tmp_p
         [matrix_asset("matrixview.js"), table],
     )
     first, last = ([int(h[i : i + 2], 16) for i in (1, 3, 5)] for h in (WEIGHT_STOPS[0], WEIGHT_STOPS[-1]))
-    assert explorer == matrix and explorer[0] == first and explorer[-1] == last and len({tuple(c) for c in explorer}) == n
+    assert (
+        explorer == matrix and explorer[0] == first and explorer[-1] == last and len({tuple(c) for c in explorer}) == n
+    )

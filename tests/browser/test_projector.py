@@ -63,7 +63,9 @@ def test_projector_mode_is_larger_and_loses_nothing(page, app_url: str, path: st
 
 @pytest.mark.parametrize("path", ["classifier", "generator", "translator"])
 def test_projector_screenshots_of_the_model_pages(page, app_url: str, path: str) -> None:
-    opened = {"classifier": "cls_reach=True&", "translator": "tr_steps=True&", "generator": "gen_steps=True&"}.get(path, "")
+    opened = {"classifier": "cls_reach=True&", "translator": "tr_steps=True&", "generator": "gen_steps=True&"}.get(
+        path, ""
+    )
     page.goto(f"{app_url}/{path}?{opened}projector=1", wait_until="domcontentloaded")
     wait_until_idle(page)
     page.wait_for_selector(".js-plotly-plot", state="attached", timeout=60_000)

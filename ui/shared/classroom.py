@@ -65,7 +65,9 @@ def show_reveal(q: Question, status: RoomStatus, round: int, mine: int | None = 
         verdict = " You got it." if mine == q.answer else f" You chose {markdown_escape(q.options[mine])}."
     (st.success if mine == q.answer else st.info)(f"The answer: **{markdown_escape(q.options[q.answer])}**.{verdict}")
     st.markdown(markdown_escape(q.explanation))
-    show_figure(answer_histogram(q.options, status.counts, answer=q.answer, title="everyone's answers"), f"cr-hist-{round}")
+    show_figure(
+        answer_histogram(q.options, status.counts, answer=q.answer, title="everyone's answers"), f"cr-hist-{round}"
+    )
     kinds = reveal_kinds(q)
     if kinds:
         attention_explorer(kinds, key=f"cr-reveal-{status.code}-{round}", url_prefix=REVEAL_URL, title=q.title)
@@ -78,9 +80,15 @@ def answer_widget(options: tuple[str, ...], *, key: str, disabled: bool, on_chan
     """One pill per option, for answers that are not a key (shapes, heads, outcomes); pill labels read
     Markdown, so each is escaped."""
     st.pills(
-        "Your answer", range(len(options)), format_func=lambda i: markdown_escape(options[i]), key=key, disabled=disabled,
-        on_change=on_change, args=args, width="stretch",
-    )  # fmt: skip
+        "Your answer",
+        range(len(options)),
+        format_func=lambda i: markdown_escape(options[i]),
+        key=key,
+        disabled=disabled,
+        on_change=on_change,
+        args=args,
+        width="stretch",
+    )
 
 
 def send_answer(store: RoomStore, code: str, member: str, round: int, key: str) -> None:

@@ -28,7 +28,9 @@ Explainer = Callable[[str, int, int, int, int], Explanation]  # (kind, layer, he
 
 
 @st.cache_data(max_entries=128, show_spinner="Explaining…", **CACHE)
-def explain_cell(ck: Checkpoint, inputs: dict[str, list[int]], kind: str, layer: int, head: int, query: int, key: int) -> Explanation:
+def explain_cell(
+    ck: Checkpoint, inputs: dict[str, list[int]], kind: str, layer: int, head: int, query: int, key: int
+) -> Explanation:
     return explain(ck, inputs, kind, layer, head, query, key)
 
 
@@ -80,8 +82,10 @@ def explain_panel(
     pair = listing([f"{kind.queries[q]} → {kind.keys[k]}"], width=80)
     if cell["head"] is None:
         what = "the rollout over all layers" if cell["layer"] is None else f"the mean of layer {cell['layer']}'s heads"
-        st.info(f"{pair}: {cell['weight']:.4f} is {what}. Pick one head (heatmap or lines view) and click a cell to "
-                "see how a single weight is computed.")
+        st.info(
+            f"{pair}: {cell['weight']:.4f} is {what}. Pick one head (heatmap or lines view) and click a cell to "
+            "see how a single weight is computed."
+        )
         return None
     try:
         e = explainer(cell["kind"], cell["layer"], cell["head"], q, k)
@@ -93,8 +97,10 @@ def explain_panel(
     shown.metric("Weight in the map", f"{cell['weight']:.4f}")
     recomputed.metric("Recomputed step by step", f"{e.weight:.4f}")
     if kept:
-        st.caption(f"Special tokens are hidden, so the map's rows are renormalised over the other keys. The steps "
-                   f"below are the model's own row (query {q}, key {k}), special tokens included: {e.map_weight:.4f}.")
+        st.caption(
+            f"Special tokens are hidden, so the map's rows are renormalised over the other keys. The steps "
+            f"below are the model's own row (query {q}, key {k}), special tokens included: {e.map_weight:.4f}."
+        )
     for line in explanation_steps(e):
         st.text(line)  # the steps hold the user's tokens: plain text, never markup
     for fig, name in ((vector_figure(e), "vectors"), (row_figure(e), "row"), (output_figure(e), "output")):

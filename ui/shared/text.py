@@ -42,7 +42,9 @@ def example_picker(
                 on_pick(choice)
         st.session_state[example_key] = None
 
-    parent.selectbox("Examples", examples, index=None, key=example_key, on_change=picked, placeholder="Pick an example…")
+    parent.selectbox(
+        "Examples", examples, index=None, key=example_key, on_change=picked, placeholder="Pick an example…"
+    )
 
 
 def text_box(prefix: str, default: str, *, label: str, help: str) -> str:

@@ -57,7 +57,7 @@ def join_modules(folder: Path, entry: str) -> str:
         if name in order:
             return
         if name in visiting:
-            raise ValueError(f"import cycle: {' -> '.join([*visiting[visiting.index(name):], name])}")
+            raise ValueError(f"import cycle: {' -> '.join([*visiting[visiting.index(name) :], name])}")
         visiting.append(name)
         text = texts[name] = (folder / name).read_text(encoding="utf-8")
         for line in text.splitlines():

@@ -21,8 +21,19 @@ from viz.matrix import auto_decimals, index_labels, shape_title
 
 MAX_CELLS = 20_000  # a table cell per value: more would be slow to lay out, and unreadable anyway
 BLUES = WEIGHT_STOPS  # unsigned values: the attention weights' scale, so a weight reads alike in every view
-RDBU_R = ("#053061", "#2166ac", "#4393c3", "#92c5de", "#d1e5f0", "#f7f7f7",
-          "#fddbc7", "#f4a582", "#d6604d", "#b2182b", "#67001f")  # fmt: skip
+RDBU_R = (
+    "#053061",
+    "#2166ac",
+    "#4393c3",
+    "#92c5de",
+    "#d1e5f0",
+    "#f7f7f7",
+    "#fddbc7",
+    "#f4a582",
+    "#d6604d",
+    "#b2182b",
+    "#67001f",
+)
 NO_HEAD_COLOR = "#D9D9D9"
 
 
@@ -75,8 +86,9 @@ def matrix_payload(
         "values": [round(float(x), 6) if np.isfinite(x) else None for x in m.ravel()],
         "shape": [n_rows, n_cols],
         "decimals": int(decimals),
-        "colour": _colour(m, colour, signed=signed, heads=heads, head_count=head_count, row_scale=row_scale,
-                          limits=limits),
+        "colour": _colour(
+            m, colour, signed=signed, heads=heads, head_count=head_count, row_scale=row_scale, limits=limits
+        ),
         "marks": _marks(marks, m.shape),
         "mark_label": printable(mark_label),
     }
