@@ -159,7 +159,8 @@ def _hub(args: argparse.Namespace) -> None:
     r = out.result
     report = {
         "model": args.model, "shape": hub.shape, "head": hub.head, "model_type": hub.model_type, "params": hub.params,
-        "max_tokens": hub.max_tokens, "prediction": r.prediction, "probs": r.probs, "truncated": r.truncated,
+        "max_tokens": hub.max_tokens,
+        "missing": list(hub.missing), "prediction": r.prediction, "probs": r.probs, "truncated": r.truncated,
         "unknown": r.unknown, "notes": r.notes,
         "kinds": {name: {"title": k.title, "shape": list(k.weights.shape), "query_axis": k.query_axis,
                          "key_axis": k.key_axis, "queries": k.queries, "keys": k.keys}

@@ -6,16 +6,22 @@ complete one (tied weights included) still predicts."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 from safetensors import safe_open
-from safetensors.torch import save_file
 from transformers import BertModel
 
-from fixtures.hub_tiny import save_bert, save_bert_base, save_distilbert, save_gpt2, save_marian_untied, save_t5
+from fixtures.hub_tiny import (
+    drop_weights,
+    save_bert,
+    save_bert_base,
+    save_distilbert,
+    save_gpt2,
+    save_marian_untied,
+    save_t5,
+)
 from model.hub.errors import HubError
 from model.hub.load import load
 from model.hub.run import TOP, run
@@ -38,17 +44,6 @@ ATTENTION = {"bert": (save_bert, "bert.encoder.layer.0.attention.self.query.weig
              "t5": (save_t5, "encoder.block.0.layer.0.SelfAttention.q.weight")}
 
 
-def drop(folder: Path, pattern: str) -> list[str]:
-    """Rewrite ``folder/model.safetensors`` without the tensors whose names match ``pattern``; their names."""
-    path = folder / "model.safetensors"
-    with safe_open(path, "pt") as f:
-        meta, tensors = f.metadata(), {k: f.get_tensor(k) for k in f.keys()}
-    gone = sorted(k for k in tensors if re.search(pattern, k))
-    assert gone, f"no tensor matches {pattern}"
-    save_file({k: v for k, v in tensors.items() if k not in gone}, path, metadata=meta)
-    return gone
-
-
 @pytest.fixture(scope="module")
 def models(tmp_path_factory) -> dict[str, tuple]:
     """family: (the complete model, the one without its head tensors, the names deleted)."""
@@ -56,7 +51,7 @@ def models(tmp_path_factory) -> dict[str, tuple]:
     out = {}
     for name, (build, pattern, _) in HEADS.items():
         headless = build(root / f"{name}-headless")
-        gone = drop(headless, pattern)
+        gone = drop_weights(headless, pattern)
         out[name] = (load(str(build(root / name))), load(str(headless)), gone)
     return out
 
@@ -148,7 +143,7 @@ def test_tied_weights_are_not_missing(tmp_path):
 def test_a_missing_attention_weight_is_refused(tmp_path, name):
     build, weight = ATTENTION[name]
     folder = build(tmp_path / name)
-    drop(folder, "^" + re.escape(weight) + "$")
+    drop_weights(folder, "^" + re.escape(weight) + "$")
     with pytest.raises(HubError, match=re.escape(weight)) as err:
         load(str(folder))
     assert "attention is computed from" in str(err.value) and "random" in str(err.value)
@@ -156,7 +151,7 @@ def test_a_missing_attention_weight_is_refused(tmp_path, name):
 
 def test_many_missing_weights_are_named_a_few_at_a_time(tmp_path):
     folder = save_bert(tmp_path / "bert")
-    gone = drop(folder, r"^bert\.encoder\.layer\.0\.attention\.")
+    gone = drop_weights(folder, r"^bert\.encoder\.layer\.0\.attention\.")
     assert len(gone) > 3
     with pytest.raises(HubError, match=rf"lacks {len(gone)} of .* and {len(gone) - 3} more"):
         load(str(folder))

@@ -322,3 +322,24 @@ def test_translator_panel_messages(tiny, model, expected):
     assert not at.exception and not at.get("bidi_component")
     assert expected in messages(at).replace("\\", "")
 
+
+
+@pytest.mark.parametrize("family", ["bert", "gpt2"])
+def test_a_model_without_its_prediction_weights_shows_attention_only(tmp_path, family):
+    """A base BertModel, and a GPT-2 whose output layer was deleted from its file: the description says
+    attention only and which weights are missing, no prediction is drawn, every map still is."""
+    from fixtures.hub_tiny import drop_weights, save_bert_base
+
+    if family == "bert":
+        folder, missing = save_bert_base(tmp_path / "bert-base"), "cls.predictions"
+    else:
+        folder, missing = save_gpt2(tmp_path / "gpt2", tie_word_embeddings=False), "lm_head.weight"
+        drop_weights(folder, r"^lm_head\.")
+    at = run(folder, text="the cat sat on the [MASK] .")
+    assert not at.exception and not at.error
+    described = " ".join(c.value for c in at.caption).replace("\\", "")
+    assert "Attention only." in described and missing in described and "random numbers" in described
+    assert not {"The next token", "Prediction", "Output", "Generated text"} & {s.value for s in at.subheader}
+    assert not [t for t in titles(at) if "likeliest" in t] and not at.text  # no bars, no predicted text
+    assert "no prediction head" in messages(at)
+    assert [k["name"] for k in payload(at)["kinds"]] == ["encoder" if family == "bert" else "decoder"]
