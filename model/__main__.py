@@ -112,7 +112,8 @@ def _plain(value):
 
 # what `hub --explain` prints of an Explanation, besides "weight" (the map's) and "recomputed"
 EXPLAIN_FIELDS = ("query_from", "key_from", "q", "k", "product", "raw_score", "scale", "scale_text", "score",
-                  "mask", "mask_reasons", "scores", "weights", "output")
+                  "mask", "mask_reasons", "scores", "weights", "output", "kv_head", "kv_heads", "q_unrotated",
+                  "k_unrotated", "query_angles", "key_angles", "rotary_scale", "norm", "softcap", "sliding_window")
 
 
 def _explained(hub, result, kind: str, layer: int, head: int, query: int, key: int) -> dict:

@@ -15,7 +15,7 @@ from ui.shared.display import export_view_button, show_figure, show_matrix
 from ui.shared.explorer import attention_explorer
 from ui.shared.models import require_checkpoint
 from ui.shared.outputs import has_bars, label_metric, outputs_side_by_side, prediction_bars
-from ui.shared.runs import attempt, input_notes, pick_task, read_input, run_ablation
+from ui.shared.runs import attempt, input_notes, pick_model, read_input, run_ablation
 from ui.shared.state import index_list, on_request, url_widget
 from ui.shared.text import markdown_escape, points
 from ui.shared.views import labelled, pick_head, pick_kind, windowed
@@ -82,14 +82,16 @@ def predictions(spec: ModelSpec, res: Ablation) -> None:
     before, after = res.before, res.after
     if spec.output == "text":
         outputs_side_by_side((before, after), ("**Before** (every head on)", "**After** (heads off)"))
-        st.caption("The translation is the same." if before.prediction == after.prediction else "The translation changed.")
+        same = before.prediction == after.prediction
+        st.caption("The translation is the same." if same else "The translation changed.")
         return
     if spec.output == "classes":
         left, right = st.columns(2)
         for col, name, r in ((left, "Before", before), (right, "After", after)):
             label_metric(col, name, r)
         last = list(before.probs)[-1]  # "positive" for sentiment
-        st.caption(f"P({last}) moved by {points(after.probs[last] - before.probs[last])} when the heads were switched off.")
+        moved = points(after.probs[last] - before.probs[last])
+        st.caption(f"P({last}) moved by {moved} when the heads were switched off.")
     else:
         b, a = before.prediction, after.prediction
         st.caption(
@@ -161,7 +163,7 @@ def main() -> None:
         "Switch attention heads off and see what the model does without them: the prediction before and after, "
         "and how the attention of the layers above changes."
     )
-    ck = require_checkpoint(pick_task("abl_model"))
+    ck = require_checkpoint(pick_model("abl_model"))
     body(ck, options(ck))
 
 

@@ -91,7 +91,7 @@ def step_view(out: HubRun) -> None:
     st.caption(
         f"Generated token {number} is **{markdown_escape(step.token)}** (probability {step.prob:.0%}). "
         f"It was predicted from query {markdown_escape(query)}, which attended to {source} as below."
-    )  # fmt: skip
+    )
     fig = step_figure(row, kind.keys[:n], query_label=query, key_name=kind.key_axis)
     csv = weights_frame(row, [f"layer {i}" for i in range(len(row))], kind.keys[:n])
     show_figure(fig, "hub-step", csv=csv, csv_name="hub-step.csv")

@@ -38,7 +38,7 @@ from viz.classroom import answer_histogram
 ROOM_URL, TEACHER_URL = "room", "teacher"
 # A student's own token, so a reload (a phone switching tabs) resumes the same member instead of joining
 # again; it is the member's id, never the teacher's secret. Its "room" prefix keeps it among the page's
-# URL keys (ui.shared.state.PAGE_URL_KEYS).
+# URL keys (declared beside its st.Page in app.py).
 MEMBER_URL = "room_member"
 PAGE_PATH = "classroom"
 

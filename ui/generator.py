@@ -32,7 +32,6 @@ from viz.steps import step_figures
 MODEL = "generator"  # its description: model.core.specs.SPECS
 DEFAULT_PROMPT = "ROMEO:"
 MIN_LENGTH, MAX_LENGTH = 20, 400
-MAX_WINDOW = 40  # characters per causal-step axis: readable on a projector
 STEP_TITLES = {"scores": "1. scores", "mask": "2. mask", "masked": "3. masked scores", "softmax": "4. softmax"}
 SAMPLING = ("gen_temp", "gen_topk")
 MAX_SEED = 2**31 - 1
@@ -158,7 +157,7 @@ def attention(ck: Checkpoint, result: RunResult) -> None:
         return
     with steps:
         label, hint = "Characters shown in the steps below", "The last N characters."
-        window = range_slider("gen_window", 2, min(MAX_WINDOW, T), min(16, T), label=label, help=hint)
+        window = range_slider("gen_window", 2, min(ck.spec.window, T), min(16, T), label=label, help=hint)
         full = result.notes["prompt"] + result.notes["new_text"]
         figs = causal_section(ck, full[-window:], layer, head)
         figs += step_section(ck, result, layer, window)

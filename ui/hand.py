@@ -4,6 +4,7 @@ self-attention mechanism" on any sentence, one step at a time."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import streamlit as st
 import torch
@@ -33,7 +34,19 @@ def token_matrix(key: str, values, labels: list[str], *, name: str) -> None:
     matrix_step(key, values, labels, labels, name=name, row_title=QUERY_AXIS, col_title=KEY_AXIS)
 
 
-def controls() -> None:
+@dataclass(frozen=True)
+class Options:
+    sentence: str
+    tokenizer: str  # a key of TOKENIZERS
+    seed: int
+    d: int  # embedding width
+    d_q: int  # query and key width
+    d_v: int  # value width
+    heads: int  # for the multi-head section
+    view: str  # a key of VIEWS
+
+
+def options() -> Options:
     init_state("hand_sentence", DEFAULT_SENTENCE)
     init_state("hand_tokenizer", "notebook", one_of(list(TOKENIZERS)))
     init_state("hand_seed", 123, bounded(0, 2**31 - 1))
@@ -55,6 +68,9 @@ def controls() -> None:
         help="One step at a time: Previous/Next buttons or the ← → keys; the step is kept in the URL.",
     )  # fmt: skip
     sync_url(*URL_KEYS)
+    s = st.session_state
+    sizes = s.hand_d, s.hand_dq, s.hand_dv
+    return Options(s.hand_sentence, s.hand_tokenizer, s.hand_seed, *sizes, s.hand_heads, s.hand_view)
 
 
 def matrix_step(key: str, values, rows, cols, *, name: str, row_title: str, col_title: str, **how) -> None:
@@ -204,22 +220,14 @@ def plain_section(w: Walkthrough, labels: list[str]) -> None:
                     col_title="dimension")  # fmt: skip
 
 
-def main() -> None:
-    st.title("Self-attention by hand")
-    st.markdown(
-        "Follow one attention head through a sentence with small random matrices. With the default settings the "
-        "numbers match the classic worked example (seed 123, d = 16, d_q = d_k = 24, d_v = 28)."
-    )
-    controls()
-    text = clean_text(st.session_state.hand_sentence, what="sentence")
+def body(opts: Options) -> None:
+    """The sentence through one head, step by step: every step at once, or one at a time."""
+    text = clean_text(opts.sentence, what="sentence")
     if text is None:
         return
-    state = st.session_state
     try:
-        mh = multi_head_walkthrough(
-            text, heads=state.hand_heads, seed=state.hand_seed, d=state.hand_d, d_q=state.hand_dq,
-            d_k=state.hand_dq, d_v=state.hand_dv, tokenizer=state.hand_tokenizer, max_tokens=MAX_TOKENS,
-        )  # fmt: skip
+        sizes = dict(d=opts.d, d_q=opts.d_q, d_k=opts.d_q, d_v=opts.d_v, max_tokens=MAX_TOKENS)
+        mh = multi_head_walkthrough(text, heads=opts.heads, seed=opts.seed, tokenizer=opts.tokenizer, **sizes)
     except ValueError as e:
         st.warning(str(e))
         return
@@ -228,19 +236,19 @@ def main() -> None:
         st.info(f"The sentence has {len(w.tokens) + w.dropped} tokens; only the first {MAX_TOKENS} are shown.")
     labels = unique_labels(w.tokens)
     parts = sections(mh, labels)
-    if state.hand_view == "all":
+    if opts.view == "all":
         st.query_params.pop(STEP_URL, None)
-        for i, (title, expanded, body) in enumerate(parts, start=1):
+        for i, (title, expanded, draw) in enumerate(parts, start=1):
             # lazy: a closed step costs nothing; opening it reruns the page and draws it
             part = st.expander(title, expanded=expanded, key=f"hand_part_{i}", on_change="rerun")
             if part.open:
                 with part:
-                    body()
+                    draw()
         return
     step = stepper("hand_step", [title for title, _, _ in parts], url_key=STEP_URL)
-    title, _, body = parts[step - 1]
+    title, _, draw = parts[step - 1]
     st.subheader(title)
-    body()
+    draw()
 
 
 def sections(mh: MultiHeadWalkthrough, labels: list[str]) -> list[tuple[str, bool, Callable[[], None]]]:
@@ -259,6 +267,15 @@ def sections(mh: MultiHeadWalkthrough, labels: list[str]) -> list[tuple[str, boo
         ("9. Several heads", False, lambda: heads_section(mh, labels)),
         ("10. Without weights: x·xᵀ", False, show(plain_section)),
     ]
+
+
+def main() -> None:
+    st.title("Self-attention by hand")
+    st.markdown(
+        "Follow one attention head through a sentence with small random matrices. With the default settings the "
+        "numbers match the classic worked example (seed 123, d = 16, d_q = d_k = 24, d_v = 28)."
+    )
+    body(options())
 
 
 main()

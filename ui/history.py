@@ -3,16 +3,14 @@ beside the loss and validation curves."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import plotly.graph_objects as go
 import streamlit as st
 
-from model.core.specs import ModelSpec
+from model.core.specs import SPECS, ModelSpec
 from model.training.history import HistoryError, MissingHistory, ProbeHistory, training_curves
 from ui.shared.display import show_figure
 from ui.shared.models import get_history, require_checkpoint
-from ui.shared.runs import pick_task
+from ui.shared.runs import pick_model
 from ui.shared.state import init_state, keep_valid, radio_choice, resend_on_change, select_choice, sync_url
 from ui.shared.text import markdown_escape, plural
 from ui.shared.views import pick_head
@@ -22,11 +20,6 @@ from viz.history import history_curves, probe_axes, probe_text
 VIEWS = {"head": "one head", "grid": "every layer and head"}
 # the widgets whose options depend on the model
 MODEL_WIDGETS = ("hist_probe", "hist_kind", "hist_epoch", "hist_layer", "hist_head")
-
-
-@dataclass(frozen=True)
-class Options:
-    model: str  # a key of SPECS: whose training history
 
 
 def curves_section(training: dict, epochs: list[int] | None, epoch: int | None, model: str) -> None:
@@ -90,32 +83,33 @@ def attention_section(history: ProbeHistory, spec: ModelSpec) -> tuple[int, go.F
     return epoch, grid
 
 
-def options() -> Options:
-    return Options(pick_task("hist_task", select=True))
+def options() -> ModelSpec:
+    """The model whose training history is shown: its description is the page's whole choice."""
+    return SPECS[pick_model("hist_task", select=True)]
 
 
-def body(opts: Options) -> None:
+def body(spec: ModelSpec) -> None:
     """The probes' attention at the chosen epoch beside the training curves."""
     # a keyed select box keeps showing the old model's option unless its value is sent again
-    resend_on_change("_hist_shown_task", opts.model, MODEL_WIDGETS)
-    ck = require_checkpoint(opts.model)
-    history = get_history(opts.model)
+    resend_on_change("_hist_shown_task", spec.name, MODEL_WIDGETS)
+    ck = require_checkpoint(spec.name)
+    history = get_history(spec.name)
     left, right = st.columns([3, 2])
     epoch, epochs, grid = None, None, None
     with left:
         if isinstance(history, MissingHistory):
             st.info(
-                f"This {opts.model} checkpoint has no saved attention history yet (history.safetensors and "
-                f"history.json beside it). Training with `python -m model train {opts.model}` saves it after every "
+                f"This {spec.name} checkpoint has no saved attention history yet (history.safetensors and "
+                f"history.json beside it). Training with `python -m model train {spec.name}` saves it after every "
                 "epoch."
             )
         elif isinstance(history, HistoryError):
             st.error(f"The training history could not be read: {markdown_escape(str(history))}")
         else:
             epochs = history.epochs
-            epoch, grid = attention_section(history, ck.spec)
+            epoch, grid = attention_section(history, spec)
     with right:
-        curves_section(ck.training, epochs, epoch, opts.model)
+        curves_section(ck.training, epochs, epoch, spec.name)
     if grid is not None:  # every layer and head needs the page's whole width
         show_figure(grid, "hist-grid")
 

@@ -15,7 +15,7 @@ from ui.shared.display import export_view_button, show_figure, show_matrix
 from ui.shared.explorer import attention_explorer
 from ui.shared.models import require_checkpoint
 from ui.shared.outputs import has_bars, label_metric, outputs_side_by_side, prediction_bars
-from ui.shared.runs import attempt, input_notes, pick_task, read_input, run_model
+from ui.shared.runs import attempt, input_notes, pick_model, read_input, run_model
 from ui.shared.state import on_request, url_widget
 from ui.shared.text import listing, points
 from ui.shared.views import labelled, pick_head, pick_kind, windowed
@@ -40,7 +40,8 @@ def options(spec: ModelSpec) -> Options:
     """The two inputs, side by side."""
     columns, defaults = st.columns(2), DEFAULT_PAIRS[spec.name]
     keys = [f"pair_{spec.short}_{n.lower()}" for n in NAMES]
-    texts = [url_widget(c.text_input, f"{n}: {spec.input_name}", k, d) for c, n, k, d in zip(columns, NAMES, keys, defaults)]
+    boxes = zip(columns, NAMES, keys, defaults)
+    texts = [url_widget(column.text_input, f"{n}: {spec.input_name}", k, d) for column, n, k, d in boxes]
     return Options(tuple(texts))
 
 
@@ -52,7 +53,8 @@ def predictions(spec: ModelSpec, a: RunResult, b: RunResult) -> None:
             st.caption("The two translations are the same.")
         else:
             only_a, only_b = word_changes(a.prediction, b.prediction)
-            st.caption(f"Words only in A: {listing(only_a) or '(none)'} · words only in B: {listing(only_b) or '(none)'}")
+            only_a, only_b = listing(only_a) or "(none)", listing(only_b) or "(none)"
+            st.caption(f"Words only in A: {only_a} · words only in B: {only_b}")
         return
     if spec.output == "classes":
         last = list(a.probs)[-1]  # "positive" for sentiment
@@ -154,7 +156,7 @@ def main() -> None:
         "Change one word (or character) and compare: how the prediction moves, and how the attention of one head "
         "differs between the two inputs."
     )
-    ck = require_checkpoint(pick_task("pair_model"))
+    ck = require_checkpoint(pick_model("pair_model"))
     body(ck, options(ck.spec))
 
 

@@ -15,7 +15,7 @@ from model.core.results import AttentionKind, RunResult
 from model.core.specs import SPECS
 from ui.shared.display import show_figure, show_matrix
 from ui.shared.models import require_checkpoint
-from ui.shared.runs import attempt, input_notes, pick_task, run_model
+from ui.shared.runs import attempt, input_notes, pick_model, run_model
 from ui.shared.state import on_request, range_slider, select_choice, url_widget
 from ui.shared.text import clean_text, listing
 from ui.shared.views import head_explorer, pick_kind
@@ -40,7 +40,7 @@ def choose_model() -> None:
 
 def options() -> Options:
     left, right = st.columns([1, 3])
-    model = pick_task("pro_task", parent=left, select=True, on_change=choose_model)
+    model = pick_model("pro_task", parent=left, select=True, on_change=choose_model)
     spec = SPECS[model]
     label = spec.input_name[0].upper() + spec.input_name[1:]
     return Options(model, url_widget(right.text_area, label, "pro_text", DEFAULT_TEXT[model], height=80))

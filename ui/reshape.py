@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pandas as pd
 import streamlit as st
 
@@ -29,7 +31,19 @@ for item in x:                                   # each sequence (t, k)
     out.append(unify(cat(heads, dim=-1)))        # (t, k)"""
 
 
-def controls() -> None:
+@dataclass(frozen=True)
+class Options:
+    b: int  # batch
+    t: int  # tokens per sequence, when there is no sentence
+    k: int  # width
+    h: int  # heads
+    wide: bool  # every head is k wide (else k is split into h slices)
+    split_scale: bool  # scale q and k by s^¼ each (else q·k by √s)
+    seed: int
+    text: str  # the optional sentence
+
+
+def options() -> Options:
     init_state("reshape_b", 2, bounded(1, MAX_B))
     init_state("reshape_t", 4, bounded(2, MAX_T))
     init_state("reshape_k", 8, bounded(1, MAX_K))
@@ -61,6 +75,9 @@ def controls() -> None:
         help=f"Its first {MAX_T} words (seeded random embeddings) replace the random input; t follows the sentence.",
     )
     sync_url(*URL_KEYS)
+    s = st.session_state
+    wide, split = s.reshape_kind == "wide", s.reshape_scale == "split"
+    return Options(s.reshape_b, s.reshape_t, s.reshape_k, s.reshape_h, wide, split, s.reshape_seed, s.reshape_text)
 
 
 def sentence_length(raw: str) -> int:
@@ -129,30 +146,22 @@ def checks(result, k: int, h: int) -> None:
     )
 
 
-def main() -> None:
-    st.title("Multi-head reshape")
-    st.markdown(
-        "How one batched computation runs all heads at once: project, view, transpose, fold the heads into the "
-        "batch, two batched matrix products, then undo the reshapes. Colour shows which head each number belongs "
-        "to; follow one colour down the page."
-    )
-    controls()
-    state = st.session_state
-    b, k, h = state.reshape_b, state.reshape_k, state.reshape_h
-    wide = state.reshape_kind == "wide"
+def body(opts: Options) -> None:
+    """Every step of the batched computation for the chosen sizes, then the checks against a per-head loop."""
+    b, k, h, wide = opts.b, opts.k, opts.h, opts.wide
     if not wide and k % h:
-        options = sorted({max(h, k - k % h), k - k % h + h})
+        fits = sorted({max(h, k - k % h), k - k % h + h})
         st.warning(
             f"Narrow heads split the width k = {k} into h = {h} equal slices, so k must be divisible by h. "
-            f"Try k = {' or '.join(map(str, options))}, or choose wide heads."
+            f"Try k = {' or '.join(map(str, fits))}, or choose wide heads."
         )
         return
-    tokens = sentence_tokens(state.reshape_text)
-    t = len(tokens) if tokens else state.reshape_t
+    tokens = sentence_tokens(opts.text)
+    t = len(tokens) if tokens else opts.t
     if tokens:
         st.caption(f"t = {t} from the sentence.")
-    x = input_tensor(b, t, k, seed=state.reshape_seed, tokens=tokens)
-    result = reshape_steps(x, h, wide=wide, split_scale=state.reshape_scale == "split", seed=state.reshape_seed)
+    x = input_tensor(b, t, k, seed=opts.seed, tokens=tokens)
+    result = reshape_steps(x, h, wide=wide, split_scale=opts.split_scale, seed=opts.seed)
     st.caption(f"s = {result.head_dim} numbers per head ({'wide: s = k' if wide else 'narrow: s = k / h'}).")
     for i, step in enumerate(result.steps, start=1):
         show_step(i, step, h, tokens)
@@ -160,6 +169,16 @@ def main() -> None:
         lambda: steps_frame(result.steps), "reshape-steps", "reshape_steps.csv", label="Download every step (CSV)"
     )
     checks(result, k, h)
+
+
+def main() -> None:
+    st.title("Multi-head reshape")
+    st.markdown(
+        "How one batched computation runs all heads at once: project, view, transpose, fold the heads into the "
+        "batch, two batched matrix products, then undo the reshapes. Colour shows which head each number belongs "
+        "to; follow one colour down the page."
+    )
+    body(options())
 
 
 main()

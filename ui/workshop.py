@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from model.core.checkpoint import Checkpoint
 from model.core.results import AttentionKind, attention_kind
 from model.lessons.workshop import (
     MAX_QUESTION,
@@ -21,7 +22,6 @@ from model.lessons.workshop import (
     score_shape_guess,
     shape_question,
 )
-from model.core.checkpoint import Checkpoint
 from ui.shared.display import show_figure, show_matrix
 from ui.shared.explorer import attention_explorer
 from ui.shared.models import get_checkpoint
@@ -59,22 +59,22 @@ def reset_score() -> None:
     st.session_state["ws_scores"] = {}
 
 
-def scoreboard(s) -> None:
+def options(s) -> int:
+    """The score so far, and the question to ask: its number (kept in the URL as ``?q=N``) is returned."""
     scores = s["ws_scores"]
     left, middle, right = st.columns([2, 2, 3], vertical_alignment="center")
     if scores:
         left.metric("Score", f"{sum(scores.values()):.2f} / {len(scores)}")
     else:  # "0.00 / 0" would read as a failed round
         left.metric("Score", "—", help="Reveal an answer to start scoring.")
-    middle.number_input(
-        "Question number", 0, MAX_QUESTION, step=1, key="ws_q",
-        help="Every number is a fixed question: put ?q=N in a link and everyone gets the same one.",
-    )  # fmt: skip
+    hint = "Every number is a fixed question: put ?q=N in a link and everyone gets the same one."
+    middle.number_input("Question number", 0, MAX_QUESTION, step=1, key="ws_q", help=hint)
     with right:
         a, b = st.columns(2)
         a.button("Next question", key="ws_next", on_click=next_question, type="primary", width="stretch")
         b.button("Reset score", key="ws_reset", on_click=reset_score, width="stretch")
     set_url({QUESTION_URL: str(s["ws_q"])})
+    return s["ws_q"]
 
 
 def question_name(number: int) -> str:
@@ -102,8 +102,8 @@ def attend_round(q: AttendQuestion, s) -> None:
             rows = [f"query of {query}", *(f"key of {label}" for label in labels)]
             vectors = np.vstack([q.query_vector, q.key_vectors])
             dims = [str(i) for i in range(vectors.shape[1])]
-            table = matrix_payload(vectors, rows, dims, name="query and keys", row_title="vector", col_title="dimension")
-            show_matrix(table, "ws-hint")
+            titles = dict(name="query and keys", row_title="vector", col_title="dimension")
+            show_matrix(matrix_payload(vectors, rows, dims, **titles), "ws-hint")
     revealed = q.number in s["ws_scores"]
     key = f"ws_guess_{q.number}"
     guess = st.radio("Your guess", labels, index=None, key=key, horizontal=True, disabled=revealed)
@@ -171,16 +171,9 @@ def shape_round(q: ShapeQuestion, s) -> None:
         st.caption("Half a point per axis is the most a guess with the right number of axes but a wrong size can earn.")
 
 
-def main() -> None:
-    st.title("Workshop: predict, then reveal")
-    st.caption(
-        "Guess first, then reveal the real numbers. Each question number is a fixed question, so a link with "
-        "?q=N (e.g. on a slide) gives everyone the same one. Questions cycle: attention in the hand-worked "
-        "example, a reshape shape, attention in a trained classifier head."
-    )
-    s = state()
-    scoreboard(s)
-    number = s["ws_q"]
+def body(number: int, s) -> None:
+    """Question ``number``: an attention question on the hand-worked example or a classifier head (the hand-worked
+    example when no classifier is trained), or a reshape question."""
     kind = kind_of(number)
     if kind == "head":
         data = classifier_attention(head_sentence(number))
@@ -197,6 +190,17 @@ def main() -> None:
         attend_round(hand_question(number), s)
     else:
         shape_round(shape_question(number), s)
+
+
+def main() -> None:
+    st.title("Workshop: predict, then reveal")
+    st.caption(
+        "Guess first, then reveal the real numbers. Each question number is a fixed question, so a link with "
+        "?q=N (e.g. on a slide) gives everyone the same one. Questions cycle: attention in the hand-worked "
+        "example, a reshape shape, attention in a trained classifier head."
+    )
+    s = state()
+    body(options(s), s)
 
 
 main()

@@ -136,7 +136,8 @@ def output_figure(e: Explanation) -> go.Figure:
 
 
 def explanation_steps(e: Explanation) -> list[str]:
-    """The computation in five plain-text sentences (tokens included as typed: escape before HTML)."""
+    """The computation in five plain-text steps (tokens included as typed: escape before HTML); a model's
+    q/k norm, rotary position, grouped-query heads, soft-capping and sliding window add a sentence each."""
     s, hs = e.head_dim, e.heads * e.head_dim
     lines = [
         f"1. q_i = W_q × query input, from {e.query_from} ({e.dim} numbers); head {e.head} keeps its {s} of "
@@ -160,6 +161,34 @@ def explanation_steps(e: Explanation) -> list[str]:
         f"5. Next: the {e.heads} heads' outputs are concatenated ({t} × {hs}) and the output projection "
         f"unify maps {hs} numbers to {e.dim} for each query."
     )
+    # what rotary, grouped-query models add, each where the model has it
+    if e.norm:
+        lines[0] += f" Normalisation: {e.norm}."
+    if e.q_unrotated is not None:
+        half = len(e.query_angles)
+        part = f"the first {2 * half} of the {s} dimensions" if 2 * half < s else f"all {s} dimensions"
+        size = f", scaled by {e.rotary_scale:.4g}" if not math.isclose(e.rotary_scale, 1.0) else ""
+        lines[0] += (
+            f" Rotary position: q_i and k_j are turned pair by pair (d, d + {half}) over {part}{size}, by their "
+            f"positions' angles (pair 0: {e.query_angles[0]:.4f} and {e.key_angles[0]:.4f} rad, mod 2π), so "
+            f"q_i · k_j sees the positions only through {e.query} − {e.key} = {e.query - e.key}."
+        )
+    if e.kv_head is not None and e.kv_heads is not None and e.kv_heads < e.heads:
+        lines[0] += (
+            f" Grouped-query attention: the {e.heads} query heads share {e.kv_heads} key/value heads, "
+            f"{e.heads // e.kv_heads} each; head {e.head} reads key/value head {e.kv_head}."
+        )
+    if e.softcap is not None:
+        capped = e.softcap * math.tanh(e.score / e.softcap)
+        lines[1] += (
+            f" Soft-capping: {e.softcap:g} × tanh(score / {e.softcap:g}) = {capped:.4f}, so no score passes "
+            f"±{e.softcap:g}."
+        )
+    if e.sliding_window is not None:
+        lines[2] += (
+            f" Sliding window: a query sees only the {e.sliding_window} latest positions, itself included "
+            f"(keys {max(0, e.query - e.sliding_window + 1)} to {e.query} here)."
+        )
     return lines
 
 
@@ -167,7 +196,8 @@ def explanation_frame(e: Explanation) -> pd.DataFrame:
     """Every number of the panel as one long table (one value a row), ready for ``to_csv``.
 
     Columns: the cell (kind, layer, head, query, key and their tokens), ``quantity``, ``position``
-    (a key position, where the quantity has one per key), ``dimension`` (within the head) and ``value``.
+    (a key position, where the quantity has one per key), ``dimension`` (within the head; for the rotary angles,
+    the pair (d, d + r/2)) and ``value``.
     """
     rows: list[tuple] = []
 
@@ -175,7 +205,9 @@ def explanation_frame(e: Explanation) -> pd.DataFrame:
         rows.append((quantity, position, None if position is None else e.key_tokens[position], dimension, value))
 
     for name, vec in (("q_i", e.q), ("k_j", e.k), ("q_i*k_j", e.product), ("output", e.output),
-                      ("model_output", e.model_output)):  # fmt: skip
+                      ("model_output", e.model_output), ("q_i_unrotated", e.q_unrotated),
+                      ("k_j_unrotated", e.k_unrotated), ("query_angle", e.query_angles),
+                      ("key_angle", e.key_angles)):  # fmt: skip
         for d, v in enumerate([] if vec is None else vec):
             add(name, float(v), dimension=d)
     for name, v in (("raw_score", e.raw_score), ("scale", e.scale), ("score", e.score), ("weight", e.weight),

@@ -2,9 +2,10 @@
 
 A family differs only in how it obtains one head's tensors for one row: our models through a
 :class:`~model.nets.attention.Probe` on their own forward pass (:mod:`model.analysis.explain`), a
-Hugging Face model from its layer's projections (:mod:`model.hub.explain`). Both hand the query vector,
-every key and value vector, the row's mask and the scale to :func:`row_steps`, which rebuilds the cell
-in float64 — dot product, scaling, mask, softmax, weighted sum — and both return one
+Hugging Face model from its layer's projections or from what its attention function received
+(:mod:`model.hub.explain`). Both hand the query vector, every key and value vector, the row's mask and
+the scale to :func:`row_steps`, which rebuilds the cell in float64 — dot product, scaling, soft-capping
+where the model has it, mask, softmax, weighted sum — and both return one
 :class:`Explanation` that the figures (:mod:`viz.explain`) and the panel (``ui/shared/explain.py``) read.
 Where a family cannot recompute a weight it raises :class:`NotExplained` with the reason.
 """
@@ -61,6 +62,17 @@ class Explanation:
     wide: bool = False  # wide heads: every head has the model's full width
     split_scale: bool = False  # q and k each divided by s^¼ instead of the score by √s
     model_output: np.ndarray | None = None  # (s,) the module's own per-head output row, where it is traced
+    # what rotary, grouped-query models add (None where a model has no such step)
+    kv_head: int | None = None  # the key/value head this query head reads (grouped-query attention)
+    kv_heads: int | None = None  # how many key/value heads the layer has (``heads`` share them evenly)
+    q_unrotated: np.ndarray | None = None  # (s,) q_i before the rotary rotation
+    k_unrotated: np.ndarray | None = None  # (s,) k_j before the rotary rotation
+    query_angles: np.ndarray | None = None  # (r/2,) radians (mod 2π) turning pair (d, d + r/2) of q_i
+    key_angles: np.ndarray | None = None  # (r/2,) the same at the key's position
+    rotary_scale: float = 1.0  # the factor the rotation also scales by (1 but for yarn/longrope)
+    norm: str | None = None  # the per-head q/k normalisation before the rotation, in words
+    softcap: float | None = None  # scores become softcap * tanh(score / softcap) before the softmax
+    sliding_window: int | None = None  # keys this many positions back or more are hidden
 
     @property
     def query_token(self) -> str:
@@ -91,13 +103,15 @@ class Explanation:
         return self.heads * self.head_dim, self.dim
 
 
-def row_steps(q, K, V, mask, scale: float, key: int, head_factor: float = 1.0) -> dict:
+def row_steps(q, K, V, mask, scale: float, key: int, head_factor: float = 1.0, softcap: float | None = None) -> dict:
     """The numbers of one cell rebuilt in float64: ``q`` ``(s,)``, ``K`` and ``V`` ``(keys, s)``, ``mask``
-    ``(keys,)`` bool. A row with no visible key attends to nothing (weights 0: the model's rule, not NaN)."""
+    ``(keys,)`` bool. With ``softcap`` the softmax sees softcap · tanh(score / softcap) (``score`` stays
+    the uncapped one). A row with no visible key attends to nothing (weights 0: the model's rule, not NaN)."""
     q, K, V = (np.asarray(a, dtype=np.float64) for a in (q, K, V))
     mask = np.asarray(mask, dtype=bool)
     raw = K @ q
-    scores = np.where(mask, raw * scale, -np.inf)
+    scaled = raw * scale if softcap is None else softcap * np.tanh(raw * scale / softcap)
+    scores = np.where(mask, scaled, -np.inf)
     weights = np.zeros_like(raw)
     if mask.any():
         e = np.exp(scores - scores[mask].max())
@@ -120,15 +134,18 @@ def row_steps(q, K, V, mask, scale: float, key: int, head_factor: float = 1.0) -
     }
 
 
-def mask_reasons(mask, query: int, *, causal: bool, padding=None) -> list[str]:
-    """Why each key of a row is hidden: "future" (a causal mask), "padding", "masked" (another reason),
-    or "" where it is visible. ``padding`` flags the padding keys, where the model has any."""
+def mask_reasons(mask, query: int, *, causal: bool, padding=None, window: int | None = None) -> list[str]:
+    """Why each key of a row is hidden: "future" (a causal mask), "outside the sliding window" (a key
+    ``window`` or more positions back), "padding", "masked" (another reason), or "" where it is visible.
+    ``padding`` flags the padding keys, where the model has any."""
     reasons = []
     for j, visible in enumerate(np.asarray(mask, dtype=bool)):
         if visible:
             reasons.append("")
         elif causal and j > query:
             reasons.append("future")
+        elif window is not None and query - j >= window:
+            reasons.append("outside the sliding window")
         elif padding is not None and padding[j]:
             reasons.append("padding")
         else:

@@ -5,9 +5,17 @@ weight that query i gives key j in one head is recomputed step by step: the laye
 states (``output_hidden_states=True`` on one teacher-forced pass over the run's token ids; nothing
 is hooked or stored on the shared model), q_i and every k_j and v_j from the layer's own
 projections, then the same steps as for our own models (:func:`model.core.explanation.row_steps`),
-into the same :class:`~model.core.explanation.Explanation`. The recomputed weight is checked against
-the one the model reported; if they ever disagree, or the architecture is another one (T5 adds a
-position bias, pre-norm BART variants normalise first), :class:`NotExplained` says why.
+into the same :class:`~model.core.explanation.Explanation`.
+
+Every other decoder-only model (Llama, Qwen2/3, Mistral, Gemma 1–3, Phi-3, OLMo2, SmolLM3: rotary,
+grouped-query) is traced through transformers' ``AttentionInterface`` (:mod:`model.hub.probe`): q as
+attention reads it, the k and v of the key/value head it shares, the model's own mask (causal, sliding
+window), its scaling and soft-capping; and, rebuilt from the layer's input (:mod:`model.hub.rotary`),
+q and k before the rotation with the angle of each pair of dimensions.
+
+The recomputed weight is checked against the one the model reported; if they ever disagree, or the
+architecture is another one (T5 adds a position bias, pre-norm BART variants normalise first),
+:class:`NotExplained` says why.
 """
 
 from __future__ import annotations
@@ -20,7 +28,9 @@ import torch
 
 from model.core.explanation import Explanation, NotExplained, mask_reasons, row_steps, scale_text
 from model.core.results import RunResult
+from model.hub import rotary
 from model.hub.load import HubModel
+from model.hub.probe import NotProbed, Trace, trace
 
 BERT_LIKE = {"bert", "roberta", "xlm-roberta", "camembert", "distilbert"}
 POST_NORM_SEQ2SEQ = {"marian", "bart"}
@@ -117,13 +127,36 @@ def _site(hub: HubModel, out, kind: str, layer: int) -> _Site:
                 where_k = "the encoder's output, the same for every decoder layer"
         return _Site(x_q, x_k, (attn.q_proj, 0, 1), (attn.k_proj, 0, 1), (attn.v_proj, 0, 1), attn.num_heads,
                      attn.scaling, "", where_q, where_k)
-    raise NotImplementedError(REASONS.get(mt, f"the step-by-step view covers GPT-2, the BERT family and Marian/BART, "
-                                              f"not {mt}"))
+    raise NotImplementedError(REASONS.get(mt, f"the step-by-step view covers GPT-2, the BERT family, Marian/BART "
+                                              f"and decoders such as Llama, Qwen, Mistral and Gemma, not {mt}"))
 
 
-def forward(hub: HubModel, result: RunResult):
-    """One teacher-forced pass over ``result.inputs`` with hidden states and attention weights (what
-    :func:`explain` reads; pass it back in to explain several cells of the same run)."""
+def _probed(hub: HubModel) -> bool:
+    """Whether ``hub``'s cells are explained from a :func:`~model.hub.probe.trace` (decoders but GPT-2)."""
+    return hub.shape == "decoder" and hub.model_type != "gpt2"
+
+
+def _as64(t: torch.Tensor) -> np.ndarray:
+    return t.detach().to("cpu", torch.float64).numpy()
+
+
+def _checked(steps: dict, map_weight: float) -> dict:
+    """``steps``, or :class:`NotExplained` when they do not give the model's own weight."""
+    if not math.isclose(steps["weight"], map_weight, abs_tol=TOLERANCE):
+        raise NotExplained(f"recomputing gave {steps['weight']:.6f}, not the model's {map_weight:.6f}; "
+                           "showing the weight only")
+    return steps
+
+
+def forward(hub: HubModel, result: RunResult, layers: set[int] | None = None):
+    """One teacher-forced pass over ``result.inputs`` with hidden states and attention weights, or for a
+    traced family its :class:`~model.hub.probe.Trace` of ``layers`` (all: None) (what :func:`explain`
+    reads; pass it back in to explain several cells of the same run)."""
+    if _probed(hub):
+        try:
+            return trace(hub.model, result.inputs["ids"], layers)
+        except NotProbed as why:
+            raise NotExplained(f"{why}; showing the weight only") from None
     ins = {k: torch.tensor([v], device=hub.device) for k, v in result.inputs.items()}
     with torch.no_grad():
         if hub.shape == "encoder-decoder":
@@ -144,6 +177,9 @@ def explain(hub: HubModel, result: RunResult, kind: str, layer: int, head: int, 
         raise IndexError(f"{kind}: no cell layer {layer}, head {head}, query {query}, key {key} in "
                          f"{tuple(view.weights.shape)}")
     map_weight = float(view.weights[layer, head, query, key])
+    if _probed(hub):
+        tr = states if states is not None else forward(hub, result, {layer})
+        return _explain_traced(hub, result, layer, head, query, key, tr, map_weight)
     try:
         site = _site(hub, states if states is not None else forward(hub, result), kind, layer)
     except NotImplementedError as why:
@@ -152,12 +188,8 @@ def explain(hub: HubModel, result: RunResult, kind: str, layer: int, head: int, 
         q = _heads(_project(site.q_proj[0], site.x_q[query:query + 1], *site.q_proj[1:]), site.heads)[head, 0]
         K = _heads(_project(site.k_proj[0], site.x_k, *site.k_proj[1:]), site.heads)[head]
         V = _heads(_project(site.v_proj[0], site.x_k, *site.v_proj[1:]), site.heads)[head]
-    as64 = lambda t: t.detach().to("cpu", torch.float64).numpy()  # noqa: E731
     mask = np.asarray(view.mask[query], dtype=bool)
-    steps = row_steps(as64(q), as64(K), as64(V), mask, float(site.scale), key)
-    if not math.isclose(steps["weight"], map_weight, abs_tol=TOLERANCE):
-        raise NotExplained(f"recomputing gave {steps['weight']:.6f}, not the model's {map_weight:.6f}; "
-                           "showing the weight only")
+    steps = _checked(row_steps(_as64(q), _as64(K), _as64(V), mask, float(site.scale), key), map_weight)
     d = q.shape[-1]
     causal = kind == "decoder"
     return Explanation(
@@ -165,7 +197,73 @@ def explain(hub: HubModel, result: RunResult, kind: str, layer: int, head: int, 
         query_tokens=list(view.queries), key_tokens=list(view.keys),
         query_from=f"position {query}: {site.query_from}", key_from=f"position {key}: {site.key_from}",
         dim=site.x_q.shape[-1], heads=site.heads, head_dim=d,
-        query_input=as64(site.x_q[query]), key_input=None if site.x_k is site.x_q else as64(site.x_k[key]),
+        query_input=_as64(site.x_q[query]), key_input=None if site.x_k is site.x_q else _as64(site.x_k[key]),
         scale_text=scale_text(d, scale=float(site.scale), extra=site.extra),
         mask_reasons=mask_reasons(mask, query, causal=causal), map_weight=map_weight, **steps,
+    )
+
+
+def _visible(mask: torch.Tensor | None, query: int, keys: int) -> np.ndarray:
+    """Which keys the query row of an additive mask lets through; :class:`NotExplained` for a mask that
+    adds anything but 0 or "never" (a position bias the steps would not show)."""
+    if mask is None:
+        return np.ones(keys, dtype=bool)
+    row = mask[query].to(torch.float64)
+    visible, hidden = row == 0, row <= torch.finfo(mask.dtype).min / 2
+    if not bool((visible | hidden).all()):
+        raise NotExplained("its attention mask adds a bias to the scores, which these steps do not show; "
+                           "showing the weight only")
+    return visible.cpu().numpy()
+
+
+def _rotation(hub: HubModel, tr: Trace, layer: int, head: int, kv: int, query: int, key: int) -> dict:
+    """The Explanation fields of q and k before the rotation, rebuilt from the layer's input and checked
+    against the traced q and k; the notes say why fields are left out."""
+    call = tr.calls[layer]
+    before = rotary.before_rotation(hub.model, layer, tr.hidden_states[layer])
+    if before is None:
+        return {"notes": " (q and k before the rotation are not rebuilt for this layout)"}
+    fields = {"query_input": _as64(before.x[query]), "norm": before.norm, "source": before.source, "notes": ""}
+    q0, k0 = _as64(before.query[head, query]), _as64(before.key[kv, key])
+    q, k = _as64(call.query[head, query]), _as64(call.key[kv, key])
+    turn = rotary.angles(hub.model, layer, before.x) if rotary.rotates(hub.model, layer) else None
+    if turn is None:
+        if np.allclose(q0, q, atol=TOLERANCE) and np.allclose(k0, k, atol=TOLERANCE):
+            return {**fields, "notes": " (this layer adds no rotary position: NoPE)"}
+        return {**fields, "notes": " (q and k before the rotation are not rebuilt for this layout)"}
+    theta, scale = turn
+    if not (np.allclose(rotary.rotate(q0, theta[query], scale), q, atol=TOLERANCE)
+            and np.allclose(rotary.rotate(k0, theta[key], scale), k, atol=TOLERANCE)):
+        return {**fields, "notes": " (q and k before the rotation could not be rebuilt for this layer)"}
+    return {**fields, "q_unrotated": q0, "k_unrotated": k0, "query_angles": theta[query], "key_angles": theta[key],
+            "rotary_scale": scale}
+
+
+def _explain_traced(hub: HubModel, result: RunResult, layer: int, head: int, query: int, key: int, tr: Trace,
+                    map_weight: float) -> Explanation:
+    """A decoder cell from the traced call of its layer (:mod:`model.hub.probe`)."""
+    if not isinstance(tr, Trace) or layer not in tr.calls:
+        raise NotExplained(f"layer {layer}'s attention was not traced; showing the weight only")
+    view, call = result.kinds["decoder"], tr.calls[layer]
+    heads, s = call.query.shape[0], call.query.shape[-1]
+    kv = head // call.groups  # grouped-query attention: consecutive query heads share one key/value head
+    visible = _visible(call.mask, query, call.key.shape[1])
+    steps = row_steps(_as64(call.query[head, query]), _as64(call.key[kv]), _as64(call.value[kv]), visible,
+                      call.scaling, key, softcap=call.softcap)
+    steps = _checked(steps, map_weight)
+    rot = _rotation(hub, tr, layer, head, kv, query, key)
+    source = rot.pop("source", f"layer {layer}'s input hidden states") + rot.pop("notes")
+    pre = getattr(hub.model.config, "query_pre_attn_scalar", None)
+    extra = f" (1/√{pre:g}: query_pre_attn_scalar, not the head width)" if pre and math.isclose(
+        call.scaling, pre**-0.5, rel_tol=1e-6) else ""
+    return Explanation(
+        model=hub.source, kind="decoder", layer=layer, head=head, query=query, key=key,
+        query_tokens=list(view.queries), key_tokens=list(view.keys),
+        query_from=f"position {query}: {source}", key_from=f"position {key}: {source}",
+        dim=tr.hidden_states[layer].shape[-1], heads=heads, head_dim=s,
+        query_input=rot.pop("query_input", _as64(tr.hidden_states[layer][query])), key_input=None,
+        scale_text=scale_text(s, scale=call.scaling, extra=extra),
+        mask_reasons=mask_reasons(visible, query, causal=True, window=call.sliding_window), map_weight=map_weight,
+        model_output=_as64(call.output[query, head]), kv_head=kv, kv_heads=call.key.shape[0],
+        softcap=call.softcap, sliding_window=call.sliding_window, **rot, **steps,
     )

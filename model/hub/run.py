@@ -149,10 +149,15 @@ def _encoder(hub: HubModel, text: str) -> HubRun:
 
 
 def _greedy(hub: HubModel, x: torch.Tensor, new: int, **extra):
+    """Greedy generation with every step's attention. A plain growing cache: the sliding cache that
+    sliding-window models (Mistral, Gemma2/3) default to drops old keys, and each step's map would then
+    cover fewer keys than the positions it attends from (wrong maps, or steps that do not stack)."""
+    from transformers import DynamicCache
+
     with torch.no_grad():
         return hub.model.generate(x, attention_mask=torch.ones_like(x), max_new_tokens=new, do_sample=False,
                                   num_beams=1, output_attentions=True, output_logits=True,
-                                  return_dict_in_generate=True, **extra)
+                                  return_dict_in_generate=True, past_key_values=DynamicCache(), **extra)
 
 
 def _steps(hub: HubModel, logits, new_ids: list[int], first_row: int) -> list[Step]:

@@ -24,15 +24,13 @@ from ui.shared.text import MAX_INPUT_CHARS, clean_text, listing
 T = TypeVar("T")
 
 
-def pick_task(key: str, *, parent: Any = st, select: bool = False, on_change: Callable[[], None] | None = None) -> str:
+def pick_model(key: str, *, parent: Any = st, select: bool = False, on_change: Callable[[], None] | None = None) -> str:
     """The model a page runs, kept in the URL under ``key``: a horizontal radio, or with ``select`` a select
     box (under ``parent``, e.g. a column), each model shown by its title. Returns its name (a key of SPECS)."""
-    title = lambda name: SPECS[name].title
+    shown = dict(options=MODELS, format_func=lambda name: SPECS[name].title, on_change=on_change)
     if select:
-        return url_widget(parent.selectbox, "Model", key, MODELS[0], one_of(MODELS), options=MODELS, format_func=title,
-                          on_change=on_change)  # fmt: skip
-    return url_widget(parent.radio, "Model", key, MODELS[0], one_of(MODELS), options=MODELS, horizontal=True,
-                      format_func=title, on_change=on_change)  # fmt: skip
+        return url_widget(parent.selectbox, "Model", key, MODELS[0], one_of(MODELS), **shown)
+    return url_widget(parent.radio, "Model", key, MODELS[0], one_of(MODELS), horizontal=True, **shown)
 
 
 def checkpoint_key(ck: Checkpoint) -> tuple[str, str, str]:

@@ -27,7 +27,12 @@ def init_state(key: str, default: Any, cast: Callable[[str], Any] = str) -> None
 
 
 def url_widget(
-    draw: Callable[..., Any], label: str, key: str, default: Any, cast: Callable[[str], Any] | None = None, **kwargs: Any
+    draw: Callable[..., Any],
+    label: str,
+    key: str,
+    default: Any,
+    cast: Callable[[str], Any] | None = None,
+    **kwargs: Any,
 ) -> Any:
     """Draw ``draw(label, key=key, **kwargs)`` (``st.toggle``, ``column.slider``, ...) bound to the URL and
     return its value: seeded from the URL once per session (``default`` when absent or malformed), written
@@ -169,7 +174,8 @@ def flush_url(prefixes: tuple[str, ...]) -> None:
     pending = st.session_state.pop(PENDING_URL, None)
     if pending is None:
         return
-    wanted = {k: st.query_params[k] for k in st.query_params if k in GLOBAL_URL_KEYS or (prefixes and k.startswith(prefixes))}
+    kept = lambda k: k in GLOBAL_URL_KEYS or (prefixes and k.startswith(prefixes))
+    wanted = {k: st.query_params[k] for k in st.query_params if kept(k)}
     wanted.update(pending)
     if wanted != st.query_params.to_dict():
         st.query_params.from_dict(wanted)
