@@ -21,10 +21,12 @@ run: deps
 
 test: dev-deps chromium redis-server
 	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
 	$(PY) -m pytest -q --timeout=300 tests
 
 lint: dev-deps
 	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
 
 venv: $(PY)
 

@@ -9,14 +9,35 @@ import sys
 from model.training.data import data_dir
 
 DEFAULTS = {  # the settings the shipped checkpoints were trained with (docs/RESULTS.md)
-    "classifier": dict(epochs=20, batch_size=32, lr=5e-4, warmup=200, weight_decay=0.1, label_smoothing=0.1,
-                       model=dict(dim=96, heads=4, layers=2, ff_dim=192, dropout=0.3, max_len=64, word_dropout=0.2)),
-    "generator": dict(epochs=18, batch_size=32, lr=2e-3, warmup=200, eval_every=250, weight_decay=0.1,
-                      model=dict(dim=192, heads=6, layers=4, ff_dim=768, block_size=128, dropout=0.05)),
+    "classifier": dict(
+        epochs=20,
+        batch_size=32,
+        lr=5e-4,
+        warmup=200,
+        weight_decay=0.1,
+        label_smoothing=0.1,
+        model=dict(dim=96, heads=4, layers=2, ff_dim=192, dropout=0.3, max_len=64, word_dropout=0.2),
+    ),
+    "generator": dict(
+        epochs=18,
+        batch_size=32,
+        lr=2e-3,
+        warmup=200,
+        eval_every=250,
+        weight_decay=0.1,
+        model=dict(dim=192, heads=6, layers=4, ff_dim=768, block_size=128, dropout=0.05),
+    ),
     # translator: shipped from `--epochs 16`, then the same run resumed with `--epochs 24` (the cosine
     # schedule stretched to 24 epochs, so the rate rose again to 3.6e-4); epoch 21 ships
-    "translator": dict(epochs=16, batch_size=2500, lr=1e-3, warmup=300, label_smoothing=0.1, average_last=4,
-                       model=dict(dim=256, heads=8, enc_layers=3, dec_layers=3, ff_dim=512, dropout=0.1)),
+    "translator": dict(
+        epochs=16,
+        batch_size=2500,
+        lr=1e-3,
+        warmup=300,
+        label_smoothing=0.1,
+        average_last=4,
+        model=dict(dim=256, heads=8, enc_layers=3, dec_layers=3, ff_dim=512, dropout=0.1),
+    ),
 }
 
 
@@ -30,23 +51,46 @@ def _train(args: argparse.Namespace) -> None:
     for kv in args.set or []:
         key, _, value = kv.partition("=")
         model_kw[key] = json.loads(value)
-    for key in ("epochs", "batch_size", "lr", "warmup", "eval_every", "seed", "label_smoothing", "weight_decay",
-                "average_last", "max_minutes", "threads"):
+    for key in (
+        "epochs",
+        "batch_size",
+        "lr",
+        "warmup",
+        "eval_every",
+        "seed",
+        "label_smoothing",
+        "weight_decay",
+        "average_last",
+        "max_minutes",
+        "threads",
+    ):
         if getattr(args, key) is not None:
             d[key] = getattr(args, key)
-    cfg = TrainConfig(task=args.task, data_dir=args.data_dir, out_dir=args.out, work_dir=args.work,
-                      device=args.device, model=model_kw, **d)
+    cfg = TrainConfig(
+        task=args.task,
+        data_dir=args.data_dir,
+        out_dir=args.out,
+        work_dir=args.work,
+        device=args.device,
+        model=model_kw,
+        **d,
+    )
     bar = None
 
     def progress(info: dict) -> None:
         nonlocal bar
         event = info["event"]
         if event == "start":
-            print(f"{cfg.task}: {info['params']:,} parameters on {info['device']}, {info['total_steps']} steps", flush=True)
+            print(
+                f"{cfg.task}: {info['params']:,} parameters on {info['device']}, {info['total_steps']} steps",
+                flush=True,
+            )
             bar = tqdm(total=info["total_steps"], unit="step", dynamic_ncols=True, mininterval=2.0)
         elif event == "step" and bar is not None:
             bar.n = info["step"]
-            bar.set_postfix(loss=f"{info['loss']:.3f}", tok_s=f"{info['tokens_per_s']:.0f}", lr=f"{info['lr']:.1e}", refresh=False)
+            bar.set_postfix(
+                loss=f"{info['loss']:.3f}", tok_s=f"{info['tokens_per_s']:.0f}", lr=f"{info['lr']:.1e}", refresh=False
+            )
             bar.update(0)
         else:
             (bar.write if bar else print)(json.dumps(info))
@@ -97,9 +141,12 @@ def _average(args: argparse.Namespace) -> None:
     results: dict = {"averaged_epochs": epochs}
     if args.task == "translator" and args.src and args.ref:
         scores = evaluate.evaluate_translator(ck, args.src, args.ref, beam_size=1)
-        results.update(val_bleu=scores["bleu"], val_sacrebleu=scores["sacrebleu"], val_sentences=scores.get("sentences"))
-    save_checkpoint(out, args.task, ck.model, ck.vocabs, training={**ck.training, "averaged_epochs": epochs},
-                    results=results)
+        results.update(
+            val_bleu=scores["bleu"], val_sacrebleu=scores["sacrebleu"], val_sentences=scores.get("sentences")
+        )
+    save_checkpoint(
+        out, args.task, ck.model, ck.vocabs, training={**ck.training, "averaged_epochs": epochs}, results=results
+    )
     print(json.dumps({"out": str(out), **results}))
 
 
@@ -111,9 +158,32 @@ def _plain(value):
 
 
 # what `hub --explain` prints of an Explanation, besides "weight" (the map's) and "recomputed"
-EXPLAIN_FIELDS = ("query_from", "key_from", "q", "k", "product", "raw_score", "scale", "scale_text", "score",
-                  "mask", "mask_reasons", "scores", "weights", "output", "kv_head", "kv_heads", "q_unrotated",
-                  "k_unrotated", "query_angles", "key_angles", "rotary_scale", "norm", "softcap", "sliding_window")
+EXPLAIN_FIELDS = (
+    "query_from",
+    "key_from",
+    "q",
+    "k",
+    "product",
+    "raw_score",
+    "scale",
+    "scale_text",
+    "score",
+    "mask",
+    "mask_reasons",
+    "scores",
+    "weights",
+    "output",
+    "kv_head",
+    "kv_heads",
+    "q_unrotated",
+    "k_unrotated",
+    "query_angles",
+    "key_angles",
+    "rotary_scale",
+    "norm",
+    "softcap",
+    "sliding_window",
+)
 
 
 def _explained(hub, result, kind: str, layer: int, head: int, query: int, key: int) -> dict:
@@ -129,10 +199,23 @@ def _explained(hub, result, kind: str, layer: int, head: int, query: int, key: i
         e = explain(hub, result, kind, layer, head, query, key)
     except NotExplained as why:
         w = float(view.weights[layer, head, query, key])
-        return {**plain, "query_token": view.queries[query], "key_token": view.keys[key], "weight": w,
-                "explained": False, "reason": str(why)}
-    return {**plain, "query_token": e.query_token, "key_token": e.key_token, "weight": e.map_weight,
-            "explained": True, "recomputed": e.weight, **{f: _plain(getattr(e, f)) for f in EXPLAIN_FIELDS}}
+        return {
+            **plain,
+            "query_token": view.queries[query],
+            "key_token": view.keys[key],
+            "weight": w,
+            "explained": False,
+            "reason": str(why),
+        }
+    return {
+        **plain,
+        "query_token": e.query_token,
+        "key_token": e.key_token,
+        "weight": e.map_weight,
+        "explained": True,
+        "recomputed": e.weight,
+        **{f: _plain(getattr(e, f)) for f in EXPLAIN_FIELDS},
+    }
 
 
 def _hub(args: argparse.Namespace) -> None:
@@ -159,13 +242,29 @@ def _hub(args: argparse.Namespace) -> None:
         sys.exit(f"error: {err}")
     r = out.result
     report = {
-        "model": args.model, "shape": hub.shape, "head": hub.head, "model_type": hub.model_type, "params": hub.params,
+        "model": args.model,
+        "shape": hub.shape,
+        "head": hub.head,
+        "model_type": hub.model_type,
+        "params": hub.params,
         "max_tokens": hub.max_tokens,
-        "missing": list(hub.missing), "prediction": r.prediction, "probs": r.probs, "truncated": r.truncated,
-        "unknown": r.unknown, "notes": r.notes,
-        "kinds": {name: {"title": k.title, "shape": list(k.weights.shape), "query_axis": k.query_axis,
-                         "key_axis": k.key_axis, "queries": k.queries, "keys": k.keys}
-                  for name, k in r.kinds.items()},
+        "missing": list(hub.missing),
+        "prediction": r.prediction,
+        "probs": r.probs,
+        "truncated": r.truncated,
+        "unknown": r.unknown,
+        "notes": r.notes,
+        "kinds": {
+            name: {
+                "title": k.title,
+                "shape": list(k.weights.shape),
+                "query_axis": k.query_axis,
+                "key_axis": k.key_axis,
+                "queries": k.queries,
+                "keys": k.keys,
+            }
+            for name, k in r.kinds.items()
+        },
         "steps": [{"position": s.position, "token": s.token, "prob": round(s.prob, 6)} for s in out.steps],
     }
     if why is not None:
@@ -184,9 +283,19 @@ def main(argv: list[str] | None = None) -> None:
     t.add_argument("--out", default=None, help="where the best checkpoint goes (default: checkpoints/<task>)")
     t.add_argument("--work", default=None, help="resumable state and snapshots (default: runs/<task>)")
     t.add_argument("--device", default="auto", help="auto (CUDA, then MPS, then CPU), cpu, cuda, mps")
-    for name, typ in (("epochs", int), ("batch-size", int), ("lr", float), ("warmup", int), ("eval-every", int),
-                      ("seed", int), ("label-smoothing", float), ("weight-decay", float), ("average-last", int),
-                      ("max-minutes", float), ("threads", int)):
+    for name, typ in (
+        ("epochs", int),
+        ("batch-size", int),
+        ("lr", float),
+        ("warmup", int),
+        ("eval-every", int),
+        ("seed", int),
+        ("label-smoothing", float),
+        ("weight-decay", float),
+        ("average-last", int),
+        ("max-minutes", float),
+        ("threads", int),
+    ):
         t.add_argument(f"--{name}", type=typ, default=None)
     t.add_argument("--set", action="append", metavar="KEY=JSON", help="override a model setting, e.g. --set dim=128")
     t.set_defaults(func=_train)
@@ -200,7 +309,10 @@ def main(argv: list[str] | None = None) -> None:
     e.add_argument("--data", help="classifier: 'label sentence' lines")
     e.add_argument("--text", help="generator: a text file")
     e.add_argument(
-        "--tail", type=float, default=None, metavar="FRACTION",
+        "--tail",
+        type=float,
+        default=None,
+        metavar="FRACTION",
         help="generator: score only the last FRACTION of the text (0.1 = the validation split)",
     )
     e.add_argument("--device", default="auto")
@@ -219,13 +331,26 @@ def main(argv: list[str] | None = None) -> None:
     h = sub.add_parser("hub", help="run a Hugging Face model (Hub id or folder) on a text; print JSON")
     h.add_argument("model", help="a Hub id (gpt2, bert-base-uncased, Helsinki-NLP/opus-mt-de-en) or a local folder")
     h.add_argument("text")
-    h.add_argument("--generate", type=int, default=0, metavar="N",
-                   help="decoders: generate N tokens greedily; encoder-decoders: at most N (default: by input length)")
+    h.add_argument(
+        "--generate",
+        type=int,
+        default=0,
+        metavar="N",
+        help="decoders: generate N tokens greedily; encoder-decoders: at most N (default: by input length)",
+    )
     h.add_argument("--target", default=None, help="encoder-decoders: read this output teacher-forced instead")
-    h.add_argument("--explain", default=None, metavar="KIND,LAYER,HEAD,QUERY,KEY",
-                   help="also explain one weight, e.g. cross,0,1,2,3")
-    h.add_argument("--max-tokens", type=int, default=None, help="read at most this many tokens (default: the model's maximum)")
-    h.add_argument("--max-params", type=int, default=None, help="parameter cap (default: $ATTENTION_HUB_MAX_PARAMS or 150M)")
+    h.add_argument(
+        "--explain",
+        default=None,
+        metavar="KIND,LAYER,HEAD,QUERY,KEY",
+        help="also explain one weight, e.g. cross,0,1,2,3",
+    )
+    h.add_argument(
+        "--max-tokens", type=int, default=None, help="read at most this many tokens (default: the model's maximum)"
+    )
+    h.add_argument(
+        "--max-params", type=int, default=None, help="parameter cap (default: $ATTENTION_HUB_MAX_PARAMS or 150M)"
+    )
     h.add_argument("--device", default="cpu")
     h.set_defaults(func=_hub)
 

@@ -37,11 +37,13 @@ HEADS = {
 }
 # family: (builder, a weight its attention is computed from, as the file names it); T5 keeps its encoder
 # and decoder on the full model, without a base-model attribute
-ATTENTION = {"bert": (save_bert, "bert.encoder.layer.0.attention.self.query.weight"),
-             "gpt2": (save_gpt2, "transformer.h.1.attn.c_attn.weight"),
-             "distilbert": (save_distilbert, "distilbert.transformer.layer.0.attention.k_lin.weight"),
-             "marian": (save_marian_untied, "model.decoder.layers.0.encoder_attn.v_proj.weight"),
-             "t5": (save_t5, "encoder.block.0.layer.0.SelfAttention.q.weight")}
+ATTENTION = {
+    "bert": (save_bert, "bert.encoder.layer.0.attention.self.query.weight"),
+    "gpt2": (save_gpt2, "transformer.h.1.attn.c_attn.weight"),
+    "distilbert": (save_distilbert, "distilbert.transformer.layer.0.attention.k_lin.weight"),
+    "marian": (save_marian_untied, "model.decoder.layers.0.encoder_attn.v_proj.weight"),
+    "t5": (save_t5, "encoder.block.0.layer.0.SelfAttention.q.weight"),
+}
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +75,8 @@ def test_a_base_bert_opens_attention_only(tmp_path):
     assert r.prediction == "" and r.probs == {} and "prediction" not in r.notes  # not even "put [MASK] in"
     with torch.no_grad():  # the maps are those of the checkpoint's own class, opened directly
         own = BertModel.from_pretrained(folder, attn_implementation="eager")(
-            input_ids=torch.tensor([r.inputs["ids"]]), output_attentions=True).attentions
+            input_ids=torch.tensor([r.inputs["ids"]]), output_attentions=True
+        ).attentions
     np.testing.assert_allclose(r.kinds["encoder"].weights, torch.stack([m[0] for m in own]).numpy(), atol=1e-6)
 
 
@@ -111,12 +114,16 @@ def test_complete_models_still_predict(models, name):
     r = out.result
     with torch.no_grad():
         if name == "marian":  # each generated token's probability, from one teacher-forced pass
-            logits = hub.model(input_ids=torch.tensor([r.inputs["src"]]),
-                               decoder_input_ids=torch.tensor([r.inputs["tgt"]])).logits[0]
-            assert out.steps and r.prediction == hub.tokenizer.decode([s.id for s in out.steps], skip_special_tokens=True)
+            logits = hub.model(
+                input_ids=torch.tensor([r.inputs["src"]]), decoder_input_ids=torch.tensor([r.inputs["tgt"]])
+            ).logits[0]
+            assert out.steps and r.prediction == hub.tokenizer.decode(
+                [s.id for s in out.steps], skip_special_tokens=True
+            )
             probs = torch.softmax(logits, -1)
-            np.testing.assert_allclose([s.prob for s in out.steps],
-                                       [float(probs[s.position, s.id]) for s in out.steps], atol=1e-5)
+            np.testing.assert_allclose(
+                [s.prob for s in out.steps], [float(probs[s.position, s.id]) for s in out.steps], atol=1e-5
+            )
             return
         logits = hub.model(input_ids=torch.tensor([r.inputs["ids"]])).logits[0]
     if name == "distilbert":

@@ -118,7 +118,11 @@ def test_keys_outside_the_sliding_window_are_masked(hubs, runs, family):
     i = len(r.kinds["decoder"].queries) - 1
     out, edge = (explain(hub, r, "decoder", 0, 1, i, j, states=states) for j in (i - W, i - W + 1))
     assert out.sliding_window == W and out.masked and out.mask_reasons[i - W] == "outside the sliding window"
-    assert out.weight == 0 and eager[0, 1, i, i - W] == 0 and out.mask_reasons[: i - W + 1] == [out.mask_reasons[0]] * (i - W + 1)
+    assert (
+        out.weight == 0
+        and eager[0, 1, i, i - W] == 0
+        and out.mask_reasons[: i - W + 1] == [out.mask_reasons[0]] * (i - W + 1)
+    )
     assert not edge.masked and edge.weight > 0 and abs(edge.weight - eager[0, 1, i, i - W + 1]) <= ATOL
     assert out.mask.sum() == W  # the query and the W - 1 keys before it
     assert "Sliding window: a query sees only the 4 latest positions" in explanation_steps(out)[2]
@@ -133,7 +137,11 @@ def test_a_causal_row_hides_the_future(hubs, runs):
     hub = opened(hubs, "llama")
     r, states, _ = runs["llama"]
     e = explain(hub, r, "decoder", 0, 2, 3, 5, states=states)
-    assert e.masked and e.mask.tolist()[:5] == [True] * 4 + [False] and e.mask_reasons[4:] == ["future"] * (len(e.mask) - 4)
+    assert (
+        e.masked
+        and e.mask.tolist()[:5] == [True] * 4 + [False]
+        and e.mask_reasons[4:] == ["future"] * (len(e.mask) - 4)
+    )
 
 
 def test_gemma2_scales_by_its_scalar_and_caps_its_scores(hubs, runs):
@@ -191,7 +199,10 @@ def test_query_and_key_norms(hubs, runs, family):
         assert rms(np.concatenate([e.q_unrotated for e in es])) == pytest.approx(1.0, abs=1e-3)
         assert abs(rms(es[0].q_unrotated) - 1.0) > 1e-3
     else:  # each head on its own
-        assert "per head" in es[0].norm and "Normalisation: q and k are RMS-normalised per head" in explanation_steps(es[0])[0]
+        assert (
+            "per head" in es[0].norm
+            and "Normalisation: q and k are RMS-normalised per head" in explanation_steps(es[0])[0]
+        )
         assert all(rms(e.q_unrotated) == pytest.approx(1.0, abs=1e-3) for e in es)
         assert rms(es[0].k_unrotated) == pytest.approx(1.0, abs=1e-3)
 

@@ -11,10 +11,10 @@ import torch
 from streamlit.testing.v1 import AppTest
 
 from model.core.checkpoint import Checkpoint, load_checkpoint
-from ui.shared import models as shared_models
 from tests import apptest
 from tests.apptest import chart, charts, matrix, run_on, url
 from tests.tiny import CLASSIFIER, GENERATOR, TRANSLATOR
+from ui.shared import models as shared_models
 
 PAGE = apptest.page("ablation")
 run = partial(apptest.run, PAGE)
@@ -118,10 +118,26 @@ def test_switching_heads_off_and_back_on():
             "i loved every minute of it",
             lambda at: matrix(at, "before − after")["cols"][0] == "0:i",
         ),
-        ("selectbox", "abl_lh", (0, 0), lambda at: matrix(at, "before − after: self-attention, layer 0 · head 0")
-                                                and url(at, "abl_layer") == "0" and url(at, "abl_head") == "0"),
-        ("selectbox", "abl_lh", (1, 2), lambda at: matrix(at, "before − after: self-attention, layer 1 · head 2 (largest change")
-                                                and url(at, "abl_layer") == "1" and url(at, "abl_head") == "2"),
+        (
+            "selectbox",
+            "abl_lh",
+            (0, 0),
+            lambda at: (
+                matrix(at, "before − after: self-attention, layer 0 · head 0")
+                and url(at, "abl_layer") == "0"
+                and url(at, "abl_head") == "0"
+            ),
+        ),
+        (
+            "selectbox",
+            "abl_lh",
+            (1, 2),
+            lambda at: (
+                matrix(at, "before − after: self-attention, layer 1 · head 2 (largest change")
+                and url(at, "abl_layer") == "1"
+                and url(at, "abl_head") == "2"
+            ),
+        ),
         ("multiselect", "abl_cls_enc0", [1, 2], lambda at: "2 of 6 heads are off" in captions(at)),
     ],
 )

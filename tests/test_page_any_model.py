@@ -116,7 +116,7 @@ def test_decoder_generates_with_a_step_view(tiny):
         at.slider(key="hub_step").set_value(step).run()
         position = prompt - 1 + step - 1  # token n was predicted from the row before it
         z = np.array(chart(at, "what ")["data"][0]["z"], dtype=float)
-        np.testing.assert_allclose(z, decoder[:, :, position, :position + 1].mean(axis=1), atol=1e-4)
+        np.testing.assert_allclose(z, decoder[:, :, position, : position + 1].mean(axis=1), atol=1e-4)
         assert f"Generated token {step} is" in " ".join(c.value for c in at.caption)
 
 
@@ -321,7 +321,6 @@ def test_translator_panel_messages(tiny, model, expected):
     at = run_panel(tiny[model] if model else "Helsinki-NLP/opus-mt-de-en")
     assert not at.exception and not at.get("bidi_component")
     assert expected in messages(at).replace("\\", "")
-
 
 
 @pytest.mark.parametrize("family", ["bert", "gpt2"])

@@ -50,8 +50,6 @@ def test_bad_input_gives_a_message(text, kind, message):
     assert any(message in m.value for m in getattr(at, kind)), [m.value for m in getattr(at, kind)]
 
 
-
-
 def test_the_explorer_gets_every_layer_and_head_once(default):
     payload = explorer(default)
     [enc] = payload["kinds"]
@@ -61,7 +59,9 @@ def test_the_explorer_gets_every_layer_and_head_once(default):
     assert np.allclose(w.sum(-1), 1, atol=1e-5)  # every row of every head sums to 1
     assert payload["rollout"] is not None and payload["state"]["view"] == "heatmap"
     assert titles(default) == []  # the rollout bar is drawn only when its section is opened
-    assert titles(run(cls_reach=True)) == ["how much each word reaches the pooled sentence vector that the classifier reads"]
+    assert titles(run(cls_reach=True)) == [
+        "how much each word reaches the pooled sentence vector that the classifier reads"
+    ]
 
 
 def test_url_state_opens_the_same_view_clamped_to_what_exists():
@@ -76,8 +76,18 @@ def test_url_state_opens_the_same_view_clamped_to_what_exists():
 @pytest.mark.parametrize(
     "widget, key, value, check",
     [
-        ("text_input", "cls_text", "i loved every minute of it", lambda at: kind(explorer(at), "encoder")["keys"][:2] == ["i", "loved"]),
-        ("selectbox", "cls_example", "not bad at all", lambda at: at.text_input(key="cls_text").value == "not bad at all"),
+        (
+            "text_input",
+            "cls_text",
+            "i loved every minute of it",
+            lambda at: kind(explorer(at), "encoder")["keys"][:2] == ["i", "loved"],
+        ),
+        (
+            "selectbox",
+            "cls_example",
+            "not bad at all",
+            lambda at: at.text_input(key="cls_text").value == "not bad at all",
+        ),
         ("toggle", "cls_hide", True, lambda at: "no special tokens" in " ".join(c.value for c in at.caption)),
     ],
 )

@@ -30,8 +30,11 @@ def fresh_store(monkeypatch):
 
 
 def texts(at: AppTest) -> str:
-    parts = [e.value for kind in ("markdown", "caption", "subheader", "success", "info", "warning", "error")
-             for e in getattr(at, kind)]  # fmt: skip
+    parts = [
+        e.value
+        for kind in ("markdown", "caption", "subheader", "success", "info", "warning", "error")
+        for e in getattr(at, kind)
+    ]
     return " ".join(str(p) for p in parts)
 
 
@@ -142,7 +145,11 @@ def test_a_whole_round_with_three_students():
     assert "This room is closed" in texts(teacher)
     people = teacher.dataframe[0].value
     assert list(people["nickname"]) == ["Ann", "Bob", "Student 3"] and list(people["correct"]) == [1, 1, 0]
-    assert {b.key for b in teacher.get("download_button")} >= {"cr_csv_participants", "cr_csv_answers", "cr_csv_questions"}
+    assert {b.key for b in teacher.get("download_button")} >= {
+        "cr_csv_participants",
+        "cr_csv_answers",
+        "cr_csv_questions",
+    }
     students[0].run()
     assert "closed this room" in texts(students[0]) and not students[0].exception
 

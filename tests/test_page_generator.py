@@ -20,6 +20,8 @@ def run(query: dict | None = None, **state) -> AppTest:
 
 def run_open(checkpoints, **state) -> AppTest:
     return run_on(checkpoints, PAGE, **{**OPEN, **state})
+
+
 CELLS = GENERATOR.layers * GENERATOR.heads
 STEP_TABS = ["1. scores", "2. mask", "3. masked scores", "4. softmax"]  # the causal-mask tabs
 pytestmark = pytest.mark.usefixtures("app_env")
@@ -100,8 +102,16 @@ def test_grid_and_step_charts(default, checkpoints):
 
 
 def test_url_state_is_used_and_written():
-    at = run({"gen_prompt": "JULIET:", "gen_length": "50", "gen_layer": "2", "gen_head": "7", "gen_temp": "9",
-              "gen_view": "lines"})  # fmt: skip
+    at = run(
+        {
+            "gen_prompt": "JULIET:",
+            "gen_length": "50",
+            "gen_layer": "2",
+            "gen_head": "7",
+            "gen_temp": "9",
+            "gen_view": "lines",
+        }
+    )
     assert not at.exception
     assert at.text[0].value.startswith("JULIET:") and len(at.text[0].value) == len("JULIET:") + 50
     state = explorer(at)["state"]

@@ -70,13 +70,35 @@ def test_epoch_slider_scrubs_maps_and_marker(checkpoints):
 @pytest.mark.parametrize(
     "kind, key, value, check",
     [
-        ("selectbox", "hist_task", "generator", lambda at: chart(at, f"epoch {LAST} · layer 0")["data"][0]["x"][:2] == ["0:R", "1:O"]),
+        (
+            "selectbox",
+            "hist_task",
+            "generator",
+            lambda at: chart(at, f"epoch {LAST} · layer 0")["data"][0]["x"][:2] == ["0:R", "1:O"],
+        ),
         ("selectbox", "hist_probe", "p2", lambda at: len(chart(at, f"epoch {LAST} · layer 0")["data"][0]["x"]) == 9),
-        ("radio", "hist_view", "grid", lambda at: len(chart(at, f"epoch {LAST}: 2 layers × 3 heads")["data"]) == CLASSIFIER.layers * CLASSIFIER.heads),
-        ("selectbox", "hist_lh", (1, 0), lambda at: chart(at, f"epoch {LAST} · layer 1 · head 0") and url(at, "hist_layer") == "1"),
-        ("selectbox", "hist_lh", (0, 2), lambda at: chart(at, f"epoch {LAST} · layer 0 · head 2") and url(at, "hist_head") == "2"),
+        (
+            "radio",
+            "hist_view",
+            "grid",
+            lambda at: (
+                len(chart(at, f"epoch {LAST}: 2 layers × 3 heads")["data"]) == CLASSIFIER.layers * CLASSIFIER.heads
+            ),
+        ),
+        (
+            "selectbox",
+            "hist_lh",
+            (1, 0),
+            lambda at: chart(at, f"epoch {LAST} · layer 1 · head 0") and url(at, "hist_layer") == "1",
+        ),
+        (
+            "selectbox",
+            "hist_lh",
+            (0, 2),
+            lambda at: chart(at, f"epoch {LAST} · layer 0 · head 2") and url(at, "hist_head") == "2",
+        ),
     ],
-)  # fmt: skip
+)
 def test_each_control(kind, key, value, check):
     at = run()
     getattr(at, kind)(key=key).set_value(value).run()
@@ -169,9 +191,15 @@ def test_every_layer_and_head_is_a_readable_grid():
     grid = chart(at, f"epoch {LAST}: ")
     column_heads = [a["text"] for a in grid["layout"]["annotations"]]
     assert column_heads == [f"head {h}" for h in range(GENERATOR.heads)]  # one title per column, not per plot
-    rows = [v["title"]["text"] for k, v in grid["layout"].items() if k.startswith("yaxis") and v.get("title", {}).get("text")]
+    rows = [
+        v["title"]["text"]
+        for k, v in grid["layout"].items()
+        if k.startswith("yaxis") and v.get("title", {}).get("text")
+    ]
     assert rows == [f"layer {l} · query (row)" for l in range(GENERATOR.layers)]
-    in_columns = {json.loads(c.proto.spec)["layout"]["title"]["text"] for col in at.columns for c in col.get("plotly_chart")}
+    in_columns = {
+        json.loads(c.proto.spec)["layout"]["title"]["text"] for col in at.columns for c in col.get("plotly_chart")
+    }
     assert grid["layout"]["title"]["text"] not in in_columns  # the grid has the page's full width
     assert grid["layout"]["height"] >= GENERATOR.layers * 150
 

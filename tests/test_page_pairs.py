@@ -239,8 +239,18 @@ def test_url_state_is_used_and_written():
     [
         ("text_input", "pair_cls_b", "a bad film", lambda at: matrix(at, "B − A")["cols"][1] == "1:good→bad"),
         ("text_input", "pair_cls_a", "i loved it", lambda at: matrix(at, "A: self-attention")["rows"][0] == "0:i"),
-        ("selectbox", "pair_lh", (1, 0), lambda at: matrix(at, "B: self-attention, layer 1 · head 0") and url(at, "pair_layer") == "1"),
-        ("selectbox", "pair_lh", (0, 2), lambda at: matrix(at, "A: self-attention, layer 0 · head 2") and url(at, "pair_head") == "2"),
+        (
+            "selectbox",
+            "pair_lh",
+            (1, 0),
+            lambda at: matrix(at, "B: self-attention, layer 1 · head 0") and url(at, "pair_layer") == "1",
+        ),
+        (
+            "selectbox",
+            "pair_lh",
+            (0, 2),
+            lambda at: matrix(at, "A: self-attention, layer 0 · head 2") and url(at, "pair_head") == "2",
+        ),
         ("radio", "pair_model", "generator", lambda at: matrix(at, "B − A: causal self-attention, layer 0 · head 0")),
     ],
 )

@@ -131,8 +131,14 @@ def test_profiles_match_the_model_functions(default, checkpoints):
 
 def test_url_state_is_used_and_written(checkpoints):
     at = run(
-        {"pro_task": "translator", "pro_kind": "cross", "pro_metric": "monotonic", "pro_head": "1-2", "pro_k": "2",
-         "pro_table": "True"}
+        {
+            "pro_task": "translator",
+            "pro_kind": "cross",
+            "pro_metric": "monotonic",
+            "pro_head": "1-2",
+            "pro_k": "2",
+            "pro_table": "True",
+        }
     )
     assert not at.exception
     assert at.selectbox(key="pro_task").value == "translator"
@@ -156,9 +162,15 @@ def test_url_state_is_used_and_written(checkpoints):
 
 def test_bad_url_values_fall_back():
     at = run(
-        {"pro_task": "nope", "pro_metric": "zzz", "pro_head": "9-9", "pro_k": "99", "pro_kind": "cross",
-         "pro_lines": "maybe"}
-    )  # fmt: skip
+        {
+            "pro_task": "nope",
+            "pro_metric": "zzz",
+            "pro_head": "9-9",
+            "pro_k": "99",
+            "pro_kind": "cross",
+            "pro_lines": "maybe",
+        }
+    )
     assert not at.exception
     assert at.selectbox(key="pro_task").value == "classifier"
     assert at.selectbox(key="pro_metric").value == "entropy"
@@ -186,15 +198,24 @@ def test_a_metric_that_does_not_apply_is_a_blank_cell(checkpoints):
     "kind, key, value, check",
     [
         ("selectbox", "pro_task", "generator", lambda at: at.text_area(key="pro_text").value.startswith("ROMEO")),
-        ("text_area", "pro_text", "not bad at all", lambda at: explorer(at)["kinds"][0]["keys"] == ["not", "bad", "at", "all"]),
+        (
+            "text_area",
+            "pro_text",
+            "not bad at all",
+            lambda at: explorer(at)["kinds"][0]["keys"] == ["not", "bad", "at", "all"],
+        ),
         ("selectbox", "pro_metric", "first", lambda at: grid(at, "first")["colour"]["ranges"] == [[0.0, 1.0]]),
         ("selectbox", "pro_sort", "self", lambda at: table(at, "pro-table")["self"].is_monotonic_decreasing),
         ("toggle", "pro_desc", False, lambda at: table(at, "pro-table")["entropy"].is_monotonic_increasing),
-        ("selectbox", "pro_head", "1-1", lambda at: table(at, "pro-nearest")["head"].iloc[0] == "layer 1 · head 1"
-                                                    and grid(at)["marks"] == [[1, 1]]),
+        (
+            "selectbox",
+            "pro_head",
+            "1-1",
+            lambda at: table(at, "pro-nearest")["head"].iloc[0] == "layer 1 · head 1" and grid(at)["marks"] == [[1, 1]],
+        ),
         ("slider", "pro_k", 5, lambda at: len(table(at, "pro-nearest")) == 6),
     ],
-)  # fmt: skip
+)
 def test_each_control(kind, key, value, check):
     at = run(pro_table=True)  # the sort controls live in the table's section
     widget = getattr(at, kind)(key=key)

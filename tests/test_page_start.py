@@ -12,7 +12,18 @@ from model.core.checkpoint import CHECKPOINTS_ENV
 from tests import apptest
 
 APP = str(apptest.ROOT / "app.py")
-ORDER = ["hand", "reshape", "classifier", "generator", "translator", "ablation", "pairs", "profiles", "history", "workshop"]
+ORDER = [
+    "hand",
+    "reshape",
+    "classifier",
+    "generator",
+    "translator",
+    "ablation",
+    "pairs",
+    "profiles",
+    "history",
+    "workshop",
+]
 pytestmark = pytest.mark.usefixtures("app_env")
 
 

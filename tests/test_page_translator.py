@@ -41,8 +41,6 @@ def test_bad_input_gives_a_message(text, kind, message):
     assert any(message in m.value for m in getattr(at, kind)), [m.value for m in getattr(at, kind)]
 
 
-
-
 def test_default_run(default):
     assert not default.exception
     assert not default.warning and not default.error
@@ -91,8 +89,15 @@ def test_teacher_forced_view_on_the_reference():
 
 
 def test_url_state_is_used_and_written():
-    query = {"tr_text": "zwei hunde spielen im schnee .", "tr_decoding": "beam", "tr_beam": "3",
-             "tr_kind": "encoder", "tr_layer": "1", "tr_head": "99", "tr_view": "grid"}  # fmt: skip
+    query = {
+        "tr_text": "zwei hunde spielen im schnee .",
+        "tr_decoding": "beam",
+        "tr_beam": "3",
+        "tr_kind": "encoder",
+        "tr_layer": "1",
+        "tr_head": "99",
+        "tr_view": "grid",
+    }
     at = run(query)
     assert not at.exception
     assert at.text_input(key="tr_text").value == "zwei hunde spielen im schnee ."

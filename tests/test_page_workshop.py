@@ -9,9 +9,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from model.lessons.workshop import hand_question, score_shape_guess, shape_question
+from tests.apptest import charts, explorer, matrices, matrix, run, url
 from ui.shared.projector import PROJECTOR_CSS
 from ui.shared.stepper import STEP_KEYS_JS
-from tests.apptest import charts, explorer, matrices, matrix, run, url
 from viz.common import HEAD_COLORS
 
 ROOT = Path(__file__).resolve().parent.parent

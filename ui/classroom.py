@@ -101,7 +101,9 @@ def lobby(store: RoomStore) -> None:
 def join_form(store: RoomStore, code: str) -> None:
     st.subheader(f"Room {code}")
     st.text_input("Nickname (optional)", key="cr_name", placeholder="shown to the room")
-    st.button(f"Join room {code}", key="cr_join_here", type="primary", on_click=join_room, args=(store, None, "cr_name"))
+    st.button(
+        f"Join room {code}", key="cr_join_here", type="primary", on_click=join_room, args=(store, None, "cr_name")
+    )
 
 
 def adopt_teacher_link(store: RoomStore, code: str) -> None:
@@ -186,9 +188,18 @@ def teacher_view(store: RoomStore, code: str, status: RoomStatus) -> None:
         st.toggle("Show the answers' histogram", key="cr_show_hist", disabled=q is None or status.revealed)
         watch(store, code, status.version, lambda s: projector(s, q))
         a, b = st.columns(2)
-        a.button("Reveal", key="cr_reveal", type="primary", disabled=q is None or status.revealed,
-                 on_click=teacher_action, args=(store, code, "reveal"), width="stretch")  # fmt: skip
-        b.button("Close the room", key="cr_close", on_click=teacher_action, args=(store, code, "close"), width="stretch")
+        a.button(
+            "Reveal",
+            key="cr_reveal",
+            type="primary",
+            disabled=q is None or status.revealed,
+            on_click=teacher_action,
+            args=(store, code, "reveal"),
+            width="stretch",
+        )
+        b.button(
+            "Close the room", key="cr_close", on_click=teacher_action, args=(store, code, "close"), width="stretch"
+        )
     if q is not None and (status.revealed or status.closed):
         show_reveal(q, status, status.round)
     with st.expander("Summary", expanded=status.closed):
@@ -200,16 +211,29 @@ def teacher_summary(store: RoomStore, code: str) -> None:
     if not s.finished:
         st.caption("The summary fills in as questions are revealed.")
         return
-    people = pd.DataFrame([dict(nickname=p.nickname, answered=p.answered, correct=p.correct, points=p.points)
-                           for p in s.participants])  # fmt: skip
+    people = pd.DataFrame(
+        [dict(nickname=p.nickname, answered=p.answered, correct=p.correct, points=p.points) for p in s.participants]
+    )
     st.dataframe(people, hide_index=True, key="cr_people")
-    st.dataframe(pd.DataFrame([dict(round=q.round, question=q.title, answer=q.answer, answered=q.answered,
-                                    correct=q.correct) for q in s.questions]), hide_index=True, key="cr_rounds")  # fmt: skip
+    st.dataframe(
+        pd.DataFrame(
+            [
+                dict(round=q.round, question=q.title, answer=q.answer, answered=q.answered, correct=q.correct)
+                for q in s.questions
+            ]
+        ),
+        hide_index=True,
+        key="cr_rounds",
+    )
     for what, make in (("participants", participants_csv), ("answers", answers_csv), ("questions", questions_csv)):
         st.download_button(
-            f"Download {what} (CSV)", data=lambda make=make: make(summarise(store.data(code))).encode("utf-8"),
-            file_name=f"room-{code}-{what}.csv", mime="text/csv", key=f"cr_csv_{what}", on_click="ignore",
-        )  # fmt: skip
+            f"Download {what} (CSV)",
+            data=lambda make=make: make(summarise(store.data(code))).encode("utf-8"),
+            file_name=f"room-{code}-{what}.csv",
+            mime="text/csv",
+            key=f"cr_csv_{what}",
+            on_click="ignore",
+        )
 
 
 def own_summary(s: Summary, nickname: str) -> None:

@@ -64,9 +64,13 @@ def options() -> Options:
     cols[4].number_input("Heads", 1, MAX_HEADS, step=1, key="hand_heads", help="For the multi-head section.")
     init_state("hand_view", "step" if STEP_URL in st.query_params else "all", one_of(list(VIEWS)))
     st.radio(
-        "View", list(VIEWS), format_func=VIEWS.get, key="hand_view", horizontal=True,
+        "View",
+        list(VIEWS),
+        format_func=VIEWS.get,
+        key="hand_view",
+        horizontal=True,
         help="One step at a time: Previous/Next buttons or the ← → keys; the step is kept in the URL.",
-    )  # fmt: skip
+    )
     sync_url(*URL_KEYS)
     s = st.session_state
     sizes = s.hand_d, s.hand_dq, s.hand_dv
@@ -90,10 +94,30 @@ def tokens_section(w: Walkthrough, labels: list[str]) -> None:
     )
     words = list(w.vocab)
     st.caption(f"vocabulary  ({plural(len(words), 'word')})  ·  ids  ({plural(len(w.tokens), 'token')})")
-    matrix_step("hand-vocab", [list(w.vocab.values())], ["index"], words, name="vocabulary",
-                row_title="", col_title="word", colour="none", decimals=0, shape=(len(words),))  # fmt: skip
-    matrix_step("hand-ids", [w.ids.tolist()], ["id"], labels, name="ids", row_title="", col_title="token",
-                colour="none", decimals=0, shape=(len(labels),))  # fmt: skip
+    matrix_step(
+        "hand-vocab",
+        [list(w.vocab.values())],
+        ["index"],
+        words,
+        name="vocabulary",
+        row_title="",
+        col_title="word",
+        colour="none",
+        decimals=0,
+        shape=(len(words),),
+    )
+    matrix_step(
+        "hand-ids",
+        [w.ids.tolist()],
+        ["id"],
+        labels,
+        name="ids",
+        row_title="",
+        col_title="token",
+        colour="none",
+        decimals=0,
+        shape=(len(labels),),
+    )
 
 
 def embeddings_step(w: Walkthrough, labels: list[str]) -> None:
@@ -167,12 +191,27 @@ def query_detail(w: Walkthrough, labels: list[str]) -> None:
     )
     rows = ["score ω", f"ω / {scale:.4f}", "weight"]
     detail = torch.stack([w.scores[i], w.scores[i] / scale, w.weights[i]])
-    matrix_step("hand-query", detail, rows, labels, name=f"query {labels[i]}: scores and weights",
-                row_title="step", col_title=KEY_AXIS, row_scale=True)  # fmt: skip
+    matrix_step(
+        "hand-query",
+        detail,
+        rows,
+        labels,
+        name=f"query {labels[i]}: scores and weights",
+        row_title="step",
+        col_title=KEY_AXIS,
+        row_scale=True,
+    )
     st.metric("sum of the weights", f"{w.weights[i].sum().item():.4f}")
     context = w.context[i]
-    matrix_step("hand-query-context", context[None], [labels[i]], dims(len(context)),
-                name=f"context vector z of {labels[i]}", row_title="token", col_title="dimension")  # fmt: skip
+    matrix_step(
+        "hand-query-context",
+        context[None],
+        [labels[i]],
+        dims(len(context)),
+        name=f"context vector z of {labels[i]}",
+        row_title="token",
+        col_title="dimension",
+    )
 
 
 def heads_section(mh: MultiHeadWalkthrough, labels: list[str]) -> None:
@@ -216,8 +255,9 @@ def plain_section(w: Walkthrough, labels: list[str]) -> None:
         token_matrix("hand-plain-weights", plain.weights, labels, name="weights")
     with output:
         d = plain.output.shape[1]
-        matrix_step("hand-plain-y", plain.output, labels, dims(d), name="output y", row_title="token",
-                    col_title="dimension")  # fmt: skip
+        matrix_step(
+            "hand-plain-y", plain.output, labels, dims(d), name="output y", row_title="token", col_title="dimension"
+        )
 
 
 def body(opts: Options) -> None:

@@ -18,8 +18,16 @@ from viz.reshape import step_payload, steps_frame
 MAX_B, MAX_T, MAX_K, MAX_H = 2, 8, 32, 8
 KINDS = {"narrow": "narrow: split k into h slices", "wide": "wide: every head is k wide"}
 SCALINGS = {"sqrt": "q·k / √s", "split": "(q / s^¼)·(k / s^¼)"}
-URL_KEYS = ("reshape_b", "reshape_t", "reshape_k", "reshape_h", "reshape_kind", "reshape_scale", "reshape_seed",
-            "reshape_text")  # fmt: skip
+URL_KEYS = (
+    "reshape_b",
+    "reshape_t",
+    "reshape_k",
+    "reshape_h",
+    "reshape_kind",
+    "reshape_scale",
+    "reshape_seed",
+    "reshape_text",
+)
 LOOP_CODE = """\
 for item in x:                                   # each sequence (t, k)
     q, k, v = to_q(item), to_k(item), to_v(item)  # (t, h*s)
@@ -57,9 +65,12 @@ def options() -> Options:
     from_sentence = sentence_length(st.session_state["reshape_text"])
     if from_sentence:  # t follows the sentence: show its t, not the random input's
         cols[1].number_input(
-            "tokens t", value=from_sentence, disabled=True, key=f"reshape_t_sentence_{from_sentence}",
+            "tokens t",
+            value=from_sentence,
+            disabled=True,
+            key=f"reshape_t_sentence_{from_sentence}",
             help="t is the sentence's number of words; clear the sentence to choose t.",
-        )  # fmt: skip
+        )
     else:
         cols[1].number_input("tokens t", 2, MAX_T, step=1, key="reshape_t")
     cols[2].number_input("width k", 1, MAX_K, step=1, key="reshape_k")
@@ -110,10 +121,16 @@ def show_step(i: int, step: Step, heads: int, tokens: list[str] | None) -> None:
     values under tabs the browser switches, with no rerun)."""
     tensors = {"queries": step.tensor, **step.others} if step.others else {"": step.tensor}
     panels = {
-        role: step_payload(tensor, step.head_of, step.dims, heads=heads, tokens=tokens,
-                           name=f"{step.name} · {role}" if role else step.name)
+        role: step_payload(
+            tensor,
+            step.head_of,
+            step.dims,
+            heads=heads,
+            tokens=tokens,
+            name=f"{step.name} · {role}" if role else step.name,
+        )
         for role, tensor in tensors.items()
-    }  # fmt: skip
+    }
     shape = f"({', '.join(step.dims)}) = {step.shape}"
     show_matrix(matrix_panels(panels, heading=f"{i}. {step.name}", code=shape, note=step.note), f"reshape-{i}")
 
@@ -137,8 +154,15 @@ def checks(result, k: int, h: int) -> None:
     cols[1].metric("wide heads (4hk²)", f"{wide:,}")
     kept = {name: n for name, n in result.params.items() if n is not None}
     table = pd.DataFrame({"heads": list(kept), "parameters": list(kept.values())})
-    counts = matrix_payload([list(kept.values())], ["parameters"], list(kept), name="parameters of the attention layer",
-                            row_title="", col_title="heads", decimals=0)  # fmt: skip
+    counts = matrix_payload(
+        [list(kept.values())],
+        ["parameters"],
+        list(kept),
+        name="parameters of the attention layer",
+        row_title="",
+        col_title="heads",
+        decimals=0,
+    )
     show_matrix(counts, "reshape-params", csv=table, csv_name="parameters.csv")
     st.caption(
         f"Narrow: W_q, W_k, W_v and the unifying layer are each k × k = {k}×{k}. Wide: W_q, W_k, W_v are each "

@@ -43,21 +43,34 @@ def vector_figure(e: Explanation) -> go.Figure:
     scale = np.abs(values).max(axis=1, keepdims=True)
     z = np.divide(values, scale, out=np.zeros_like(values), where=scale > 0)
     dims = [str(d) for d in range(e.head_dim)]
-    fig = go.Figure(go.Heatmap(
-        z=z.round(4).tolist(), x=dims, y=list(rows), customdata=values.round(6).tolist(),
-        colorscale=DIVERGING, zmin=-1, zmax=1, showscale=False, xgap=1 if e.head_dim <= 64 else 0, ygap=2,
-        text=values.round(2).tolist() if e.head_dim <= MAX_TEXT else None,
-        texttemplate="%{text}" if e.head_dim <= MAX_TEXT else None,
-        hovertemplate="%{y}<br>dimension %{x}<br>value %{customdata:.4f}<extra></extra>",
-    ))  # fmt: skip
+    fig = go.Figure(
+        go.Heatmap(
+            z=z.round(4).tolist(),
+            x=dims,
+            y=list(rows),
+            customdata=values.round(6).tolist(),
+            colorscale=DIVERGING,
+            zmin=-1,
+            zmax=1,
+            showscale=False,
+            xgap=1 if e.head_dim <= 64 else 0,
+            ygap=2,
+            text=values.round(2).tolist() if e.head_dim <= MAX_TEXT else None,
+            texttemplate="%{text}" if e.head_dim <= MAX_TEXT else None,
+            hovertemplate="%{y}<br>dimension %{x}<br>value %{customdata:.4f}<extra></extra>",
+        )
+    )
     title = f"{_cell_name(e)}<br>q_i · k_j = sum of the {e.head_dim} products = {e.raw_score:.4f}"
     fig.update_layout(
         house_layout(title=title, height=260),
-        xaxis=dict(title=dict(text=f"dimension of head {e.head} (s = {e.head_dim})"), type="category",
-                   showticklabels=e.head_dim <= 64),
+        xaxis=dict(
+            title=dict(text=f"dimension of head {e.head} (s = {e.head_dim})"),
+            type="category",
+            showticklabels=e.head_dim <= 64,
+        ),
         yaxis=dict(autorange="reversed", automargin=False),
         margin=margins(l=text_px(list(rows), FONT_SIZE) + 10, t=90, b=50),
-    )  # fmt: skip
+    )
     return fig
 
 
@@ -70,17 +83,37 @@ def row_figure(e: Explanation) -> go.Figure:
     score_text = [f"{s:.3f}" if e.mask[j] else "masked" for j, s in enumerate(e.scores)]
     hover = [f"{s:.4f}" if e.mask[j] else f"masked ({e.mask_reasons[j]})" for j, s in enumerate(e.scores)]
     weight_text = [f"{w:.3f}" for w in e.weights]
-    fig = go.Figure([
-        go.Bar(x=labels, y=scores, marker_color=colors, text=score_text, textposition="outside",
-               xaxis="x", yaxis="y", name="score", customdata=hover, cliponaxis=False,
-               hovertemplate="key %{x}<br>scaled score %{customdata}<extra></extra>"),
-        go.Bar(x=labels, y=e.weights.tolist(), marker_color=colors, text=weight_text, textposition="outside",
-               xaxis="x2", yaxis="y2", name="weight", cliponaxis=False,
-               hovertemplate="key %{x}<br>softmax weight %{y:.4f}<extra></extra>"),
-    ])  # fmt: skip
-    title = (
-        f"{_cell_name(e)}<br>softmax over the row: weight {e.weight:.4f} (the map: {e.map_weight:.4f})"
-        + (" · this key is masked" if e.masked else "")
+    fig = go.Figure(
+        [
+            go.Bar(
+                x=labels,
+                y=scores,
+                marker_color=colors,
+                text=score_text,
+                textposition="outside",
+                xaxis="x",
+                yaxis="y",
+                name="score",
+                customdata=hover,
+                cliponaxis=False,
+                hovertemplate="key %{x}<br>scaled score %{customdata}<extra></extra>",
+            ),
+            go.Bar(
+                x=labels,
+                y=e.weights.tolist(),
+                marker_color=colors,
+                text=weight_text,
+                textposition="outside",
+                xaxis="x2",
+                yaxis="y2",
+                name="weight",
+                cliponaxis=False,
+                hovertemplate="key %{x}<br>softmax weight %{y:.4f}<extra></extra>",
+            ),
+        ]
+    )
+    title = f"{_cell_name(e)}<br>softmax over the row: weight {e.weight:.4f} (the map: {e.map_weight:.4f})" + (
+        " · this key is masked" if e.masked else ""
     )
     tick = dict(size=12)
     angle = -60 if len(labels) > 6 else 0
@@ -90,15 +123,32 @@ def row_figure(e: Explanation) -> go.Figure:
         showlegend=False,
         xaxis=dict(domain=[0, 1], anchor="y", type="category", showticklabels=False),
         yaxis=dict(domain=[0.58, 1], anchor="x", title=dict(text="scaled score"), zeroline=True),
-        xaxis2=dict(domain=[0, 1], anchor="y2", type="category", tickangle=angle, tickfont=tick,
-                    title=dict(text=f"key (column) · query {e.query}:{_esc(e.query_token)} (row)")),
+        xaxis2=dict(
+            domain=[0, 1],
+            anchor="y2",
+            type="category",
+            tickangle=angle,
+            tickfont=tick,
+            title=dict(text=f"key (column) · query {e.query}:{_esc(e.query_token)} (row)"),
+        ),
         yaxis2=dict(domain=[0, 0.42], anchor="x2", title=dict(text="softmax weight"), range=[0, 1.15]),
         margin=margins(l=70, t=100, b=bottom),
         uniformtext=dict(minsize=10, mode="show"),  # keep "masked" readable over an empty bar
-    )  # fmt: skip
+    )
     # the chosen key's column, through both panels: visible even where its bars are empty (masked)
-    fig.add_shape(type="rect", xref="x2", x0=e.key - 0.5, x1=e.key + 0.5, yref="paper", y0=0, y1=1,
-                  fillcolor=CHOSEN, opacity=0.12, line=dict(width=0), layer="below")  # fmt: skip
+    fig.add_shape(
+        type="rect",
+        xref="x2",
+        x0=e.key - 0.5,
+        x1=e.key + 0.5,
+        yref="paper",
+        y0=0,
+        y1=1,
+        fillcolor=CHOSEN,
+        opacity=0.12,
+        line=dict(width=0),
+        layer="below",
+    )
     return fig
 
 
@@ -112,13 +162,30 @@ def output_figure(e: Explanation) -> go.Figure:
     rows.append("output = Σ")
     dims = [str(d) for d in range(e.head_dim)]
     span = float(np.abs(z).max()) or 1.0
-    fig = go.Figure(go.Heatmap(
-        z=z.round(5).tolist(), x=dims, y=rows, colorscale=DIVERGING, zmin=-span, zmax=span,
-        xgap=1 if e.head_dim <= 64 else 0, ygap=1, colorbar=dict(title=dict(text="value")),
-        hovertemplate="%{y}<br>dimension %{x}<br>%{z:.4f}<extra></extra>",
-    ))  # fmt: skip
-    fig.add_shape(type="rect", xref="paper", x0=0, x1=1, yref="y", y0=e.key - 0.5, y1=e.key + 0.5,
-                  line=dict(color=CHOSEN, width=3))  # fmt: skip
+    fig = go.Figure(
+        go.Heatmap(
+            z=z.round(5).tolist(),
+            x=dims,
+            y=rows,
+            colorscale=DIVERGING,
+            zmin=-span,
+            zmax=span,
+            xgap=1 if e.head_dim <= 64 else 0,
+            ygap=1,
+            colorbar=dict(title=dict(text="value")),
+            hovertemplate="%{y}<br>dimension %{x}<br>%{z:.4f}<extra></extra>",
+        )
+    )
+    fig.add_shape(
+        type="rect",
+        xref="paper",
+        x0=0,
+        x1=1,
+        yref="y",
+        y0=e.key - 0.5,
+        y1=e.key + 0.5,
+        line=dict(color=CHOSEN, width=3),
+    )
     (t, hs), (_, dim) = e.concat_shape, e.unify_shape
     off = "" if e.head_factor == 1.0 else f" × head mask {e.head_factor:g}"
     title = (
@@ -131,7 +198,7 @@ def output_figure(e: Explanation) -> go.Figure:
         xaxis=dict(title=dict(text=f"dimension (s = {e.head_dim})"), type="category", showticklabels=e.head_dim <= 64),
         yaxis=dict(autorange="reversed", type="category", automargin=False, tickfont=dict(size=12)),
         margin=margins(l=text_px(rows, 12) + 10, t=100, b=50),
-    )  # fmt: skip
+    )
     return fig
 
 
@@ -204,14 +271,27 @@ def explanation_frame(e: Explanation) -> pd.DataFrame:
     def add(quantity: str, value: float, position: int | None = None, dimension: int | None = None) -> None:
         rows.append((quantity, position, None if position is None else e.key_tokens[position], dimension, value))
 
-    for name, vec in (("q_i", e.q), ("k_j", e.k), ("q_i*k_j", e.product), ("output", e.output),
-                      ("model_output", e.model_output), ("q_i_unrotated", e.q_unrotated),
-                      ("k_j_unrotated", e.k_unrotated), ("query_angle", e.query_angles),
-                      ("key_angle", e.key_angles)):  # fmt: skip
+    for name, vec in (
+        ("q_i", e.q),
+        ("k_j", e.k),
+        ("q_i*k_j", e.product),
+        ("output", e.output),
+        ("model_output", e.model_output),
+        ("q_i_unrotated", e.q_unrotated),
+        ("k_j_unrotated", e.k_unrotated),
+        ("query_angle", e.query_angles),
+        ("key_angle", e.key_angles),
+    ):
         for d, v in enumerate([] if vec is None else vec):
             add(name, float(v), dimension=d)
-    for name, v in (("raw_score", e.raw_score), ("scale", e.scale), ("score", e.score), ("weight", e.weight),
-                    ("map_weight", e.map_weight), ("head_factor", e.head_factor)):  # fmt: skip
+    for name, v in (
+        ("raw_score", e.raw_score),
+        ("scale", e.scale),
+        ("score", e.score),
+        ("weight", e.weight),
+        ("map_weight", e.map_weight),
+        ("head_factor", e.head_factor),
+    ):
         add(name, float(v))
     for j in range(len(e.key_tokens)):
         add("row_raw_score", float(e.raw_scores[j]), j)
@@ -221,8 +301,15 @@ def explanation_frame(e: Explanation) -> pd.DataFrame:
         for d, v in enumerate(e.values[j]):
             add("value", float(v), j, d)
     frame = pd.DataFrame(rows, columns=["quantity", "position", "token", "dimension", "value"])
-    cell = {"kind": e.kind, "layer": e.layer, "head": e.head, "query": e.query, "query_token": e.query_token,
-            "key": e.key, "key_token": e.key_token}  # fmt: skip
+    cell = {
+        "kind": e.kind,
+        "layer": e.layer,
+        "head": e.head,
+        "query": e.query,
+        "query_token": e.query_token,
+        "key": e.key,
+        "key_token": e.key_token,
+    }
     for i, (name, v) in enumerate(cell.items()):
         frame.insert(i, name, v)
     return frame.astype({"position": "Int64", "dimension": "Int64"})

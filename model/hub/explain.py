@@ -50,9 +50,9 @@ def _project(module: torch.nn.Module, x: torch.Tensor, part: int = 0, parts: int
     if isinstance(module, torch.nn.Linear):
         w = w.t()
     size = w.shape[1] // parts
-    w = w[:, part * size:(part + 1) * size]
+    w = w[:, part * size : (part + 1) * size]
     out = x @ w
-    return out + b[part * size:(part + 1) * size] if b is not None else out
+    return out + b[part * size : (part + 1) * size] if b is not None else out
 
 
 def _heads(x: torch.Tensor, heads: int) -> torch.Tensor:
@@ -96,8 +96,18 @@ def _site(hub: HubModel, out, kind: str, layer: int) -> _Site:
         else:
             extra = f" (÷ √d, then ÷ {layer + 1}, the layer)" if attn.scale_attn_by_inverse_layer_idx else ""
         where = f"layer {layer}'s input hidden states after ln_1"
-        return _Site(x, x, (attn.c_attn, 0, 3), (attn.c_attn, 1, 3), (attn.c_attn, 2, 3), attn.num_heads,
-                     attn.scaling, extra, where, where)
+        return _Site(
+            x,
+            x,
+            (attn.c_attn, 0, 3),
+            (attn.c_attn, 1, 3),
+            (attn.c_attn, 2, 3),
+            attn.num_heads,
+            attn.scaling,
+            extra,
+            where,
+            where,
+        )
     if mt in BERT_LIKE:
         x = out.hidden_states[layer][0]
         if mt == "distilbert":
@@ -125,10 +135,25 @@ def _site(hub: HubModel, out, kind: str, layer: int) -> _Site:
                 attn, x_k = dec.encoder_attn, out.encoder_last_hidden_state[0]
                 where_q = f"decoder layer {layer}'s self-attention output (after its layer norm)"
                 where_k = "the encoder's output, the same for every decoder layer"
-        return _Site(x_q, x_k, (attn.q_proj, 0, 1), (attn.k_proj, 0, 1), (attn.v_proj, 0, 1), attn.num_heads,
-                     attn.scaling, "", where_q, where_k)
-    raise NotImplementedError(REASONS.get(mt, f"the step-by-step view covers GPT-2, the BERT family, Marian/BART "
-                                              f"and decoders such as Llama, Qwen, Mistral and Gemma, not {mt}"))
+        return _Site(
+            x_q,
+            x_k,
+            (attn.q_proj, 0, 1),
+            (attn.k_proj, 0, 1),
+            (attn.v_proj, 0, 1),
+            attn.num_heads,
+            attn.scaling,
+            "",
+            where_q,
+            where_k,
+        )
+    raise NotImplementedError(
+        REASONS.get(
+            mt,
+            f"the step-by-step view covers GPT-2, the BERT family, Marian/BART "
+            f"and decoders such as Llama, Qwen, Mistral and Gemma, not {mt}",
+        )
+    )
 
 
 def _probed(hub: HubModel) -> bool:
@@ -143,8 +168,9 @@ def _as64(t: torch.Tensor) -> np.ndarray:
 def _checked(steps: dict, map_weight: float) -> dict:
     """``steps``, or :class:`NotExplained` when they do not give the model's own weight."""
     if not math.isclose(steps["weight"], map_weight, abs_tol=TOLERANCE):
-        raise NotExplained(f"recomputing gave {steps['weight']:.6f}, not the model's {map_weight:.6f}; "
-                           "showing the weight only")
+        raise NotExplained(
+            f"recomputing gave {steps['weight']:.6f}, not the model's {map_weight:.6f}; showing the weight only"
+        )
     return steps
 
 
@@ -160,22 +186,37 @@ def forward(hub: HubModel, result: RunResult, layers: set[int] | None = None):
     ins = {k: torch.tensor([v], device=hub.device) for k, v in result.inputs.items()}
     with torch.no_grad():
         if hub.shape == "encoder-decoder":
-            return hub.model(input_ids=ins["src"], attention_mask=torch.ones_like(ins["src"]),
-                             decoder_input_ids=ins["tgt"], output_attentions=True, output_hidden_states=True)
-        return hub.model(input_ids=ins["ids"], attention_mask=torch.ones_like(ins["ids"]), output_attentions=True,
-                         output_hidden_states=True)
+            return hub.model(
+                input_ids=ins["src"],
+                attention_mask=torch.ones_like(ins["src"]),
+                decoder_input_ids=ins["tgt"],
+                output_attentions=True,
+                output_hidden_states=True,
+            )
+        return hub.model(
+            input_ids=ins["ids"],
+            attention_mask=torch.ones_like(ins["ids"]),
+            output_attentions=True,
+            output_hidden_states=True,
+        )
 
 
-def explain(hub: HubModel, result: RunResult, kind: str, layer: int, head: int, query: int, key: int, *,
-            states=None) -> Explanation:
+def explain(
+    hub: HubModel, result: RunResult, kind: str, layer: int, head: int, query: int, key: int, *, states=None
+) -> Explanation:
     """Why ``result``'s ``kind`` map gives weight w[layer, head, query, key]; ``states`` is a
     :func:`forward` of the same result, computed here when not given. :class:`NotExplained` when this
     architecture is not recomputed here, or the recomputation does not give the model's weight."""
     view = result.kinds[kind]
-    if not (0 <= layer < view.layers and 0 <= head < view.heads and 0 <= query < len(view.queries)
-            and 0 <= key < len(view.keys)):
-        raise IndexError(f"{kind}: no cell layer {layer}, head {head}, query {query}, key {key} in "
-                         f"{tuple(view.weights.shape)}")
+    if not (
+        0 <= layer < view.layers
+        and 0 <= head < view.heads
+        and 0 <= query < len(view.queries)
+        and 0 <= key < len(view.keys)
+    ):
+        raise IndexError(
+            f"{kind}: no cell layer {layer}, head {head}, query {query}, key {key} in {tuple(view.weights.shape)}"
+        )
     map_weight = float(view.weights[layer, head, query, key])
     if _probed(hub):
         tr = states if states is not None else forward(hub, result, {layer})
@@ -185,7 +226,7 @@ def explain(hub: HubModel, result: RunResult, kind: str, layer: int, head: int, 
     except NotImplementedError as why:
         raise NotExplained(f"{why}; showing the weight only") from None
     with torch.no_grad():
-        q = _heads(_project(site.q_proj[0], site.x_q[query:query + 1], *site.q_proj[1:]), site.heads)[head, 0]
+        q = _heads(_project(site.q_proj[0], site.x_q[query : query + 1], *site.q_proj[1:]), site.heads)[head, 0]
         K = _heads(_project(site.k_proj[0], site.x_k, *site.k_proj[1:]), site.heads)[head]
         V = _heads(_project(site.v_proj[0], site.x_k, *site.v_proj[1:]), site.heads)[head]
     mask = np.asarray(view.mask[query], dtype=bool)
@@ -193,13 +234,25 @@ def explain(hub: HubModel, result: RunResult, kind: str, layer: int, head: int, 
     d = q.shape[-1]
     causal = kind == "decoder"
     return Explanation(
-        model=hub.source, kind=kind, layer=layer, head=head, query=query, key=key,
-        query_tokens=list(view.queries), key_tokens=list(view.keys),
-        query_from=f"position {query}: {site.query_from}", key_from=f"position {key}: {site.key_from}",
-        dim=site.x_q.shape[-1], heads=site.heads, head_dim=d,
-        query_input=_as64(site.x_q[query]), key_input=None if site.x_k is site.x_q else _as64(site.x_k[key]),
+        model=hub.source,
+        kind=kind,
+        layer=layer,
+        head=head,
+        query=query,
+        key=key,
+        query_tokens=list(view.queries),
+        key_tokens=list(view.keys),
+        query_from=f"position {query}: {site.query_from}",
+        key_from=f"position {key}: {site.key_from}",
+        dim=site.x_q.shape[-1],
+        heads=site.heads,
+        head_dim=d,
+        query_input=_as64(site.x_q[query]),
+        key_input=None if site.x_k is site.x_q else _as64(site.x_k[key]),
         scale_text=scale_text(d, scale=float(site.scale), extra=site.extra),
-        mask_reasons=mask_reasons(mask, query, causal=causal), map_weight=map_weight, **steps,
+        mask_reasons=mask_reasons(mask, query, causal=causal),
+        map_weight=map_weight,
+        **steps,
     )
 
 
@@ -211,8 +264,9 @@ def _visible(mask: torch.Tensor | None, query: int, keys: int) -> np.ndarray:
     row = mask[query].to(torch.float64)
     visible, hidden = row == 0, row <= torch.finfo(mask.dtype).min / 2
     if not bool((visible | hidden).all()):
-        raise NotExplained("its attention mask adds a bias to the scores, which these steps do not show; "
-                           "showing the weight only")
+        raise NotExplained(
+            "its attention mask adds a bias to the scores, which these steps do not show; showing the weight only"
+        )
     return visible.cpu().numpy()
 
 
@@ -232,15 +286,24 @@ def _rotation(hub: HubModel, tr: Trace, layer: int, head: int, kv: int, query: i
             return {**fields, "notes": " (this layer adds no rotary position: NoPE)"}
         return {**fields, "notes": " (q and k before the rotation are not rebuilt for this layout)"}
     theta, scale = turn
-    if not (np.allclose(rotary.rotate(q0, theta[query], scale), q, atol=TOLERANCE)
-            and np.allclose(rotary.rotate(k0, theta[key], scale), k, atol=TOLERANCE)):
+    if not (
+        np.allclose(rotary.rotate(q0, theta[query], scale), q, atol=TOLERANCE)
+        and np.allclose(rotary.rotate(k0, theta[key], scale), k, atol=TOLERANCE)
+    ):
         return {**fields, "notes": " (q and k before the rotation could not be rebuilt for this layer)"}
-    return {**fields, "q_unrotated": q0, "k_unrotated": k0, "query_angles": theta[query], "key_angles": theta[key],
-            "rotary_scale": scale}
+    return {
+        **fields,
+        "q_unrotated": q0,
+        "k_unrotated": k0,
+        "query_angles": theta[query],
+        "key_angles": theta[key],
+        "rotary_scale": scale,
+    }
 
 
-def _explain_traced(hub: HubModel, result: RunResult, layer: int, head: int, query: int, key: int, tr: Trace,
-                    map_weight: float) -> Explanation:
+def _explain_traced(
+    hub: HubModel, result: RunResult, layer: int, head: int, query: int, key: int, tr: Trace, map_weight: float
+) -> Explanation:
     """A decoder cell from the traced call of its layer (:mod:`model.hub.probe`)."""
     if not isinstance(tr, Trace) or layer not in tr.calls:
         raise NotExplained(f"layer {layer}'s attention was not traced; showing the weight only")
@@ -248,22 +311,48 @@ def _explain_traced(hub: HubModel, result: RunResult, layer: int, head: int, que
     heads, s = call.query.shape[0], call.query.shape[-1]
     kv = head // call.groups  # grouped-query attention: consecutive query heads share one key/value head
     visible = _visible(call.mask, query, call.key.shape[1])
-    steps = row_steps(_as64(call.query[head, query]), _as64(call.key[kv]), _as64(call.value[kv]), visible,
-                      call.scaling, key, softcap=call.softcap)
+    steps = row_steps(
+        _as64(call.query[head, query]),
+        _as64(call.key[kv]),
+        _as64(call.value[kv]),
+        visible,
+        call.scaling,
+        key,
+        softcap=call.softcap,
+    )
     steps = _checked(steps, map_weight)
     rot = _rotation(hub, tr, layer, head, kv, query, key)
     source = rot.pop("source", f"layer {layer}'s input hidden states") + rot.pop("notes")
     pre = getattr(hub.model.config, "query_pre_attn_scalar", None)
-    extra = f" (1/√{pre:g}: query_pre_attn_scalar, not the head width)" if pre and math.isclose(
-        call.scaling, pre**-0.5, rel_tol=1e-6) else ""
+    extra = (
+        f" (1/√{pre:g}: query_pre_attn_scalar, not the head width)"
+        if pre and math.isclose(call.scaling, pre**-0.5, rel_tol=1e-6)
+        else ""
+    )
     return Explanation(
-        model=hub.source, kind="decoder", layer=layer, head=head, query=query, key=key,
-        query_tokens=list(view.queries), key_tokens=list(view.keys),
-        query_from=f"position {query}: {source}", key_from=f"position {key}: {source}",
-        dim=tr.hidden_states[layer].shape[-1], heads=heads, head_dim=s,
-        query_input=rot.pop("query_input", _as64(tr.hidden_states[layer][query])), key_input=None,
+        model=hub.source,
+        kind="decoder",
+        layer=layer,
+        head=head,
+        query=query,
+        key=key,
+        query_tokens=list(view.queries),
+        key_tokens=list(view.keys),
+        query_from=f"position {query}: {source}",
+        key_from=f"position {key}: {source}",
+        dim=tr.hidden_states[layer].shape[-1],
+        heads=heads,
+        head_dim=s,
+        query_input=rot.pop("query_input", _as64(tr.hidden_states[layer][query])),
+        key_input=None,
         scale_text=scale_text(s, scale=call.scaling, extra=extra),
-        mask_reasons=mask_reasons(visible, query, causal=True, window=call.sliding_window), map_weight=map_weight,
-        model_output=_as64(call.output[query, head]), kv_head=kv, kv_heads=call.key.shape[0],
-        softcap=call.softcap, sliding_window=call.sliding_window, **rot, **steps,
+        mask_reasons=mask_reasons(visible, query, causal=True, window=call.sliding_window),
+        map_weight=map_weight,
+        model_output=_as64(call.output[query, head]),
+        kv_head=kv,
+        kv_heads=call.key.shape[0],
+        softcap=call.softcap,
+        sliding_window=call.sliding_window,
+        **rot,
+        **steps,
     )

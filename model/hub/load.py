@@ -29,15 +29,31 @@ from model.hub.tokens import token_scheme
 MAX_PARAMS_ENV = "ATTENTION_HUB_MAX_PARAMS"
 DEFAULT_MAX_PARAMS = 150_000_000
 # what a model needs from a repository: never pickled weights (.bin, .pt), never code (.py)
-FILES = ["config.json", "generation_config.json", "model.safetensors", "model-*-of-*.safetensors",
-         "model.safetensors.index.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
-         "added_tokens.json", "vocab.json", "vocab.txt", "merges.txt", "*.model", "*.spm"]
+FILES = [
+    "config.json",
+    "generation_config.json",
+    "model.safetensors",
+    "model-*-of-*.safetensors",
+    "model.safetensors.index.json",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "added_tokens.json",
+    "vocab.json",
+    "vocab.txt",
+    "merges.txt",
+    "*.model",
+    "*.spm",
+]
 VOCABULARY = ["tokenizer.json", "vocab.json", "vocab.txt", "*.model", "*.spm"]
 NO_ATTENTION = {"mamba", "mamba2", "falcon_mamba", "rwkv", "xlstm"}  # recurrent: nothing to show
-HEAD_NAMES = {"masked-lm": "masked-language-model", "classifier": "classifier", "causal-lm": "next-token",
-              "seq2seq": "text-generation"}
+HEAD_NAMES = {
+    "masked-lm": "masked-language-model",
+    "classifier": "classifier",
+    "causal-lm": "next-token",
+    "seq2seq": "text-generation",
+}
 SHOWN_KEYS = 3  # missing tensors a message names
-
 
 
 @dataclass(frozen=True, eq=False)
@@ -71,8 +87,10 @@ class HubModel:
         """Why this model predicts nothing, as a sentence for the user ("" when its head is complete)."""
         if not self.missing:
             return ""
-        return (f"Its checkpoint lacks the weights of its {HEAD_NAMES[self.missing_head]} head ({_some(self.missing)}), "
-                "which transformers would fill with random numbers: no prediction is shown, only the attention.")
+        return (
+            f"Its checkpoint lacks the weights of its {HEAD_NAMES[self.missing_head]} head ({_some(self.missing)}), "
+            "which transformers would fill with random numbers: no prediction is shown, only the attention."
+        )
 
 
 def max_params() -> int:
@@ -108,8 +126,10 @@ def _model_class(config) -> tuple[str, str, type]:
         return "encoder", "masked-lm", tf.AutoModelForMaskedLM
     if kind in auto.MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING_NAMES:
         return "encoder", "base", tf.AutoModel
-    raise HubError(f"{kind} ({arch or 'no architecture named'}) is not a text transformer this page can open; "
-                   "pick an encoder (BERT), a decoder (GPT-2) or an encoder-decoder (Marian, BART, T5)")
+    raise HubError(
+        f"{kind} ({arch or 'no architecture named'}) is not a text transformer this page can open; "
+        "pick an encoder (BERT), a decoder (GPT-2) or an encoder-decoder (Marian, BART, T5)"
+    )
 
 
 def estimate_params(config, cls: type | None = None) -> int:
@@ -152,9 +172,11 @@ def _split_missing(model, config, missing: set[str]) -> tuple[str, ...]:
         return ()
     body = {key for key in missing if key in _backbone(model, config)}
     if body:
-        raise HubError(f"its checkpoint lacks {len(body)} of the weights its attention is computed from "
-                       f"({_some(body)}); transformers would fill them with random numbers, so no map would be the "
-                       "model's. Open a complete checkpoint")
+        raise HubError(
+            f"its checkpoint lacks {len(body)} of the weights its attention is computed from "
+            f"({_some(body)}); transformers would fill them with random numbers, so no map would be the "
+            "model's. Open a complete checkpoint"
+        )
     return tuple(sorted(missing))
 
 
@@ -179,15 +201,19 @@ def _read_config(folder: Path):
     except (ValueError, KeyError, OSError) as err:
         text = str(err)
         if "trust_remote_code" in text or "custom code" in text:
-            raise HubError("this model needs its own Python code (trust_remote_code), which this app never "
-                           "runs; pick a model that transformers supports directly") from err
+            raise HubError(
+                "this model needs its own Python code (trust_remote_code), which this app never "
+                "runs; pick a model that transformers supports directly"
+            ) from err
         raise HubError(f"its config.json does not describe a model transformers knows: {text.splitlines()[0]}") from err
 
 
 def _check_weights(folder: Path, source: str) -> None:
     if not any(folder.glob("model*.safetensors")):
-        raise HubError(f"{source} has no safetensors weights (model.safetensors); this app never loads pickled "
-                       ".bin files. Pick a model with safetensors, or convert it and open the folder")
+        raise HubError(
+            f"{source} has no safetensors weights (model.safetensors); this app never loads pickled "
+            ".bin files. Pick a model with safetensors, or convert it and open the folder"
+        )
 
 
 def _load_tokenizer(folder: Path, kind: str):
@@ -195,26 +221,34 @@ def _load_tokenizer(folder: Path, kind: str):
 
     # without vocabulary files transformers builds an empty tokenizer that reads every word as unknown
     if not any(any(folder.glob(pattern)) for pattern in VOCABULARY):
-        raise HubError("the folder has no tokenizer files (tokenizer.json, vocab.txt, vocab.json or a "
-                       "sentencepiece .model/.spm); save the tokenizer beside the model")
+        raise HubError(
+            "the folder has no tokenizer files (tokenizer.json, vocab.txt, vocab.json or a "
+            "sentencepiece .model/.spm); save the tokenizer beside the model"
+        )
     try:
         tok = AutoTokenizer.from_pretrained(folder, trust_remote_code=False)
     except Exception as err:  # missing files, a missing package (sentencepiece), a broken vocabulary
-        raise HubError(f"its tokenizer could not load ({type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}); "
-                       f"a {kind} tokenizer may need the sentencepiece package") from err
+        raise HubError(
+            f"its tokenizer could not load ({type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}); "
+            f"a {kind} tokenizer may need the sentencepiece package"
+        ) from err
     return tok
 
 
 def _max_tokens(config, tokenizer) -> int:
-    limits = [getattr(config, key) for key in ("max_position_embeddings", "n_positions", "n_ctx")
-              if isinstance(getattr(config, key, None), int)]
+    limits = [
+        getattr(config, key)
+        for key in ("max_position_embeddings", "n_positions", "n_ctx")
+        if isinstance(getattr(config, key, None), int)
+    ]
     if 0 < getattr(tokenizer, "model_max_length", 0) < 1_000_000:
         limits.append(tokenizer.model_max_length)
     return min(limits) if limits else 512  # relative positions (T5): any length works, 512 is what it saw
 
 
-def load(source: str, *, progress: Progress | None = None, device: str | torch.device = "cpu",
-         limit: int | None = None) -> HubModel:
+def load(
+    source: str, *, progress: Progress | None = None, device: str | torch.device = "cpu", limit: int | None = None
+) -> HubModel:
     """Open ``source`` (a Hub id like ``gpt2`` or a folder) on ``device``; ``limit`` overrides
     :func:`max_params`. ``progress(fraction, text)`` hears about each stage and the download."""
     import transformers
@@ -233,8 +267,10 @@ def load(source: str, *, progress: Progress | None = None, device: str | torch.d
     shape, head, cls = _model_class(config)
     params, cap = estimate_params(config, cls), limit or max_params()
     if params > cap:
-        raise HubError(f"{source} has {params / 1e6:.0f} M parameters, more than the {cap / 1e6:.0f} M this app "
-                       f"opens (set {MAX_PARAMS_ENV} to raise the limit where there is memory for it)")
+        raise HubError(
+            f"{source} has {params / 1e6:.0f} M parameters, more than the {cap / 1e6:.0f} M this app "
+            f"opens (set {MAX_PARAMS_ENV} to raise the limit where there is memory for it)"
+        )
     if hub:
         folder = download(source, online, FILES, report, (0.05, 0.9))
     _check_weights(folder, source)
@@ -242,16 +278,36 @@ def load(source: str, *, progress: Progress | None = None, device: str | torch.d
     tokenizer = _load_tokenizer(folder, config.model_type)
     report(0.92, f"loading {params:,} parameters")
     try:
-        model, info = cls.from_pretrained(folder, attn_implementation="eager", use_safetensors=True,
-                                          trust_remote_code=False, dtype=torch.float32, output_loading_info=True)
+        model, info = cls.from_pretrained(
+            folder,
+            attn_implementation="eager",
+            use_safetensors=True,
+            trust_remote_code=False,
+            dtype=torch.float32,
+            output_loading_info=True,
+        )
     except Exception as err:  # a truncated file, shapes that do not match the config, no eager attention
-        raise HubError(f"its weights could not load ({type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''})") from err
+        raise HubError(
+            f"its weights could not load ({type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''})"
+        ) from err
     # transformers has already tied shared weights (BERT's decoder to its word embeddings): not missing
     missing = _split_missing(model, config, set(info["missing_keys"]))
     model = model.eval().to(device)
     scheme = token_scheme(list(tokenizer.get_vocab()))
-    loaded = HubModel(source, folder, model, tokenizer, shape, "base" if missing else head, config.model_type,
-                      params, _max_tokens(config, tokenizer), scheme, missing, head if missing else "")
+    loaded = HubModel(
+        source,
+        folder,
+        model,
+        tokenizer,
+        shape,
+        "base" if missing else head,
+        config.model_type,
+        params,
+        _max_tokens(config, tokenizer),
+        scheme,
+        missing,
+        head if missing else "",
+    )
     _probe(loaded)
     report(1.0, "ready")
     return loaded
@@ -259,8 +315,9 @@ def load(source: str, *, progress: Progress | None = None, device: str | torch.d
 
 def _probe(hub: HubModel) -> None:
     """Refuse a model whose forward pass returns no attention weights (the page would be empty)."""
-    ids = torch.tensor([[hub.tokenizer.convert_tokens_to_ids(hub.tokenizer.tokenize("a") or ["a"])[0]]],
-                       device=hub.device)
+    ids = torch.tensor(
+        [[hub.tokenizer.convert_tokens_to_ids(hub.tokenizer.tokenize("a") or ["a"])[0]]], device=hub.device
+    )
     extra = {"decoder_input_ids": ids} if hub.shape == "encoder-decoder" else {}
     try:
         with torch.no_grad():

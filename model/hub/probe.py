@@ -82,9 +82,14 @@ def probe_attention(module, query, key, value, attention_mask, **kwargs):
         mask = None if attention_mask is None else attention_mask[0, 0, :, : key.shape[-2]].detach()
         scaling = kwargs.get("scaling")
         calls[layer] = Call(
-            query=query[0].detach(), key=key[0].detach(), value=value[0].detach(), mask=mask,
-            scaling=float(module.head_dim**-0.5 if scaling is None else scaling), softcap=kwargs.get("softcap"),
-            sliding_window=kwargs.get("sliding_window"), output=output[0].detach(),
+            query=query[0].detach(),
+            key=key[0].detach(),
+            value=value[0].detach(),
+            mask=mask,
+            scaling=float(module.head_dim**-0.5 if scaling is None else scaling),
+            softcap=kwargs.get("softcap"),
+            sliding_window=kwargs.get("sliding_window"),
+            output=output[0].detach(),
         )
     return output, weights
 
@@ -113,8 +118,9 @@ def trace(model: torch.nn.Module, ids: list[int], layers: set[int] | None = None
     token = _calls.set((calls, layers))
     try:
         with torch.no_grad():
-            out = shadow(model)(input_ids=x, attention_mask=torch.ones_like(x), output_hidden_states=True,
-                                use_cache=False)
+            out = shadow(model)(
+                input_ids=x, attention_mask=torch.ones_like(x), output_hidden_states=True, use_cache=False
+            )
     finally:
         _calls.reset(token)
     if not calls:

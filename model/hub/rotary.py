@@ -63,8 +63,10 @@ def before_rotation(model: torch.nn.Module, layer: int, hidden: torch.Tensor) ->
         whole = q_norm is not None and k_norm is not None and q_norm.weight.numel() == H * s != s
         if whole:  # OLMo2: one RMS norm over every head's numbers at once
             q, k = q_norm(q), k_norm(k)
-            norm = (f"q and k are RMS-normalised over all heads together (q_norm over {H} × {s} numbers, k_norm "
-                    f"over {KV} × {s}) before they are split into heads and rotated")
+            norm = (
+                f"q and k are RMS-normalised over all heads together (q_norm over {H} × {s} numbers, k_norm "
+                f"over {KV} × {s}) before they are split into heads and rotated"
+            )
         q, k = q.view(T, H, s).transpose(0, 1), k.view(T, KV, s).transpose(0, 1)
         if q_norm is not None and k_norm is not None and not whole:  # Qwen3, Gemma 3: each head on its own
             q, k = q_norm(q), k_norm(k)

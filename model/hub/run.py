@@ -23,9 +23,25 @@ from model.hub.errors import HubError
 from model.hub.load import HubModel
 from model.hub.tokens import prettify_tokens
 
-LANGUAGES = {"de": "German", "en": "English", "fr": "French", "es": "Spanish", "it": "Italian", "nl": "Dutch",
-             "ro": "Romanian", "ru": "Russian", "zh": "Chinese", "ja": "Japanese", "pt": "Portuguese",
-             "sv": "Swedish", "fi": "Finnish", "pl": "Polish", "cs": "Czech", "tr": "Turkish", "ar": "Arabic"}
+LANGUAGES = {
+    "de": "German",
+    "en": "English",
+    "fr": "French",
+    "es": "Spanish",
+    "it": "Italian",
+    "nl": "Dutch",
+    "ro": "Romanian",
+    "ru": "Russian",
+    "zh": "Chinese",
+    "ja": "Japanese",
+    "pt": "Portuguese",
+    "sv": "Swedish",
+    "fi": "Finnish",
+    "pl": "Polish",
+    "cs": "Czech",
+    "tr": "Turkish",
+    "ar": "Arabic",
+}
 TOP = 5  # probabilities reported per prediction
 
 
@@ -64,7 +80,9 @@ def _unknown(hub: HubModel, text: str, ids: list[int], offsets: list | None) -> 
     return [text[s:e] for i, (s, e) in zip(ids, offsets) if i == unk]
 
 
-def _encode(hub: HubModel, text: str, limit: int, *, keep_end: bool = False, target: bool = False) -> tuple[list[int], bool, list[str]]:
+def _encode(
+    hub: HubModel, text: str, limit: int, *, keep_end: bool = False, target: bool = False
+) -> tuple[list[int], bool, list[str]]:
     """Token ids of ``text`` cut to ``limit`` (from the start, or from the end with ``keep_end``),
     whether it was cut, and the words that became unknown tokens."""
     if not text or not text.strip():
@@ -97,8 +115,11 @@ def _axes(hub: HubModel) -> dict[str, tuple[str, str]]:
     if match and match.group(1) in LANGUAGES and match.group(2) in LANGUAGES:
         src = f"{LANGUAGES[match.group(1)]} (source)"
         out = f"{LANGUAGES[match.group(2)]} (output)"
-    return {"encoder": (f"query = {src}", f"key = {src}"), "decoder": (f"query = {out}", f"key = {out} so far"),
-            "cross": (f"query = {out}", f"key = {src}")}
+    return {
+        "encoder": (f"query = {src}", f"key = {src}"),
+        "decoder": (f"query = {out}", f"key = {out} so far"),
+        "cross": (f"query = {out}", f"key = {src}"),
+    }
 
 
 def _stack_steps(steps, keys: int) -> np.ndarray:
@@ -108,17 +129,38 @@ def _stack_steps(steps, keys: int) -> np.ndarray:
     return torch.cat(rows, dim=2).detach().to("cpu", torch.float32).numpy()
 
 
-def _result(hub: HubModel, kinds: dict, prediction: str, *, probs: dict | None = None, unknown: list[str],
-            truncated: bool, read: list[int], inputs: dict, notes: dict | None = None) -> RunResult:
+def _result(
+    hub: HubModel,
+    kinds: dict,
+    prediction: str,
+    *,
+    probs: dict | None = None,
+    unknown: list[str],
+    truncated: bool,
+    read: list[int],
+    inputs: dict,
+    notes: dict | None = None,
+) -> RunResult:
     unk = hub.tokenizer.unk_token_id
     notes = dict(notes or {})
     if truncated:
         notes["truncated"] = f"the input was cut to {hub.max_tokens} tokens, the most this run reads"
     specials = set(hub.tokenizer.all_special_ids) - {unk}
     counted = [i for i in read if i not in specials]
-    return RunResult(task="hub", kinds=kinds, prediction=prediction, probs=probs or {}, unknown=unknown,
-                     truncated=truncated, limit=hub.max_tokens, unit="tokens", read=len(counted),
-                     unknown_read=sum(i == unk for i in counted), notes=notes, inputs=inputs)
+    return RunResult(
+        task="hub",
+        kinds=kinds,
+        prediction=prediction,
+        probs=probs or {},
+        unknown=unknown,
+        truncated=truncated,
+        limit=hub.max_tokens,
+        unit="tokens",
+        read=len(counted),
+        unknown_read=sum(i == unk for i in counted),
+        notes=notes,
+        inputs=inputs,
+    )
 
 
 def _encoder(hub: HubModel, text: str) -> HubRun:
@@ -144,8 +186,19 @@ def _encoder(hub: HubModel, text: str) -> HubRun:
             prediction = hub.tokenizer.decode(filled, skip_special_tokens=True)
         else:
             notes["prediction"] = f"put {hub.tokenizer.mask_token} in the text to see what the model guesses there"
-    return HubRun(_result(hub, kinds, prediction, probs=probs, unknown=unknown, truncated=truncated, read=ids,
-                          inputs={"ids": ids}, notes=notes))
+    return HubRun(
+        _result(
+            hub,
+            kinds,
+            prediction,
+            probs=probs,
+            unknown=unknown,
+            truncated=truncated,
+            read=ids,
+            inputs={"ids": ids},
+            notes=notes,
+        )
+    )
 
 
 def _greedy(hub: HubModel, x: torch.Tensor, new: int, **extra):
@@ -155,15 +208,26 @@ def _greedy(hub: HubModel, x: torch.Tensor, new: int, **extra):
     from transformers import DynamicCache
 
     with torch.no_grad():
-        return hub.model.generate(x, attention_mask=torch.ones_like(x), max_new_tokens=new, do_sample=False,
-                                  num_beams=1, output_attentions=True, output_logits=True,
-                                  return_dict_in_generate=True, past_key_values=DynamicCache(), **extra)
+        return hub.model.generate(
+            x,
+            attention_mask=torch.ones_like(x),
+            max_new_tokens=new,
+            do_sample=False,
+            num_beams=1,
+            output_attentions=True,
+            output_logits=True,
+            return_dict_in_generate=True,
+            past_key_values=DynamicCache(),
+            **extra,
+        )
 
 
 def _steps(hub: HubModel, logits, new_ids: list[int], first_row: int) -> list[Step]:
     tokens, _ = _pretty(hub, new_ids)
-    return [Step(first_row + s, tokens[s], i, float(torch.softmax(logits[s][0].float(), -1)[i]))
-            for s, i in enumerate(new_ids)]
+    return [
+        Step(first_row + s, tokens[s], i, float(torch.softmax(logits[s][0].float(), -1)[i]))
+        for s, i in enumerate(new_ids)
+    ]
 
 
 def _decoder(hub: HubModel, text: str, new: int) -> HubRun:
@@ -179,17 +243,39 @@ def _decoder(hub: HubModel, text: str, new: int) -> HubRun:
     else:
         pad = hub.tokenizer.pad_token_id
         out = _greedy(hub, x, new, pad_token_id=hub.model.config.eos_token_id if pad is None else pad)
-        generated = out.sequences[0, len(ids):].tolist()
+        generated = out.sequences[0, len(ids) :].tolist()
         fed = ids + generated[:-1]  # the last token is produced, never read
         maps = _stack_steps(out.attentions, len(fed))
         steps = _steps(hub, out.logits, generated, len(ids) - 1)
         prediction, probs = hub.tokenizer.decode(generated, skip_special_tokens=True), {}
     tokens, special = _pretty(hub, fed)
-    kinds = {"decoder": attention_kind("decoder", maps, tokens, tokens, mask=causal(len(fed)), special=special,
-                                       title="Causal self-attention", axes=("query", "key (earlier tokens)"))}
+    kinds = {
+        "decoder": attention_kind(
+            "decoder",
+            maps,
+            tokens,
+            tokens,
+            mask=causal(len(fed)),
+            special=special,
+            title="Causal self-attention",
+            axes=("query", "key (earlier tokens)"),
+        )
+    }
     notes = {"prompt": hub.tokenizer.decode(ids)}
-    return HubRun(_result(hub, kinds, prediction, probs=probs, unknown=unknown, truncated=truncated, read=ids,
-                          inputs={"ids": fed}, notes=notes), steps)
+    return HubRun(
+        _result(
+            hub,
+            kinds,
+            prediction,
+            probs=probs,
+            unknown=unknown,
+            truncated=truncated,
+            read=ids,
+            inputs={"ids": fed},
+            notes=notes,
+        ),
+        steps,
+    )
 
 
 def _start_id(hub: HubModel) -> int:
@@ -208,8 +294,10 @@ def _seq2seq(hub: HubModel, text: str, new: int, target: str | None) -> HubRun:
     writes = bool(hub.spec.output)
     if target is None and not writes:
         target = text  # it cannot write, so its decoder reads the text: its decoder and cross maps need queries
-        notes["prediction"] = ("its prediction weights are missing, so it writes nothing; its decoder reads the "
-                               "text itself, teacher-forced, to show its decoder and cross-attention")
+        notes["prediction"] = (
+            "its prediction weights are missing, so it writes nothing; its decoder reads the "
+            "text itself, teacher-forced, to show its decoder and cross-attention"
+        )
     elif target is not None:
         notes["reference"] = target
     if target is not None:
@@ -217,8 +305,7 @@ def _seq2seq(hub: HubModel, text: str, new: int, target: str | None) -> HubRun:
         fed = [_start_id(hub), *labels[:-1]]  # teacher forcing: the decoder reads the target shifted right
         y = torch.tensor([fed], device=hub.device)
         with torch.no_grad():
-            out = hub.model(input_ids=x, attention_mask=torch.ones_like(x), decoder_input_ids=y,
-                            output_attentions=True)
+            out = hub.model(input_ids=x, attention_mask=torch.ones_like(x), decoder_input_ids=y, output_attentions=True)
         enc, dec, cross = out.encoder_attentions, list(out.decoder_attentions), list(out.cross_attentions)
         prediction = hub.tokenizer.decode(labels, skip_special_tokens=True) if writes else ""
         if cut:
@@ -237,18 +324,39 @@ def _seq2seq(hub: HubModel, text: str, new: int, target: str | None) -> HubRun:
     out_tokens, out_special = _pretty(hub, fed)
     axes = _axes(hub)
     kinds = {
-        "encoder": attention_kind("encoder", enc, src_tokens, src_tokens, special=src_special,
-                                  title="Encoder self-attention", axes=axes["encoder"]),
-        "decoder": attention_kind("decoder", dec, out_tokens, out_tokens, mask=causal(len(fed)),
-                                  special=out_special, axes=axes["decoder"]),
+        "encoder": attention_kind(
+            "encoder",
+            enc,
+            src_tokens,
+            src_tokens,
+            special=src_special,
+            title="Encoder self-attention",
+            axes=axes["encoder"],
+        ),
+        "decoder": attention_kind(
+            "decoder", dec, out_tokens, out_tokens, mask=causal(len(fed)), special=out_special, axes=axes["decoder"]
+        ),
         "cross": attention_kind("cross", cross, out_tokens, src_tokens, special=src_special, axes=axes["cross"]),
     }
-    return HubRun(_result(hub, kinds, prediction, probs=probs, unknown=unknown, truncated=truncated, read=src,
-                          inputs={"src": src, "tgt": fed}, notes=notes), steps)
+    return HubRun(
+        _result(
+            hub,
+            kinds,
+            prediction,
+            probs=probs,
+            unknown=unknown,
+            truncated=truncated,
+            read=src,
+            inputs={"src": src, "tgt": fed},
+            notes=notes,
+        ),
+        steps,
+    )
 
 
-def run(hub: HubModel, text: str, *, generate: int = 0, target: str | None = None,
-        max_tokens: int | None = None) -> HubRun:
+def run(
+    hub: HubModel, text: str, *, generate: int = 0, target: str | None = None, max_tokens: int | None = None
+) -> HubRun:
     """Run ``hub`` on ``text``.
 
     ``generate``: decoders generate that many tokens greedily (0: predict only the next one);

@@ -41,7 +41,10 @@ def show_figure(
 
 
 def show_matrix(
-    payload: dict[str, Any], key: str, *, csv: pd.DataFrame | Callable[[], pd.DataFrame] | None = None,
+    payload: dict[str, Any],
+    key: str,
+    *,
+    csv: pd.DataFrame | Callable[[], pd.DataFrame] | None = None,
     csv_name: str = "matrix.csv",
 ) -> None:
     """A matrix drawn as a table of coloured cells (:func:`viz.matrixview.matrix_payload`), no Plotly:

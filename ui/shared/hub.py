@@ -68,10 +68,16 @@ def limits_note() -> None:
 
 def _failure(source: str, message: str) -> None:
     st.error(f"**{markdown_escape(source)}** could not be opened: {markdown_escape(message)}.")
-    st.caption("The other pages keep working. Check the id or the folder, or open a folder that "
-               "`save_pretrained` wrote (config.json, model.safetensors and the tokenizer files).")  # fmt: skip
-    st.button("Try again", key="hub_retry", on_click=lambda: st.session_state.pop(FAILED, None),
-              help="This session does not try a model that failed again until asked (the Hub may be back).")  # fmt: skip
+    st.caption(
+        "The other pages keep working. Check the id or the folder, or open a folder that "
+        "`save_pretrained` wrote (config.json, model.safetensors and the tokenizer files)."
+    )
+    st.button(
+        "Try again",
+        key="hub_retry",
+        on_click=lambda: st.session_state.pop(FAILED, None),
+        help="This session does not try a model that failed again until asked (the Hub may be back).",
+    )
 
 
 def _load_with_progress(source: str, dev: str) -> HubModel:
@@ -117,12 +123,17 @@ def open_hub(source: str, dev: str | None = None) -> HubModel | None:
 def describe(hub: HubModel) -> str:
     """One line about the open model, and why it predicts nothing where its checkpoint lacks its
     prediction weights (Markdown-safe)."""
-    shapes = {"encoder": "encoder (reads the whole text at once)", "decoder": "decoder (causal: each token "
-              "sees only earlier ones)", "encoder-decoder": "encoder-decoder (reads the text, then writes)"}  # fmt: skip
+    shapes = {
+        "encoder": "encoder (reads the whole text at once)",
+        "decoder": "decoder (causal: each token sees only earlier ones)",
+        "encoder-decoder": "encoder-decoder (reads the text, then writes)",
+    }
     limit = min(hub.max_tokens, MAX_TOKENS)
-    line = (f"**{markdown_escape(hub.source)}**: {markdown_escape(hub.model_type)}, {shapes[hub.shape]}, "
-            f"{hub.params:,} parameters, on {hub.device}; reads up to {limit} tokens here "
-            f"(the model up to {hub.max_tokens}).")  # fmt: skip
+    line = (
+        f"**{markdown_escape(hub.source)}**: {markdown_escape(hub.model_type)}, {shapes[hub.shape]}, "
+        f"{hub.params:,} parameters, on {hub.device}; reads up to {limit} tokens here "
+        f"(the model up to {hub.max_tokens})."
+    )
     return f"{line} **Attention only.** {markdown_escape(hub.missing_note)}" if hub.missing else line
 
 
@@ -139,8 +150,10 @@ def attempt_run(hub: HubModel, text: str, generate: int = 0) -> HubRun | None:
     except HubError as err:
         st.warning(f"Nothing to show: {markdown_escape(str(err))}.")
     except Exception as err:  # the model's own code failing on this input must not take the page down
-        st.error(f"The model failed on this text ({markdown_escape(type(err).__name__)}: "
-                 f"{markdown_escape(str(err))[:300]}). Try a shorter or plainer text.")  # fmt: skip
+        st.error(
+            f"The model failed on this text ({markdown_escape(type(err).__name__)}: "
+            f"{markdown_escape(str(err))[:300]}). Try a shorter or plainer text."
+        )
     return None
 
 
@@ -148,8 +161,10 @@ def input_notes(hub: HubModel, result: RunResult) -> bool:
     """What the model could not read: a cut input, unknown tokens; False when it read only unknowns."""
     if result.truncated:
         part = "last" if hub.shape == "decoder" else "first"
-        st.info(f"The text is longer than the {result.limit} tokens read here; only its {part} {result.limit} "
-                "tokens are used.")  # fmt: skip
+        st.info(
+            f"The text is longer than the {result.limit} tokens read here; only its {part} {result.limit} "
+            "tokens are used."
+        )
     return runs.input_notes(replace(result, truncated=False), "the text")
 
 
@@ -159,8 +174,9 @@ def run_id(source: str, text: str, generate: int, hidden: bool = False) -> tuple
 
 
 @st.cache_data(max_entries=64, show_spinner="Recomputing the weight…", **CACHE)
-def explain_cell(hub: HubModel, _result: RunResult, rid: tuple, kind: str, layer: int, head: int, query: int,
-                 key: int) -> Explanation:
+def explain_cell(
+    hub: HubModel, _result: RunResult, rid: tuple, kind: str, layer: int, head: int, query: int, key: int
+) -> Explanation:
     """:func:`model.hub.explain.explain` of one cell of the run ``rid`` names (``_result``)."""
     return explain(hub, _result, kind, layer, head, query, key)
 
@@ -179,8 +195,10 @@ def hub_cross_attention_panel(source: str, german: str) -> None:
         return
     if hub.shape != "encoder-decoder":
         only = "an encoder-only" if hub.shape == "encoder" else "a decoder-only"
-        st.warning(f"{markdown_escape(hub.source)} is {only} model, not a translation (encoder-decoder) one: it "
-                   f"has no cross-attention. Try {TRANSLATOR_HUB}.")  # fmt: skip
+        st.warning(
+            f"{markdown_escape(hub.source)} is {only} model, not a translation (encoder-decoder) one: it "
+            f"has no cross-attention. Try {TRANSLATOR_HUB}."
+        )
         return
     hub_run = attempt_run(hub, german)
     if hub_run is None:

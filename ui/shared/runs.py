@@ -118,5 +118,7 @@ def input_notes(result: RunResult, what: str = "the input") -> bool:
         return False
     if unknown:
         one = unit[:-1] if len(unknown) == 1 else unit
-        st.warning(f"{len(unknown)} {one} of {what} are not in the vocabulary and were read as `<unk>`: {listing(unknown)}")
+        st.warning(
+            f"{len(unknown)} {one} of {what} are not in the vocabulary and were read as `<unk>`: {listing(unknown)}"
+        )
     return True

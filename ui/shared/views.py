@@ -88,8 +88,11 @@ def attention_downloads(prefix: str, name: str) -> None:
     run = shown(prefix)
     left, right = st.columns(2)
     with left:
-        html_download(lambda: explorer_file(run["kinds"], run["title"], run["rollout"]) if run.get("kinds") else NO_RUN,
-                      f"{name}-attention-explorer.html", f"{prefix}-explorer-html")  # fmt: skip
+        html_download(
+            lambda: explorer_file(run["kinds"], run["title"], run["rollout"]) if run.get("kinds") else NO_RUN,
+            f"{name}-attention-explorer.html",
+            f"{prefix}-explorer-html",
+        )
     right.download_button(
         "Download every weight (CSV)",
         data=lambda: weights_csv(run["kinds"]).encode("utf-8") if run.get("kinds") else NO_RUN,
@@ -106,8 +109,11 @@ def head_explorer(
     """One head of ``result`` in the explorer (hover, lines, the token strip) and, with ``ck``, the
     explanation of a clicked weight. The head chosen elsewhere on the page decides what is sent."""
     kind = next(k for k in labelled(result) if k.name == name)
-    one = replace(kind, weights=kind.weights[layer : layer + 1, head : head + 1],
-                  title=f"{kind.title}, layer {layer} · head {head}")  # fmt: skip
+    one = replace(
+        kind,
+        weights=kind.weights[layer : layer + 1, head : head + 1],
+        title=f"{kind.title}, layer {layer} · head {head}",
+    )
     clicked = attention_explorer([one], key=f"{prefix}-explorer-{layer}-{head}", url_prefix=prefix, title=title)
     if clicked is not None:  # indices of the one head sent -> the model's
         clicked = {**clicked, "layer": layer, "head": head if clicked["head"] is not None else None}
