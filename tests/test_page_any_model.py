@@ -342,3 +342,4 @@ def test_a_model_without_its_prediction_weights_shows_attention_only(tmp_path, f
     assert not [t for t in titles(at) if "likeliest" in t] and not at.text  # no bars, no predicted text
     assert "no prediction head" in messages(at)
     assert [k["name"] for k in payload(at)["kinds"]] == ["encoder" if family == "bert" else "decoder"]
+    assert not at.slider  # no "Generate N tokens": an attention-only model writes nothing

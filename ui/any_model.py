@@ -41,8 +41,8 @@ def options() -> Options:
 
 
 def generate_control(hub: HubModel) -> int:
-    """How many tokens to generate: decoders and encoder-decoders only."""
-    if hub.shape == "encoder":
+    """How many tokens to generate: decoders and encoder-decoders with their prediction head only."""
+    if hub.shape == "encoder" or not hub.spec.output:  # attention only: nothing to generate with
         return 0
     if hub.shape == "decoder":
         label, hint = "Generate N tokens", "0: only predict the next token. Greedy: always the likeliest token."
