@@ -202,11 +202,14 @@ def _encoder(hub: HubModel, text: str) -> HubRun:
 
 
 def _greedy(hub: HubModel, x: torch.Tensor, new: int, **extra):
-    """Greedy generation with every step's attention. A plain growing cache: the sliding cache that
-    sliding-window models (Mistral, Gemma2/3) default to drops old keys, and each step's map would then
-    cover fewer keys than the positions it attends from (wrong maps, or steps that do not stack)."""
+    """Greedy generation with every step's attention. A decoder gets a plain growing cache: the sliding
+    cache that sliding-window models (Mistral, Gemma2/3) default to drops old keys, and each step's map
+    would then cover fewer keys than the positions it attends from (wrong maps, or steps that do not
+    stack). An encoder-decoder keeps transformers' own (self- and cross-attention) cache."""
     from transformers import DynamicCache
 
+    if hub.shape == "decoder":
+        extra.setdefault("past_key_values", DynamicCache())
     with torch.no_grad():
         return hub.model.generate(
             x,
@@ -217,7 +220,6 @@ def _greedy(hub: HubModel, x: torch.Tensor, new: int, **extra):
             output_attentions=True,
             output_logits=True,
             return_dict_in_generate=True,
-            past_key_values=DynamicCache(),
             **extra,
         )
 
