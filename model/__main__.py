@@ -107,11 +107,12 @@ def _evaluate(args: argparse.Namespace) -> None:
     from model.training.train import pick_device
 
     ck = load_checkpoint(args.checkpoint or default_dir(args.task), task=args.task, device=pick_device(args.device))
-    if args.task == "translator":
+    output = ck.spec.output  # what the model predicts decides what it is scored on
+    if output == "text":
         if not (args.src and args.ref):
             sys.exit("evaluate translator needs --src FILE and --ref FILE")
         result = evaluate.evaluate_translator(ck, args.src, args.ref, beam_size=args.beam)
-    elif args.task == "classifier":
+    elif output == "classes":
         if not args.data:
             sys.exit("evaluate classifier needs --data FILE (lines of 'label sentence')")
         result = evaluate.evaluate_classifier(ck, args.data)
@@ -139,7 +140,7 @@ def _average(args: argparse.Namespace) -> None:
     except FileNotFoundError as err:
         sys.exit(str(err))
     results: dict = {"averaged_epochs": epochs}
-    if args.task == "translator" and args.src and args.ref:
+    if ck.spec.output == "text" and args.src and args.ref:
         scores = evaluate.evaluate_translator(ck, args.src, args.ref, beam_size=1)
         results.update(
             val_bleu=scores["bleu"], val_sacrebleu=scores["sacrebleu"], val_sentences=scores.get("sentences")

@@ -248,5 +248,21 @@ def test_a_hub_models_description_matches_its_run(hubs, name):
     spec = hub.spec
     assert tuple(r.kinds) == spec.kind_names and tuple(r.inputs) == spec.inputs and spec.limit(None) == r.limit
     for k in spec.kinds:
-        assert r.kinds[k.name].weights.shape[-2:] == (len(r.inputs[k.query_input]), len(r.inputs[k.key_input]))
+        view = r.kinds[k.name]
+        assert (view.title, view.query_axis, view.key_axis) == (k.title, k.query_axis, k.key_axis)
+        assert view.weights.shape[-2:] == (len(r.inputs[k.query_input]), len(r.inputs[k.key_input]))
         assert not k.causal or not np.triu(r.kinds[k.name].mask, 1).any()
+
+
+def test_encoder_decoder_axes_name_the_languages_the_id_says():
+    from model.core.specs import hub_spec
+    from model.hub.load import languages
+
+    assert languages("Helsinki-NLP/opus-mt-de-en") == ("German (source)", "English (output)")
+    assert languages("./my-model") == ("source", "output")
+    spec = hub_spec("Helsinki-NLP/opus-mt-de-en", "encoder-decoder", "seq2seq", 512, *languages("opus-mt-de-en"))
+    assert [(k.query_axis, k.key_axis) for k in spec.kinds] == [
+        ("query = German (source)", "key = German (source)"),
+        ("query = English (output)", "key = English (output) so far"),
+        ("query = English (output)", "key = German (source)"),
+    ]

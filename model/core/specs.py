@@ -189,12 +189,22 @@ HUB_OUTPUTS: dict[str, Output] = {
 }
 
 
-def hub_spec(name: str, shape: str, head: str, max_tokens: int) -> ModelSpec:
+def hub_spec(
+    name: str, shape: str, head: str, max_tokens: int, source: str = "source", output: str = "output"
+) -> ModelSpec:
     """The description of a Hugging Face model from what its config says: ``shape`` ("encoder", "decoder",
-    "encoder-decoder"), its prediction ``head`` (:data:`HUB_OUTPUTS`) and its longest input."""
+    "encoder-decoder"), its prediction ``head`` (:data:`HUB_OUTPUTS`) and its longest input; an
+    encoder-decoder's axes call its two sequences ``source`` and ``output`` (e.g. "German (source)")."""
     encoder = KindSpec("encoder", "Self-attention", "query", "key", "ids", "ids", query_from="the text")
     decoder = KindSpec(
-        "decoder", "Self-attention (causal)", "query", "key", "ids", "ids", causal=True, query_from="the text so far"
+        "decoder",
+        "Causal self-attention",
+        "query",
+        "key (earlier tokens)",
+        "ids",
+        "ids",
+        causal=True,
+        query_from="the text so far",
     )
     if shape == "encoder":
         kinds, inputs = (encoder,), ("ids",)
@@ -205,8 +215,8 @@ def hub_spec(name: str, shape: str, head: str, max_tokens: int) -> ModelSpec:
             KindSpec(
                 "encoder",
                 "Encoder self-attention",
-                "query = source",
-                "key = source",
+                f"query = {source}",
+                f"key = {source}",
                 "src",
                 "src",
                 query_from="the source (encoder)",
@@ -214,8 +224,8 @@ def hub_spec(name: str, shape: str, head: str, max_tokens: int) -> ModelSpec:
             KindSpec(
                 "decoder",
                 "Decoder self-attention",
-                "query = output",
-                "key = output so far",
+                f"query = {output}",
+                f"key = {output} so far",
                 "tgt",
                 "tgt",
                 causal=True,
@@ -224,8 +234,8 @@ def hub_spec(name: str, shape: str, head: str, max_tokens: int) -> ModelSpec:
             KindSpec(
                 "cross",
                 "Cross-attention",
-                "query = output",
-                "key = source",
+                f"query = {output}",
+                f"key = {source}",
                 "tgt",
                 "src",
                 query_from="the decoder (output)",

@@ -16,6 +16,7 @@ per process is the page's job.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,7 +81,7 @@ class HubModel:
     @property
     def spec(self) -> ModelSpec:
         """What this model is, from its config, in the same description as our own models'."""
-        return hub_spec(self.source, self.shape, self.head, self.max_tokens)
+        return hub_spec(self.source, self.shape, self.head, self.max_tokens, *languages(self.source))
 
     @property
     def missing_note(self) -> str:
@@ -91,6 +92,36 @@ class HubModel:
             f"Its checkpoint lacks the weights of its {HEAD_NAMES[self.missing_head]} head ({_some(self.missing)}), "
             "which transformers would fill with random numbers: no prediction is shown, only the attention."
         )
+
+
+LANGUAGES = {
+    "de": "German",
+    "en": "English",
+    "fr": "French",
+    "es": "Spanish",
+    "it": "Italian",
+    "nl": "Dutch",
+    "ro": "Romanian",
+    "ru": "Russian",
+    "zh": "Chinese",
+    "ja": "Japanese",
+    "pt": "Portuguese",
+    "sv": "Swedish",
+    "fi": "Finnish",
+    "pl": "Polish",
+    "cs": "Czech",
+    "tr": "Turkish",
+    "ar": "Arabic",
+}
+
+
+def languages(source: str) -> tuple[str, str]:
+    """What an encoder-decoder's axes call its input and output: language names where the id says them
+    (``opus-mt-de-en``: "German (source)", "English (output)"), else "source" and "output"."""
+    match = re.search(r"opus-mt-([a-z]{2,3})-([a-z]{2,3})\b", source)
+    if match and match.group(1) in LANGUAGES and match.group(2) in LANGUAGES:
+        return f"{LANGUAGES[match.group(1)]} (source)", f"{LANGUAGES[match.group(2)]} (output)"
+    return "source", "output"
 
 
 def max_params() -> int:

@@ -11,7 +11,6 @@ encoder-decoder's decoder then reads the given target, or else the text itself.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -23,25 +22,6 @@ from model.hub.errors import HubError
 from model.hub.load import HubModel
 from model.hub.tokens import prettify_tokens
 
-LANGUAGES = {
-    "de": "German",
-    "en": "English",
-    "fr": "French",
-    "es": "Spanish",
-    "it": "Italian",
-    "nl": "Dutch",
-    "ro": "Romanian",
-    "ru": "Russian",
-    "zh": "Chinese",
-    "ja": "Japanese",
-    "pt": "Portuguese",
-    "sv": "Swedish",
-    "fi": "Finnish",
-    "pl": "Polish",
-    "cs": "Czech",
-    "tr": "Turkish",
-    "ar": "Arabic",
-}
 TOP = 5  # probabilities reported per prediction
 
 
@@ -108,18 +88,10 @@ def _top(hub: HubModel, logits: torch.Tensor) -> dict[str, float]:
     return {t: float(v) for t, v in zip(tokens, p.tolist())}
 
 
-def _axes(hub: HubModel) -> dict[str, tuple[str, str]]:
-    """Axis names for an encoder-decoder: with language names where the id says them (opus-mt-de-en)."""
-    match = re.search(r"opus-mt-([a-z]{2,3})-([a-z]{2,3})\b", hub.source)
-    src, out = ("source", "output")
-    if match and match.group(1) in LANGUAGES and match.group(2) in LANGUAGES:
-        src = f"{LANGUAGES[match.group(1)]} (source)"
-        out = f"{LANGUAGES[match.group(2)]} (output)"
-    return {
-        "encoder": (f"query = {src}", f"key = {src}"),
-        "decoder": (f"query = {out}", f"key = {out} so far"),
-        "cross": (f"query = {out}", f"key = {src}"),
-    }
+def _kind(hub: HubModel, name: str, layers, queries, keys, **kwargs):
+    """One kind of ``hub``'s attention, titled and labelled as its description says."""
+    k = hub.spec.kind(name)
+    return attention_kind(name, layers, queries, keys, title=k.title, axes=(k.query_axis, k.key_axis), **kwargs)
 
 
 def _stack_steps(steps, keys: int) -> np.ndarray:
@@ -169,7 +141,7 @@ def _encoder(hub: HubModel, text: str) -> HubRun:
     with torch.no_grad():
         out = hub.model(input_ids=x, attention_mask=torch.ones_like(x), output_attentions=True)
     tokens, special = _pretty(hub, ids)
-    kinds = {"encoder": attention_kind("encoder", out.attentions, tokens, tokens, special=special)}
+    kinds = {"encoder": _kind(hub, "encoder", out.attentions, tokens, tokens, special=special)}
     prediction, probs, notes = "", {}, {}
     if hub.spec.output == "classes":
         labels = hub.model.config.id2label
@@ -251,18 +223,7 @@ def _decoder(hub: HubModel, text: str, new: int) -> HubRun:
         steps = _steps(hub, out.logits, generated, len(ids) - 1)
         prediction, probs = hub.tokenizer.decode(generated, skip_special_tokens=True), {}
     tokens, special = _pretty(hub, fed)
-    kinds = {
-        "decoder": attention_kind(
-            "decoder",
-            maps,
-            tokens,
-            tokens,
-            mask=causal(len(fed)),
-            special=special,
-            title="Causal self-attention",
-            axes=("query", "key (earlier tokens)"),
-        )
-    }
+    kinds = {"decoder": _kind(hub, "decoder", maps, tokens, tokens, mask=causal(len(fed)), special=special)}
     notes = {"prompt": hub.tokenizer.decode(ids)}
     return HubRun(
         _result(
@@ -324,21 +285,10 @@ def _seq2seq(hub: HubModel, text: str, new: int, target: str | None) -> HubRun:
         prediction = hub.tokenizer.decode(sequence, skip_special_tokens=True)
     src_tokens, src_special = _pretty(hub, src)
     out_tokens, out_special = _pretty(hub, fed)
-    axes = _axes(hub)
     kinds = {
-        "encoder": attention_kind(
-            "encoder",
-            enc,
-            src_tokens,
-            src_tokens,
-            special=src_special,
-            title="Encoder self-attention",
-            axes=axes["encoder"],
-        ),
-        "decoder": attention_kind(
-            "decoder", dec, out_tokens, out_tokens, mask=causal(len(fed)), special=out_special, axes=axes["decoder"]
-        ),
-        "cross": attention_kind("cross", cross, out_tokens, src_tokens, special=src_special, axes=axes["cross"]),
+        "encoder": _kind(hub, "encoder", enc, src_tokens, src_tokens, special=src_special),
+        "decoder": _kind(hub, "decoder", dec, out_tokens, out_tokens, mask=causal(len(fed)), special=out_special),
+        "cross": _kind(hub, "cross", cross, out_tokens, src_tokens, special=src_special),
     }
     return HubRun(
         _result(
