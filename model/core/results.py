@@ -19,13 +19,6 @@ from model.core.tokenize import EOS, PAD, SOS, UNK
 
 SPECIAL_TOKENS = (SOS, EOS, PAD, UNK)
 
-# kind -> (title, query axis, key axis): the same words on every page and in every export
-KIND_NAMES = {
-    "encoder": ("Self-attention", "query", "key"),
-    "decoder": ("Decoder self-attention", "query = English output", "key = English so far"),
-    "cross": ("Cross-attention", "query = English", "key = German"),
-}
-
 
 @dataclass(frozen=True, eq=False)
 class AttentionKind:
@@ -111,16 +104,16 @@ def attention_kind(
     title: str | None = None,
     axes: tuple[str, str] | None = None,
 ) -> AttentionKind:
-    """An :class:`AttentionKind` from per-layer tensors (or a stacked array); the names default to
-    :data:`KIND_NAMES`, the mask to "every cell visible", ``special`` to none."""
+    """An :class:`AttentionKind` from per-layer tensors (or a stacked array). A model's runs take the title
+    and axis names from its description (:mod:`model.core.specs`); without them the title is ``name`` and
+    the axes "query" and "key". The mask defaults to "every cell visible", ``special`` to none."""
     weights = layers if isinstance(layers, np.ndarray) else stack_layers(layers)
     weights = np.ascontiguousarray(weights, dtype=np.float32)
-    default_title, q_axis, k_axis = KIND_NAMES.get(name, (name, "query", "key"))
-    q_axis, k_axis = axes or (q_axis, k_axis)
+    q_axis, k_axis = axes or ("query", "key")
     Tq, Tk = weights.shape[-2:]
     return AttentionKind(
         name=name,
-        title=title or default_title,
+        title=title or name,
         weights=weights,
         queries=list(queries),
         keys=list(keys),
