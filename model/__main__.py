@@ -273,6 +273,84 @@ def _hub(args: argparse.Namespace) -> None:
     print(json.dumps(report, ensure_ascii=False, default=float))
 
 
+def _heads(args: argparse.Namespace) -> None:
+    """Score every head of a model over a corpus (model.analysis.head_scan); one JSON object."""
+    from tqdm import tqdm
+
+    from model.analysis.head_scan import (
+        CorpusError,
+        corpus_name,
+        default_corpus,
+        hub_reader,
+        our_reader,
+        read_corpus,
+        scan,
+    )
+    from model.core.checkpoint import CheckpointError, default_dir, load_checkpoint
+    from model.core.specs import SPECS
+    from model.hub import HubError
+
+    bar = tqdm(total=100, file=sys.stderr, bar_format="{percentage:3.0f}% {desc}")
+
+    def progress(fraction: float, text: str) -> None:
+        bar.n = round(100 * fraction)
+        bar.set_description_str(text)
+
+    try:
+        if args.max_tokens < 2:
+            raise ValueError("--max-tokens must be at least 2")
+        if args.source in SPECS:
+            reader = our_reader(load_checkpoint(default_dir(args.source), task=args.source), args.max_tokens)
+        else:
+            from model.hub.load import load
+
+            reader = hub_reader(load(args.source, progress=progress, limit=args.max_params), args.max_tokens)
+        corpus = args.corpus or str(default_corpus(reader.spec))
+        scores = scan(reader, read_corpus(corpus), progress=progress)
+    except (CorpusError, CheckpointError, HubError, ValueError) as err:
+        bar.close()
+        sys.exit(f"error: {err}")
+    bar.close()
+    print(json.dumps(scores.to_json(examples=args.examples, corpus=corpus_name(corpus)), ensure_ascii=False))
+
+
+def _attribute(args: argparse.Namespace) -> None:
+    """Every contribution method for one query row (model.analysis.attribute); JSON, or a short summary."""
+    from model.core.checkpoint import CheckpointError, default_dir, load_checkpoint
+    from model.core.specs import SPECS
+    from model.hub import HubError
+
+    try:
+        if args.source in SPECS:
+            from model.analysis.attribute import attribute
+            from model.analysis.runs import run
+
+            ck = load_checkpoint(default_dir(args.source), task=args.source)
+            result = run(ck, args.text)
+            kind = args.kind or ck.spec.kind_names[0]
+            ck.spec.kind(kind)  # a kind the model lacks: the message lists its kinds
+            a = attribute(ck, result.inputs, kind, args.query, view=result.kinds[kind])
+        else:
+            from model.hub.attribute import attribute
+            from model.hub.load import load
+            from model.hub.run import run
+
+            hub = load(args.source, limit=args.max_params)
+            result = run(hub, args.text, max_tokens=args.max_tokens).result
+            a = attribute(hub, result, args.kind or next(iter(result.kinds)), args.query)
+    except (CheckpointError, HubError, ValueError) as err:
+        sys.exit(f"error: {err}")
+    if args.json:
+        print(json.dumps(a.to_json(), ensure_ascii=False))
+        return
+    print(f"{a.kind} attention, query {a.query} ({a.query_token!r}) of {a.model}")
+    for name, rho in a.agreement.items():
+        print(f"  {name:15s} Spearman ρ with attention {rho:+.2f}")
+    for name, why in a.absent.items():
+        print(f"  {name:15s} absent: {why}")
+    print(a.disagreement)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m model", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -354,6 +432,25 @@ def main(argv: list[str] | None = None) -> None:
     )
     h.add_argument("--device", default="cpu")
     h.set_defaults(func=_hub)
+
+    hd = sub.add_parser("heads", help="score every head of a model over a corpus (the head finder); print JSON")
+    hd.add_argument("source", help="classifier, generator, translator, a Hub id or a local folder")
+    hd.add_argument("--corpus", default=None, help="a text file, one sequence a line (default: the model's sample)")
+    hd.add_argument("--max-tokens", type=int, default=128, help="cut each line to this many tokens (default 128)")
+    hd.add_argument("--examples", action="store_true", help="also each head's top line and one line per decile")
+    hd.add_argument("--max-params", type=int, default=None, help="Hub models: parameter cap (default 150M)")
+    hd.add_argument("--json", action="store_true", help="print JSON (the only output format)")
+    hd.set_defaults(func=_heads)
+
+    at = sub.add_parser("attribute", help="contributions beside attention for one query token; print JSON")
+    at.add_argument("source", help="classifier, generator, translator, a Hub id or a local folder")
+    at.add_argument("text")
+    at.add_argument("--query", type=int, required=True, help="the query position (0-based)")
+    at.add_argument("--kind", default=None, help="encoder, decoder or cross (default: the model's first kind)")
+    at.add_argument("--max-tokens", type=int, default=128, help="Hub models: read at most this many tokens")
+    at.add_argument("--max-params", type=int, default=None, help="Hub models: parameter cap (default 150M)")
+    at.add_argument("--json", action="store_true", help="print the JSON object instead of a summary")
+    at.set_defaults(func=_attribute)
 
     args = parser.parse_args(argv)
     args.func(args)

@@ -158,9 +158,9 @@ def test_long_input_is_cut_to_the_model_maximum(hubs):
     assert len(enc.kinds["encoder"].queries) == 64 and enc.kinds["encoder"].keys[-1] == "[SEP]"
     out = run(hubs["gpt2"], long, generate=4)
     full = hubs["gpt2"].tokenizer(long)["input_ids"]
-    prompt = 64 - 4  # room for the four new tokens; a decoder keeps the end of its prompt
+    prompt = 64 - 4  # room for the four new tokens; a decoder keeps the start of the text (issue 33)
     assert out.result.truncated and len(out.steps) == 4
-    assert out.result.inputs["ids"][:prompt] == full[-prompt:] and len(out.result.inputs["ids"]) == prompt + 3
+    assert out.result.inputs["ids"][:prompt] == full[:prompt] and len(out.result.inputs["ids"]) == prompt + 3
     short = run(hubs["bert"], long, max_tokens=10).result  # a page's own, lower cap
     assert short.truncated and short.limit == 10 and len(short.kinds["encoder"].keys) == 10
     assert short.kinds["encoder"].keys[-1] == "[SEP]" and "cut to 10 tokens" in short.notes["truncated"]

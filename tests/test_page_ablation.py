@@ -42,7 +42,7 @@ def test_default_run(default):
     assert default.multiselect(key="abl_cls_enc1").value == []
     assert [m.label for m in default.metric] == ["Before", "After"]
     assert all(m.value in ("negative", "positive") for m in default.metric)
-    assert "1 of 6 heads are off" in captions(default)
+    assert "1 of 6 heads is off" in captions(default)
     assert "P(positive) moved by " in captions(default) and " pp when the heads" in captions(default)
     assert buttons(default) == ["Download CSV", "Download this view as HTML"]  # the difference's numbers, the view
     assert charts(default) == []  # no Plotly on load: the views are matrix tables and the explorer
@@ -172,7 +172,7 @@ def test_translator_kinds():
     assert len(at.text) == 2
     assert at.radio(key="abl_kind").value == "cross"
     n_heads = (TRANSLATOR.enc_layers + 2 * TRANSLATOR.dec_layers) * TRANSLATOR.heads
-    assert f"1 of {n_heads} heads are off" in captions(at)
+    assert f"1 of {n_heads} heads is off" in captions(at)
     cross = matrix(at, f"before − after: cross-attention, layer {TRANSLATOR.dec_layers - 1} · head 0")
     assert cross["cols"][:2] == ["0:<sos>", "1:ein"]  # plain text: the view writes labels with textContent
     assert "query = English" in cross["row_title"]

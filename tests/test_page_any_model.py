@@ -84,7 +84,7 @@ def test_empty_state_says_what_to_type_and_the_limits():
     assert "Type a model id or a folder" in messages(at) and "gpt2" in messages(at)
     limits = at.info[0].value
     assert "150 M parameters" in limits and MAX_PARAMS_ENV in limits
-    assert "One Hugging Face model is kept per app process" in limits and "cut to 128 tokens" in limits
+    assert "One Hugging Face model is kept per app process" in limits and "GPT-2 1,024 tokens" in limits
     assert not at.get("bidi_component")
 
 
@@ -343,3 +343,12 @@ def test_a_model_without_its_prediction_weights_shows_attention_only(tmp_path, f
     assert "no prediction head" in messages(at)
     assert [k["name"] for k in payload(at)["kinds"]] == ["encoder" if family == "bert" else "decoder"]
     assert not at.slider  # no "Generate N tokens": an attention-only model writes nothing
+
+
+def test_a_text_of_unknown_tokens_points_to_no_examples_the_page_lacks(tiny):
+    at = run(tiny["bert"], text="😀 😀")
+    assert not at.exception
+    said = messages(at)
+    assert "None of the" in said and "vocabulary" in said
+    assert "example" not in said  # the page has no examples to try (issue 36, item 7)
+    assert "language the model was trained on" in said

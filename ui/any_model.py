@@ -11,14 +11,14 @@ from model.analysis.maps import rollout_of
 from model.hub.load import HubModel
 from model.hub.run import HubRun
 from model.hub.tokens import hide_specials
-from ui.shared.display import output_text, show_figure
+from ui.shared.attribute import hub_contributions
 from ui.shared.explain import explain_panel, remembered_cell
 from ui.shared.explorer import attention_explorer, explorer_download
+from ui.shared.heads import head_roles
 from ui.shared.hub import MAX_GENERATE, attempt_run, describe, hub_explainer, input_notes, limits_note, open_hub, run_id
+from ui.shared.hub_outputs import prediction, step_view
 from ui.shared.state import range_slider, url_widget
-from ui.shared.text import clean_text, markdown_escape
-from viz.attention import weights_frame
-from viz.hub import probability_bars, step_figure
+from ui.shared.text import markdown_escape
 
 DEFAULT_TEXT = "Life is short, eat dessert first."
 EXAMPLES = "`gpt2`, `distilbert-base-uncased`, `Helsinki-NLP/opus-mt-de-en`, or a folder such as `./my-model`"
@@ -51,52 +51,6 @@ def generate_control(hub: HubModel) -> int:
     return int(range_slider("hub_generate", 0, MAX_GENERATE, 0, label=label, help=hint))
 
 
-def prediction(hub: HubModel, out: HubRun) -> None:
-    r = out.result
-    if hub.shape == "decoder" and not out.steps and r.probs:  # no probabilities: no prediction head
-        st.subheader("The next token")
-        show_figure(probability_bars(r.probs, title="the likeliest next tokens", x_title="next token"), "hub-next")
-    elif out.steps:
-        st.subheader("Generated text" if hub.shape == "decoder" else "Output")
-        output_text((r.notes.get("prompt", "") if hub.shape == "decoder" else "") + r.prediction)
-        st.caption(f"The model wrote {len(out.steps)} tokens greedily, each the likeliest after the ones before.")
-    elif r.probs:  # an encoder's classes, or its guesses for the first masked token
-        st.subheader("Prediction")
-        if r.prediction:
-            output_text(r.prediction)
-        classes = hub.spec.output == "classes"
-        title = "the classes" if classes else "the likeliest tokens for the first mask"
-        show_figure(probability_bars(r.probs, title=title, x_title="class" if classes else "token"), "hub-probs")
-    elif r.prediction:
-        st.subheader("Output")
-        output_text(r.prediction)
-    if "prediction" in r.notes:
-        note = r.notes["prediction"]
-        st.info(markdown_escape(note[:1].upper() + note[1:]) + ".")
-    elif hub.spec.output == "":  # no prediction head
-        st.info("This model has no prediction head: only its attention is shown.")
-
-
-def step_view(out: HubRun) -> None:
-    """What the query that produced generated token n attended to, in every layer (mean over heads)."""
-    r, steps = out.result, out.steps
-    st.subheader("What each generated token came from")
-    number = range_slider("hub_step", 1, len(steps), 1, label="Generated token n")
-    step = steps[number - 1]
-    kind = r.kinds.get("cross") or r.kinds["decoder"]
-    n = len(kind.keys) if kind.cross else step.position + 1  # a decoder query sees only the keys so far
-    row = kind.weights[:, :, step.position, :n].mean(axis=1)  # (layers, keys)
-    query = f"{step.position}:{kind.queries[step.position]}"
-    source = "the source tokens (cross-attention)" if kind.cross else "the tokens so far"
-    st.caption(
-        f"Generated token {number} is **{markdown_escape(step.token)}** (probability {step.prob:.0%}). "
-        f"It was predicted from query {markdown_escape(query)}, which attended to {source} as below."
-    )
-    fig = step_figure(row, kind.keys[:n], query_label=query, key_name=kind.key_axis)
-    csv = weights_frame(row, [f"layer {i}" for i in range(len(row))], kind.keys[:n])
-    show_figure(fig, "hub-step", csv=csv, csv_name="hub-step.csv")
-
-
 @st.fragment
 def attention(hub: HubModel, out: HubRun, text: str, generate: int) -> None:
     """The explorer and the explanation of a clicked weight: a click reruns this, not the model."""
@@ -119,6 +73,7 @@ def attention(hub: HubModel, out: HubRun, text: str, generate: int) -> None:
     explorer_download(kinds, title, key="hub-download", rollout=rollout)
     rid = run_id(hub.source, text, generate, kept is not None)
     cell = remembered_cell(rid, CELL, cell, kinds, rollout)
+    hub_contributions(hub, out.result, rid, cell, "hub", kept)
     if cell is None:
         st.caption(
             "Click a cell of the map (or select one with the arrow keys and press Enter) to see how the "
@@ -138,14 +93,15 @@ def body(opts: Options) -> None:
         return
     st.caption(describe(hub))
     generate = generate_control(hub)
-    text = clean_text(opts.text, what="text")
-    out = text and attempt_run(hub, text, generate)
+    text = opts.text.strip()
+    out = attempt_run(hub, text, generate)  # an empty text, or one far past the model's length, says so
     if not out or not input_notes(hub, out.result):
         return
     prediction(hub, out)
     if out.steps:
         step_view(out)
     attention(hub, out, text, generate)
+    head_roles(out.result, hub.source)  # the head finder's roles here, once it has scored this model
 
 
 def main() -> None:

@@ -9,7 +9,9 @@ import streamlit as st
 from model.analysis.maps import rollout_of, without_special
 from model.core.checkpoint import Checkpoint
 from model.core.results import RunResult
+from ui.shared.attribute import checkpoint_contributions
 from ui.shared.display import show_figure
+from ui.shared.heads import head_roles
 from ui.shared.models import require_checkpoint
 from ui.shared.outputs import label_metric
 from ui.shared.runs import attempt, input_notes, run_model
@@ -56,6 +58,7 @@ def attention(ck: Checkpoint, result: RunResult, hide: bool) -> None:
     rolled = rollout_of(kind)
     title = f"Sentiment classifier: {' '.join(kind.keys)} → {result.prediction}"
     attention_views(result, "cls", ck=None if hide else ck, rollout=rolled, title=title)
+    checkpoint_contributions(ck, result, "cls")
     tokens = axes(kind, result)[0]
     reach = on_request("How much each word reaches the sentence vector (rollout)", "cls_reach")
     if reach.open:  # lazy: a chart a new sentence would otherwise redraw every time
@@ -78,6 +81,7 @@ def body(ck: Checkpoint, opts: Options) -> None:
         return
     label_metric(st, "Prediction", result)
     attention(ck, result, opts.hide)
+    head_roles(result, MODEL)  # which of the head finder's heads play their role on this sentence
 
 
 def main() -> None:

@@ -7,36 +7,20 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from model.core.specs import SPECS, ModelSpec
-from model.training.history import HistoryError, MissingHistory, ProbeHistory, training_curves
+from model.training.history import HistoryError, MissingHistory, ProbeHistory
 from ui.shared.display import show_figure
+from ui.shared.history import curves_section
 from ui.shared.models import get_history, require_checkpoint
 from ui.shared.runs import pick_model
 from ui.shared.state import init_state, keep_valid, radio_choice, resend_on_change, select_choice, sync_url
 from ui.shared.text import markdown_escape, plural
 from ui.shared.views import pick_head
 from viz.attention import attention_heatmap, head_grid, weights_frame
-from viz.history import history_curves, probe_axes, probe_text
+from viz.history import probe_axes, probe_text
 
 VIEWS = {"head": "one head", "grid": "every layer and head"}
 # the widgets whose options depend on the model
 MODEL_WIDGETS = ("hist_probe", "hist_kind", "hist_epoch", "hist_layer", "hist_head")
-
-
-def curves_section(training: dict, epochs: list[int] | None, epoch: int | None, model: str) -> None:
-    curves = training_curves(training)
-    if not curves:
-        st.info(
-            f"This checkpoint's config.json records no per-epoch metrics. Training with "
-            f"`python -m model train {model}` writes them."
-        )
-        return
-    show_figure(history_curves(curves, current_epoch=epoch, saved_epochs=epochs or ()), "hist-curves")
-    last = int(curves["epoch"][-1])
-    if epochs and max(epochs) > last:
-        st.caption(
-            f"The metrics stop at epoch {last}: config.json is rewritten only when a better model is saved, "
-            "while the attention is saved after every epoch."
-        )
 
 
 def attention_section(history: ProbeHistory, spec: ModelSpec) -> tuple[int, go.Figure | None]:

@@ -7,20 +7,18 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from model.analysis.compare import largest_change, word_changes
 from model.core.checkpoint import Checkpoint
 from model.core.results import RunResult
 from model.core.specs import ModelSpec
-from ui.shared.display import export_view_button, show_figure, show_matrix
+from ui.shared.compare import layer_means
+from ui.shared.display import export_view_button, show_matrix
 from ui.shared.explorer import attention_explorer
 from ui.shared.models import require_checkpoint
-from ui.shared.outputs import has_bars, label_metric, outputs_side_by_side, prediction_bars
+from ui.shared.outputs import has_bars, pair_predictions, prediction_bars
 from ui.shared.runs import attempt, input_notes, pick_model, read_input, run_model
-from ui.shared.state import on_request, url_widget
-from ui.shared.text import listing, points
+from ui.shared.state import url_widget
 from ui.shared.views import labelled, pick_head, pick_kind, windowed
-from viz.attention import visible_chars
-from viz.compare import difference_heatmap, difference_table, pair_heatmaps, pair_labels, pair_tables, visible_probs
+from viz.compare import difference_heatmap, difference_table, pair_heatmaps, pair_labels, pair_tables
 
 DEFAULT_PAIRS = {
     "classifier": ("a good film", "a bad film"),  # one word swapped: the same length, so B − A is drawn
@@ -43,40 +41,6 @@ def options(spec: ModelSpec) -> Options:
     boxes = zip(columns, NAMES, keys, defaults)
     texts = [url_widget(column.text_input, f"{n}: {spec.input_name}", k, d) for column, n, k, d in boxes]
     return Options(tuple(texts))
-
-
-def predictions(spec: ModelSpec, a: RunResult, b: RunResult) -> None:
-    """Both predictions and their difference; the bars open on request."""
-    if spec.output == "text":
-        outputs_side_by_side((a, b), [f"**{name}** translates to" for name in NAMES])
-        if a.prediction.split() == b.prediction.split():
-            st.caption("The two translations are the same.")
-        else:
-            only_a, only_b = word_changes(a.prediction, b.prediction)
-            only_a, only_b = listing(only_a) or "(none)", listing(only_b) or "(none)"
-            st.caption(f"Words only in A: {only_a} · words only in B: {only_b}")
-        return
-    if spec.output == "classes":
-        last = list(a.probs)[-1]  # "positive" for sentiment
-        cols = st.columns(3)
-        for col, name, r in zip(cols, NAMES, (a, b)):
-            label_metric(col, name, r)
-        flips = "same label" if a.prediction == b.prediction else "the label flips"
-        change = points(b.probs[last] - a.probs[last])
-        cols[2].metric(f"B − A: P({last})", change, flips, delta_color="off", delta_arrow="off")
-    else:
-        pa, pb = visible_probs(a.probs), visible_probs(b.probs)
-        la, lb = (visible_chars([r.prediction])[0] for r in (a, b))
-        biggest = largest_change(pa, pb)
-        st.caption(
-            f"Likeliest next character: A {listing([la])} ({pa[la]:.1%}), B {listing([lb])} ({pb[lb]:.1%}). "
-            f"Largest change among the bars: {listing([biggest])} by {pb[biggest] - pa[biggest]:+.1%} (B − A)."
-        )
-    bars = on_request("The probabilities of A and B, as bars", "pair_bars")
-    if bars.open:
-        with bars:
-            fig = prediction_bars(spec, (a, b), NAMES, VERSUS)
-            show_figure(fig, "pair-prediction", html_name=f"pairs-{spec.name}-prediction.html")
 
 
 @st.fragment
@@ -103,21 +67,7 @@ def attention(spec: ModelSpec, a: RunResult, b: RunResult, notes: str) -> None:
         show_matrix(difference_table(mb - ma, *labels, title=second_title, **names), "pair-diff")
         second = lambda: difference_heatmap(mb - ma, *labels, title=second_title, value="B − A", **names)
     else:
-        size_a, size_b = (" × ".join(str(len(t)) for t in tokens) for tokens in (tok_a, tok_b))
-        st.info(
-            f"A difference heatmap needs A and B of equal lengths, position by position; here A is "
-            f"{size_a} and B is {size_b} (queries × keys). "
-            "Below is each one's mean over all heads of the layer instead. Make the two inputs the same "
-            "number of tokens (e.g. swap one word for another) to see their difference."
-        )
-        mean_a, _ = windowed(ka.weights[layer].mean(axis=0), ka, a, spec)
-        mean_b, _ = windowed(kb.weights[layer].mean(axis=0), kb, b, spec)
-        mean_title = f"{name}, layer {layer}: mean over the {H} heads"
-        tables = pair_tables(mean_a, tok_a, mean_b, tok_b, names=NAMES, title=mean_title.lower(), **names)
-        for col, table, n in zip(st.columns(2), tables, NAMES):
-            with col:
-                show_matrix(table, f"pair-mean-{n}")
-        second = lambda: pair_heatmaps(mean_a, tok_a, mean_b, tok_b, names=NAMES, title=mean_title, **names)
+        second = layer_means(spec, (a, b), kind, layer, (tok_a, tok_b), NAMES, names)
 
     def figures() -> list:  # the export's charts, built only when it is clicked
         figs = [prediction_bars(spec, (a, b), NAMES, VERSUS)] if has_bars(spec) else []
@@ -138,7 +88,7 @@ def body(ck: Checkpoint, opts: Options) -> None:
         return
     a, b = results
     st.subheader("Predictions")
-    predictions(spec, a, b)
+    pair_predictions(spec, a, b, NAMES, VERSUS)
     notes = f"Model: {spec.title}\nA: {texts[0]}\nB: {texts[1]}\nA: {a.prediction}\nB: {b.prediction}"
     st.subheader("A and B, every layer and head")
     st.caption("Each explorer holds one input's attention: pick the same kind, layer and head in both to compare.")

@@ -9,14 +9,16 @@ import streamlit as st
 
 from model.core.checkpoint import Checkpoint
 from model.core.results import RunResult
-from ui.shared.display import export_view_button, output_text, show_figure
+from ui.shared.attribute import checkpoint_contributions
+from ui.shared.display import export_view_button, output_text
+from ui.shared.heads import head_roles
 from ui.shared.hub import TRANSLATOR_HUB, hub_cross_attention_panel
 from ui.shared.models import require_checkpoint
-from ui.shared.runs import attempt, input_notes, run_translation
-from ui.shared.state import bounded, init_state, on_request, one_of, range_slider, sync_url, url_widget
-from ui.shared.text import clean_text, example_picker, listing, markdown_escape, text_box
-from ui.shared.views import attention_downloads, attention_views, axes, shown
-from viz.steps import decoding_step_figures
+from ui.shared.runs import attempt, input_notes, run_translation, teacher_forced
+from ui.shared.state import bounded, init_state, on_request, one_of, sync_url, url_widget
+from ui.shared.steps import translation_steps
+from ui.shared.text import clean_text, example_picker, text_box
+from ui.shared.views import attention_downloads, attention_views, shown
 
 MODEL = "translator"  # its description: model.core.specs.SPECS
 EXAMPLES = {  # simple Multi30k-style captions and a reference translation for each
@@ -62,27 +64,6 @@ def options() -> Options:
     return Options(1 if greedy else beam, reference, hub_id)
 
 
-def step_section(result: RunResult, layer: int) -> list:
-    """What output token n attended to when the decoder wrote it; returns the figures."""
-    cross, decoder = result.kinds["cross"], result.kinds["decoder"]
-    hint = "Output token n: what its query attended to."
-    step = range_slider("tr_step", 1, len(cross.queries), 1, label="Decoding step n", help=hint)
-    layer = min(layer, cross.layers - 1)
-    out = cross.queries[step - 1]
-    query = f"{step - 1}:{out}"
-    st.caption(
-        f"Step {step} (output position {step - 1}; positions count from 0): the decoder wrote **{markdown_escape(out)}**. Its query looked at the German words "
-        f"(cross-attention) and at the English written so far (decoder self-attention). Layer {layer}."
-    )
-    cross_row = cross.weights[layer, :, step - 1]  # (heads, German keys)
-    self_row = decoder.weights[layer, :, step - 1, :step]  # (heads, English written so far)
-    src, written = axes(cross, result)[1], list(decoder.keys)[:step]
-    figs = decoding_step_figures(cross_row, self_row, src, written, query_label=query)
-    for fig, key in zip(figs, ("tr-step-cross-heads", "tr-step-cross-bar", "tr-step-self-heads")):
-        show_figure(fig, key)
-    return figs
-
-
 @st.fragment
 def attention(ck: Checkpoint, result: RunResult) -> None:
     st.subheader("Attention")
@@ -94,11 +75,12 @@ def attention(ck: Checkpoint, result: RunResult) -> None:
     )
     title = f"Translator: {' '.join(result.kinds['encoder'].keys[1:-1])} → {result.prediction}"
     cell = attention_views(result, "tr", ck=ck, first=("cross",), title=title)
+    checkpoint_contributions(ck, result, "tr")
     # lazy: three charts that every new sentence would redraw, built only while the section is open
     steps = on_request("Decoding step by step: what each output word attended to", "tr_steps")
     if steps.open:
         with steps:
-            figs = step_section(result, cell["layer"] if cell and cell["layer"] is not None else 0)
+            figs = translation_steps(result, cell["layer"] if cell and cell["layer"] is not None else 0)
             notes = f"German: {' '.join(result.kinds['encoder'].keys[1:-1])}\nEnglish: {result.prediction}"
             export_view_button(figs, "Translator: decoding step by step", "tr-export", notes=notes)
 
@@ -116,23 +98,11 @@ def body(ck: Checkpoint, opts: Options) -> None:
     st.subheader("Translation")
     output_text(result.prediction or "(the model wrote no words)")
     if opts.reference is not None:
-        reference = clean_text(opts.reference, what="reference translation")
-        forced = reference and attempt(run_translation, ck, text, 1, reference, what="No reference to read")
-        if forced is not None:
-            result = forced
-            unknown = [w for w in forced.notes.get("reference_unknown", "").split("\n") if w]
-            if unknown:
-                st.warning(
-                    f"{len(unknown)} word(s) of the reference are not in the English vocabulary and were read "
-                    f"as `<unk>`: {listing(unknown)}"
-                )
-            st.info(
-                "Teacher-forced view: the attention below is for the reference translation fed to the decoder, "
-                "not for the model's own output."
-            )
+        result = teacher_forced(ck, text, opts.reference) or result
     attention(ck, result)
     if opts.hub is not None:  # the model's cross-attention beside ours, on the same German sentence
         hub_cross_attention_panel(opts.hub, text)
+    head_roles(result, MODEL)  # which of the head finder's heads play their role on this sentence
 
 
 def main() -> None:

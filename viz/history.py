@@ -9,10 +9,11 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 
 from viz.attention import visible_chars
-from viz.common import HEAD_COLORS, house_layout, make_figure
+from viz.common import FONT_SIZE, HEAD_COLORS, house_layout, make_figure, margins, text_px
 
 METRIC_COLORS = HEAD_COLORS
 MAX_TICKS = 12  # more epoch numbers than this collide on a narrow axis
+LEGEND_ROOM = 120  # px under the plot: epoch numbers, the axis title and two rows of legend
 SPLITS = {"train": "training", "val": "validation", "dev": "dev", "test": "test"}
 RIGHT_AXIS = ("accuracy", "bleu")  # validation scores (higher is better) share the right axis
 MEASURES = {
@@ -73,6 +74,16 @@ def epoch_dtick(n_epochs: int) -> int:
     return max(1, math.ceil(n_epochs / MAX_TICKS))
 
 
+def axis_px(series: dict[str, Sequence[float]], names: Sequence[str]) -> float:
+    """Room beside the plot for a y axis that shows ``names``' values: its tick labels (plotly writes at most
+    about three significant digits, a sign and a point) and its title; 10 px when no series uses it."""
+    values = [float(v) for n in names for v in series[n] if math.isfinite(v)]
+    if not values:
+        return 10
+    ticks = [f"{v:.3g}" for v in (min(values), max(values), (min(values) + max(values)) / 2)]
+    return text_px([*ticks, "0.00"], FONT_SIZE) + 2.5 * FONT_SIZE + 10
+
+
 def training_curves(
     epochs: Sequence[float],
     series: dict[str, Sequence[float]],
@@ -111,14 +122,23 @@ def training_curves(
     left = [html.escape(n, quote=False) for n in series if n not in right]
     right_names = [html.escape(n, quote=False) for n in series if n in right]
     layout = house_layout(title=html.escape(title, quote=False), height=460)
-    layout["margin"]["b"] = 90
+    # Margins set from the numbers, with the axes' automargin off (as viz.common.margins says for the
+    # heatmaps): plotly measuring every tick label and drawing again took more than half of this chart's
+    # drawing time, and the history page draws it on every reload.
+    layout["margin"] = margins(
+        l=axis_px(series, [n for n in series if n not in right]),
+        t=layout["margin"]["t"],
+        b=LEGEND_ROOM,
+        r=axis_px(series, [n for n in series if n in right]),
+    )
     layout.update(
-        xaxis=dict(title=dict(text="epoch"), dtick=epoch_dtick(len(epochs))),
-        yaxis=dict(title=dict(text=", ".join(left) or "value")),
+        xaxis=dict(title=dict(text="epoch"), dtick=epoch_dtick(len(epochs)), automargin=False),
+        yaxis=dict(title=dict(text=", ".join(left) or "value"), automargin=False),
         legend=dict(orientation="h", yanchor="top", y=-0.2, x=0),
     )
     if right_names:
-        layout["yaxis2"] = dict(title=dict(text=", ".join(right_names)), overlaying="y", side="right")
+        title2 = dict(text=", ".join(right_names))
+        layout["yaxis2"] = dict(title=title2, overlaying="y", side="right", automargin=False)
     if epoch_range is not None:
         lo, hi = epoch_range
         layout["xaxis"]["range"] = [lo - 0.5, hi + 0.5]

@@ -34,6 +34,9 @@ class AttentionKind:
     mask: np.ndarray  # (queries, keys) bool: True where the model may attend (causal, padding)
     special: list[bool]  # per key: a special token or a word read as <unk>
     cross: bool = False  # queries and keys are different sequences
+    kv_heads: int = 0  # grouped-query attention: query head h reads key/value head h // (heads // kv_heads); 0: its own
+    window: int = 0  # a sliding window: in window_layers, query i cannot see key j when i - j >= window (0: none)
+    window_layers: tuple[int, ...] = ()  # the layers that attend within the window (Mistral: all; Gemma 2: every other)
 
     def __post_init__(self) -> None:
         L, H, Tq, Tk = self.weights.shape
@@ -44,6 +47,18 @@ class AttentionKind:
             )
         if self.mask.shape != (Tq, Tk) or len(self.special) != Tk:
             raise ValueError(f"{self.name}: mask {self.mask.shape} or special flags do not match {Tq} × {Tk}")
+        if self.kv_heads and (self.kv_heads > H or H % self.kv_heads):
+            raise ValueError(f"{self.name}: {H} query heads cannot share {self.kv_heads} key/value heads evenly")
+        if any(not 0 <= layer < L for layer in self.window_layers):
+            raise ValueError(f"{self.name}: window layers {self.window_layers} outside 0..{L - 1}")
+
+    def layer_mask(self, layer: int) -> np.ndarray:
+        """``(queries, keys)`` bool: where ``layer`` may attend, the mask and, in a sliding-window layer,
+        the window."""
+        if not self.window or layer not in self.window_layers:
+            return self.mask
+        q, k = np.indices(self.mask.shape)
+        return self.mask & (q - k < self.window)
 
     @property
     def layers(self) -> int:
@@ -103,10 +118,14 @@ def attention_kind(
     special: Sequence[bool] | None = None,
     title: str | None = None,
     axes: tuple[str, str] | None = None,
+    kv_heads: int = 0,
+    window: int = 0,
+    window_layers: Sequence[int] = (),
 ) -> AttentionKind:
     """An :class:`AttentionKind` from per-layer tensors (or a stacked array). A model's runs take the title
     and axis names from its description (:mod:`model.core.specs`); without them the title is ``name`` and
-    the axes "query" and "key". The mask defaults to "every cell visible", ``special`` to none."""
+    the axes "query" and "key". The mask defaults to "every cell visible", ``special`` to none;
+    ``kv_heads``, ``window`` and ``window_layers`` as :class:`AttentionKind` has them."""
     weights = layers if isinstance(layers, np.ndarray) else stack_layers(layers)
     weights = np.ascontiguousarray(weights, dtype=np.float32)
     q_axis, k_axis = axes or ("query", "key")
@@ -122,6 +141,9 @@ def attention_kind(
         mask=np.ones((Tq, Tk), dtype=bool) if mask is None else np.asarray(mask, dtype=bool),
         special=[False] * Tk if special is None else list(special),
         cross=name == "cross",
+        kv_heads=int(kv_heads),
+        window=int(window or 0),
+        window_layers=tuple(int(x) for x in window_layers) if window else (),
     )
 
 

@@ -60,23 +60,20 @@ def _unknown(hub: HubModel, text: str, ids: list[int], offsets: list | None) -> 
     return [text[s:e] for i, (s, e) in zip(ids, offsets) if i == unk]
 
 
-def _encode(
-    hub: HubModel, text: str, limit: int, *, keep_end: bool = False, target: bool = False
-) -> tuple[list[int], bool, list[str]]:
-    """Token ids of ``text`` cut to ``limit`` (from the start, or from the end with ``keep_end``),
-    whether it was cut, and the words that became unknown tokens."""
+def _encode(hub: HubModel, text: str, limit: int, *, target: bool = False) -> tuple[list[int], bool, list[str]]:
+    """Token ids of ``text`` cut to its first ``limit`` (keeping the closing special tokens), whether it
+    was cut, and the words that became unknown tokens."""
     if not text or not text.strip():
         raise HubError("type some text for the model to read")
     tok = hub.tokenizer
     args = {"text_target": text} if target else {"text": text}
     offsets = getattr(tok, "is_fast", False) and not target
-    enc = tok(**args, return_offsets_mapping=offsets, verbose=False)
-    ids = list(enc["input_ids"])
-    unknown = _unknown(hub, text, ids, enc.get("offset_mapping") if offsets else None)
+    enc = tok(**args, return_offsets_mapping=offsets, verbose=False)  # verbose: no warning past the context
+    ids, spans = list(enc["input_ids"]), enc.get("offset_mapping") if offsets else None
     if len(ids) <= limit:
-        return ids, False, unknown
-    if keep_end:
-        return ids[-limit:], True, unknown
+        return ids, False, _unknown(hub, text, ids, spans)
+    # only what the model reads counts: the unknown words of the part that is cut off are not reported
+    unknown = _unknown(hub, text, ids[:limit], spans[:limit] if spans is not None else None)
     enc = tok(**args, truncation=True, max_length=limit)  # keeps the closing special tokens
     return list(enc["input_ids"]), True, unknown
 
@@ -89,9 +86,48 @@ def _top(hub: HubModel, logits: torch.Tensor) -> dict[str, float]:
 
 
 def _kind(hub: HubModel, name: str, layers, queries, keys, **kwargs):
-    """One kind of ``hub``'s attention, titled and labelled as its description says."""
+    """One kind of ``hub``'s attention, titled and labelled as its description says; a decoder's
+    self-attention says which query heads share a key/value head and where a sliding window hides keys."""
     k = hub.spec.kind(name)
-    return attention_kind(name, layers, queries, keys, title=k.title, axes=(k.query_axis, k.key_axis), **kwargs)
+    if not k.cross and hub.shape == "decoder":
+        kwargs |= _layout(hub.model.config)
+    maps = layers if isinstance(layers, np.ndarray) else _stacked(layers)
+    return attention_kind(name, maps, queries, keys, title=k.title, axes=(k.query_axis, k.key_axis), **kwargs)
+
+
+def _layout(config) -> dict:
+    """What a decoder's config says about its heads and keys: ``kv_heads`` under grouped-query
+    attention (``num_key_value_heads`` below ``num_attention_heads``), and a sliding ``window`` with the
+    layers it applies to (``layer_types``' "sliding_attention" layers where the config lists them, as
+    Gemma 2/3 do; every layer otherwise, as Mistral)."""
+    heads, kv = getattr(config, "num_attention_heads", 0), getattr(config, "num_key_value_heads", None)
+    out: dict = {"kv_heads": kv if isinstance(kv, int) and 0 < kv < heads else 0}
+    window, types = getattr(config, "sliding_window", None), getattr(config, "layer_types", None)
+    if isinstance(window, int) and window > 0 and getattr(config, "use_sliding_window", True) is not False:
+        layers = range(config.num_hidden_layers)
+        out |= {"window": window, "window_layers": [i for i in layers if not types or types[i] == "sliding_attention"]}
+    return out
+
+
+def _stacked(layers) -> np.ndarray:
+    """Per-layer ``(1, heads, queries, keys)`` maps as one ``(layers, heads, queries, keys)`` float32
+    array, each layer's tensor dropped from ``layers`` (a list) once copied: at GPT-2's 1,024 tokens the
+    maps are 600 MB, held once rather than twice while they are stacked."""
+    layers = layers if isinstance(layers, list) else list(layers)
+    first = layers[0]
+    out = np.empty((len(layers), *first.shape[1:]), dtype=np.float32)
+    for i in range(len(layers)):
+        out[i] = layers[i][0].detach().to("cpu", torch.float32).numpy()
+        layers[i] = None
+    return out
+
+
+def _maps(out, field: str = "attentions") -> list:
+    """``out.<field>`` as a list the caller owns, taken out of ``out`` so that :func:`_stacked` can free
+    each layer as it goes."""
+    layers = list(getattr(out, field))
+    setattr(out, field, None)
+    return layers
 
 
 def _stack_steps(steps, keys: int) -> np.ndarray:
@@ -141,7 +177,7 @@ def _encoder(hub: HubModel, text: str) -> HubRun:
     with torch.no_grad():
         out = hub.model(input_ids=x, attention_mask=torch.ones_like(x), output_attentions=True)
     tokens, special = _pretty(hub, ids)
-    kinds = {"encoder": _kind(hub, "encoder", out.attentions, tokens, tokens, special=special)}
+    kinds = {"encoder": _kind(hub, "encoder", _maps(out), tokens, tokens, special=special)}
     prediction, probs, notes = "", {}, {}
     if hub.spec.output == "classes":
         labels = hub.model.config.id2label
@@ -206,12 +242,13 @@ def _steps(hub: HubModel, logits, new_ids: list[int], first_row: int) -> list[St
 
 def _decoder(hub: HubModel, text: str, new: int) -> HubRun:
     new = max(0, min(new, hub.max_tokens - 1)) if hub.spec.output else 0  # no head: nothing to generate with
-    ids, truncated, unknown = _encode(hub, text, hub.max_tokens - max(new, 1) + (new == 0), keep_end=True)
+    # a long text keeps its start, as a reader does: the model reads the beginning and what it writes follows
+    ids, truncated, unknown = _encode(hub, text, hub.max_tokens - max(new, 1) + (new == 0))
     x = torch.tensor([ids], device=hub.device)
     if new == 0:
         with torch.no_grad():
             out = hub.model(input_ids=x, attention_mask=torch.ones_like(x), output_attentions=True)
-        fed, maps, steps = ids, [w for w in out.attentions], []
+        fed, maps, steps = ids, _maps(out), []
         probs = _top(hub, out.logits[0, -1]) if hub.spec.output else {}
         prediction = next(iter(probs), "")
     else:
@@ -314,8 +351,9 @@ def run(
     ``generate``: decoders generate that many tokens greedily (0: predict only the next one);
     encoder-decoders generate up to that many (0: up to twice the input plus ten) unless a
     ``target`` is given, which the decoder then reads teacher-forced. Encoders ignore both.
-    ``max_tokens`` caps the input (and a decoder's whole sequence) below the model's own maximum:
-    the maps grow with its square (GPT-2's 1,024 tokens would take 600 MB), so a page sets it.
+    ``max_tokens`` caps the input (and a decoder's whole sequence) below the model's own maximum (the
+    maps grow with its square: GPT-2's 1,024 tokens take 600 MB as float32). A text longer than the
+    model reads keeps its start (``truncated`` and a note say so).
     """
     if max_tokens is not None and max_tokens < hub.max_tokens:
         hub = replace(hub, max_tokens=max(2, max_tokens))  # the same model, read with a shorter limit

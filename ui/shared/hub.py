@@ -6,6 +6,7 @@ translator page's second explorer, :func:`hub_cross_attention_panel`.
 
 from __future__ import annotations
 
+import math
 import threading
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import replace
@@ -25,8 +26,9 @@ from ui.shared.explain import Explainer, explain_panel, remembered_cell
 from ui.shared.explorer import attention_explorer
 from ui.shared.models import device
 from ui.shared.text import markdown_escape
+from viz.explorer.payload import MAX_WEIGHTS
 
-MAX_TOKENS = 128  # tokens a run reads at most: every map grows with the square (GPT-2's 1,024 would be 600 MB)
+CHARS_PER_TOKEN = 32  # text past this many characters a token of the limit is cut before tokenising
 MAX_GENERATE = 40  # tokens a page generates at most (greedy, one forward pass each)
 TRANSLATOR_HUB = "Helsinki-NLP/opus-mt-de-en"  # a Marian German -> English model (74 M parameters)
 FAILED = "hub_failed"  # session key: the last model this session could not open, and why
@@ -50,6 +52,36 @@ def _slot(source: str, dev: str) -> dict[str, Any]:
     return {"lock": threading.Lock(), "hub": None}
 
 
+def page_limit(hub: HubModel) -> int:
+    """The tokens a run reads here: the model's own maximum (GPT-2 1,024, BERT 512), unless every map of
+    every kind at that length would pass what the explorer sends (:data:`~viz.explorer.payload.MAX_WEIGHTS`,
+    a 12-layer, 12-head model at 1,024 tokens): then the longest input whose maps fit."""
+    config = hub.model.config
+    layers = getattr(config, "num_hidden_layers", 0) or 0
+    heads = getattr(config, "num_attention_heads", 0) or getattr(config, "encoder_attention_heads", 0) or 0
+    kinds = 3 if hub.shape == "encoder-decoder" else 1  # encoder, decoder and cross: about the same size each
+    maps = max(1, kinds * layers * heads)
+    return max(2, min(hub.max_tokens, math.isqrt(MAX_WEIGHTS // maps)))
+
+
+def read_text(hub: HubModel, text: str | None) -> str | None:
+    """The text for ``hub`` to read, stripped, or None after a message when it is empty. Text far past
+    what the model reads (more than CHARS_PER_TOKEN characters a token) is cut before it is tokenised,
+    with a note; the run then cuts it to the model's tokens and says so (:func:`input_notes`)."""
+    text = (text or "").strip()
+    if not text:
+        st.warning("The text is empty. Type some text to see its attention.")
+        return None
+    most = page_limit(hub) * CHARS_PER_TOKEN
+    if len(text) > most:
+        st.info(
+            f"The text has {len(text):,} characters, far more than the {page_limit(hub):,} tokens the model reads "
+            f"here: only its first {most:,} characters are tokenised."
+        )
+        text = text[:most]
+    return text
+
+
 def limits_note() -> None:
     """The page's limits, stated where a user reads them."""
     try:
@@ -61,8 +93,9 @@ def limits_note() -> None:
     st.info(
         f"**Limits.** Models up to {shown} parameters (the server sets `{MAX_PARAMS_ENV}`, e.g. `400M`, where it "
         f"has the memory). One Hugging Face model is kept per app process and shared by everyone using it: opening "
-        f"another one replaces it. The text is cut to {MAX_TOKENS} tokens, or the model's own maximum if that is "
-        "lower, with a note when it is. Only safetensors weights are read and no model code is ever run."
+        f"another one replaces it. The model reads as much of the text as it was trained on (GPT-2 1,024 tokens, "
+        "BERT 512; fewer where its maps would pass 160 M weights), the start of a longer text, with a note when "
+        "it is cut. Only safetensors weights are read and no model code is ever run."
     )
 
 
@@ -128,7 +161,7 @@ def describe(hub: HubModel) -> str:
         "decoder": "decoder (causal: each token sees only earlier ones)",
         "encoder-decoder": "encoder-decoder (reads the text, then writes)",
     }
-    limit = min(hub.max_tokens, MAX_TOKENS)
+    limit = page_limit(hub)
     line = (
         f"**{markdown_escape(hub.source)}**: {markdown_escape(hub.model_type)}, {shapes[hub.shape]}, "
         f"{hub.params:,} parameters, on {hub.device}; reads up to {limit} tokens here "
@@ -137,14 +170,21 @@ def describe(hub: HubModel) -> str:
     return f"{line} **Attention only.** {markdown_escape(hub.missing_note)}" if hub.missing else line
 
 
-@st.cache_data(max_entries=32, show_spinner="Running the model…", **CACHE)
+@st.cache_resource(max_entries=2, show_spinner="Running the model…", **CACHE)
 def run_hub(hub: HubModel, text: str, generate: int) -> HubRun:
-    """``text`` through ``hub`` (generating ``generate`` tokens where it generates), at most MAX_TOKENS."""
-    return run(hub, text, generate=generate, max_tokens=MAX_TOKENS)
+    """``text`` through ``hub`` (generating ``generate`` tokens where it generates), at most
+    :func:`page_limit` tokens. Kept as it is, not copied (a resource, not data): at 1,024 tokens of a
+    12 × 12 model the maps are 600 MB, which ``st.cache_data`` would pickle and copy on every rerun.
+    Nothing changes a run once made; two are kept (the page's last and the one before it)."""
+    return run(hub, text, generate=generate, max_tokens=page_limit(hub))
 
 
-def attempt_run(hub: HubModel, text: str, generate: int = 0) -> HubRun | None:
-    """:func:`run_hub`, or None after a message saying why it could not run."""
+def attempt_run(hub: HubModel, text: str | None, generate: int = 0) -> HubRun | None:
+    """:func:`run_hub` on the text as :func:`read_text` reads it, or None after a message saying why it
+    could not run."""
+    text = read_text(hub, text)
+    if text is None:
+        return None
     try:
         return run_hub(hub, text, generate)
     except HubError as err:
@@ -160,12 +200,12 @@ def attempt_run(hub: HubModel, text: str, generate: int = 0) -> HubRun | None:
 def input_notes(hub: HubModel, result: RunResult) -> bool:
     """What the model could not read: a cut input, unknown tokens; False when it read only unknowns."""
     if result.truncated:
-        part = "last" if hub.shape == "decoder" else "first"
         st.info(
-            f"The text is longer than the {result.limit} tokens read here; only its {part} {result.limit} "
+            f"The text is longer than the {result.limit:,} tokens read here; only its first {result.limit:,} "
             "tokens are used."
         )
-    return runs.input_notes(replace(result, truncated=False), "the text")
+    hint = "Try a text in the language the model was trained on."  # this page has no examples to point to
+    return runs.input_notes(replace(result, truncated=False), "the text", hint=hint)
 
 
 def run_id(source: str, text: str, generate: int, hidden: bool = False) -> tuple:

@@ -19,7 +19,7 @@ from model.core.checkpoint import Checkpoint
 from model.core.results import RunResult
 from model.core.specs import MODELS, SPECS, ModelSpec
 from ui.shared.state import one_of, url_widget
-from ui.shared.text import MAX_INPUT_CHARS, clean_text, listing
+from ui.shared.text import MAX_INPUT_CHARS, be, clean_text, listing, plural
 
 T = TypeVar("T")
 
@@ -103,8 +103,9 @@ def read_input(spec: ModelSpec, text: str | None, what: str) -> str | None:
     return text[-MAX_INPUT_CHARS:]
 
 
-def input_notes(result: RunResult, what: str = "the input") -> bool:
-    """Say what the model could not read; False when it saw nothing but unknown tokens."""
+def input_notes(result: RunResult, what: str = "the input", *, hint: str = "Try one of the examples.") -> bool:
+    """Say what the model could not read; False when it saw nothing but unknown tokens (then ``hint`` says
+    what to try: a page without examples gives its own)."""
     unit, n = result.unit, result.limit
     if result.truncated:
         part = "last" if unit == "characters" else "first"
@@ -113,12 +114,33 @@ def input_notes(result: RunResult, what: str = "the input") -> bool:
     if result.all_unknown:
         st.warning(
             f"None of the {unit} of {what} are in the model's vocabulary ({listing(unknown)}), so it would only "
-            "see `<unk>`. Try one of the examples."
+            f"see `<unk>`. {hint}"
         )
         return False
     if unknown:
-        one = unit[:-1] if len(unknown) == 1 else unit
+        counted = plural(len(unknown), unit.removesuffix("s"), unit)
         st.warning(
-            f"{len(unknown)} {one} of {what} are not in the vocabulary and were read as `<unk>`: {listing(unknown)}"
+            f"{counted} of {what} {be(len(unknown))} not in the vocabulary and {be(len(unknown), past=True)} "
+            f"read as `<unk>`: {listing(unknown)}"
         )
     return True
+
+
+def teacher_forced(ck: Checkpoint, text: str, reference: str) -> RunResult | None:
+    """``text`` translated with ``reference`` fed to the decoder (the teacher-forced view), or None after a
+    message; says which words of the reference the English vocabulary lacks."""
+    reference = clean_text(reference, what="reference translation")
+    forced = reference and attempt(run_translation, ck, text, 1, reference, what="No reference to read")
+    if forced is None:
+        return None
+    unknown = [w for w in forced.notes.get("reference_unknown", "").split("\n") if w]
+    if unknown:
+        st.warning(
+            f"{plural(len(unknown), 'word')} of the reference {be(len(unknown))} not in the English vocabulary "
+            f"and {be(len(unknown), past=True)} read as `<unk>`: {listing(unknown)}"
+        )
+    st.info(
+        "Teacher-forced view: the attention below is for the reference translation fed to the decoder, "
+        "not for the model's own output."
+    )
+    return forced

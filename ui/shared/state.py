@@ -212,4 +212,4 @@ def resend_on_change(marker: str, value: Any, keys: Sequence[str]) -> None:
     st.session_state[marker] = value
 
 
-GLOBAL_URL_KEYS = ("projector", "device")  # the sidebar's: every page keeps them
+GLOBAL_URL_KEYS = ("projector", "device", "lesson")  # the sidebar's and a lesson link's: every page keeps them

@@ -78,6 +78,14 @@ def plural(n: int, word: str, many: str | None = None) -> str:
     return f"{n:,} {word if n == 1 else many or word + 's'}"
 
 
+def be(n: int, *, past: bool = False) -> str:
+    """The verb that agrees with a count: ``f"{n} of them {be(n)} off"`` reads "1 of them is off"
+    (with ``past``, "was"/"were")."""
+    if past:
+        return "was" if n == 1 else "were"
+    return "is" if n == 1 else "are"
+
+
 def sentence_end(text: str) -> str:
     """The full stop a sentence about ``text`` still needs: none when it already ends with one."""
     return "" if text.rstrip().endswith((".", "!", "?", "…")) else "."

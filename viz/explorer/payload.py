@@ -1,9 +1,19 @@
 """The explorer's data: one run's attention, every kind, layer and head, packed for the browser.
 
 :func:`explorer_payload` turns a sequence of :class:`~model.core.results.AttentionKind` into a dict:
-token labels and axis names as JSON-able values, every weight in one little-endian float32 blob.
+token labels and axis names as JSON-able values, every weight in one little-endian blob.
 :func:`pack_payload` makes that one ``bytes`` value for Streamlit's components v2 (which passes raw
-bytes through untouched: 4 bytes per weight, no JSON lists); ``js/data.js`` reads it back.
+bytes through untouched, no JSON lists); ``js/data.js`` reads it back.
+
+Two encodings, chosen per payload by its size. Up to :data:`EXACT_WEIGHTS` weights (a 12 × 12 model
+reads about 90 tokens within it) every weight goes as float32 ("f4"), bit for bit. Past it (a model's
+full context: GPT-2's 1,024 tokens are 151 M weights, 604 MB as float32) each weight goes as one byte
+("q8"): row ``r`` of a map sends its largest weight ``s_r`` as float32 and every visible cell ``w`` as
+``round(255 · w / s_r)``, read back as ``code · s_r / 255``, so no weight is off by more than
+``s_r / 510`` (a fifth of a percent of its row's largest) and a row's largest weight is exact. The
+maps are drawn in 256 colours, so the heatmap is what the float32 copy would draw; the tooltip reads
+"≈". Nothing is computed from the copy: a click is explained from the model's own tensors, and the
+weight it reports is read from the run (:func:`ui.shared.explorer.checked_cell`).
 
 Tokens reach the browser only as display labels (:func:`display_token`): control, format and other
 invisible characters become their code point (``U+202E``), so no bidi control reaches the page; the
@@ -24,8 +34,11 @@ from model.core.results import AttentionKind
 from viz.common import HEAD_COLORS, WEIGHT_STOPS, printable
 from viz.explorer.state import clamp_state
 
-MAGIC = b"AEX1"  # packed payload: MAGIC, uint32 header length, header JSON, padding to 4, float32 weights
-MAX_WEIGHTS = 16_000_000  # 64 MB of float32: more would be slow to send and to hold in a browser tab
+MAGIC = b"AEX1"  # packed payload: MAGIC, uint32 header length, header JSON, padding to 4, the weights blob
+# 12 layers × 12 heads × 1,024² (GPT-2, BERT-base at the full context) with room to spare: 160 MB as q8
+MAX_WEIGHTS = 160_000_000
+EXACT_WEIGHTS = 1 << 20  # up to this many weights (4 MB of float32) every weight goes exactly
+LEVELS = 255  # q8: a weight is a byte, 0..255 of its row's largest
 
 
 def display_token(token: str) -> str:
@@ -47,12 +60,16 @@ def explorer_payload(
     state: Mapping[str, Any] | None = None,
     rollout: np.ndarray | None = None,
     title: str = "",
+    exact: bool | None = None,
 ) -> dict[str, Any]:
     """The explorer's data for ``kinds`` (in display order): a JSON-able header and, under
     ``"weights"``, every kind's ``(layers, heads, queries, keys)`` weights, then the rollout, as one
-    little-endian float32 ``bytes`` blob; each kind says where its weights start (in floats). A kind
-    with masked cells is ``packed``: each head sends only its unmasked cells, row by row (the masked
-    ones are 0 by definition); :func:`kind_weights` and the browser put them back in place.
+    little-endian ``bytes`` blob; each kind says its ``encoding`` and where its weights start: an
+    "f4" kind at ``offset`` (in floats), a "q8" kind's row scales at ``scales`` (in floats) and its
+    codes at ``codes`` (in bytes, after every float). A kind with masked cells is ``packed``: each head
+    sends only its unmasked cells, row by row (the masked ones are 0 by definition); :func:`kind_weights`
+    and the browser put them back in place. ``exact`` forces float32 (True) or q8 (False); by default
+    a payload of up to :data:`EXACT_WEIGHTS` weights is exact. The rollout is always float32.
 
     ``state`` (kind, layer, head, view) is the initial view, clamped to what exists. ``rollout`` is a
     ``(queries, keys)`` array for the encoder's self-attention. Raises ValueError on empty input or
@@ -65,32 +82,52 @@ def explorer_payload(
     total = sum(int(np.size(k.weights)) for k in kinds)
     if total > MAX_WEIGHTS:
         raise ValueError(
-            f"{total:,} attention weights ({total * 4 / 1e6:.0f} MB) are too many for the explorer (at most "
-            f"{MAX_WEIGHTS:,}): use a shorter input or fewer layers"
+            f"{total:,} attention weights are too many for the explorer (at most {MAX_WEIGHTS:,}, a 12-layer, "
+            "12-head model at 1,024 tokens): use a shorter input or fewer layers"
         )
-    blobs, offset, meta = [], 0, []
     for k in kinds:
-        w = np.ascontiguousarray(k.weights, dtype="<f4")
-        if w.ndim != 4 or 0 in w.shape:
-            raise ValueError(f"{k.name}: weights must be (layers, heads, queries, keys) with none empty, got {w.shape}")
-        mask = np.broadcast_to(np.asarray(k.mask, dtype=bool), w.shape[-2:])
+        if k.weights.ndim != 4 or 0 in k.weights.shape:
+            raise ValueError(
+                f"{k.name}: weights must be (layers, heads, queries, keys) with none empty, got {k.weights.shape}"
+            )
+    owner = rollout_kind(kinds) if rollout is not None else None
+    if rollout is not None and np.shape(rollout) != owner.weights.shape[-2:]:
+        raise ValueError(
+            f"rollout has shape {np.shape(rollout)}, but {owner.name} has {owner.weights.shape[-2:]} (queries, keys)"
+        )
+    exact = total <= EXACT_WEIGHTS if exact is None else exact
+    floats: list[np.ndarray] = []  # float32 parts first (every float aligned), then the q8 codes
+    codes: list[np.ndarray] = []
+    n_floats = n_codes = 0
+    meta = []
+    for k in kinds:
+        mask = np.broadcast_to(np.asarray(k.mask, dtype=bool), k.weights.shape[-2:])
         packed = not mask.all()
-        if packed:  # only the cells the model may attend to: a causal map sends half its floats
-            w = np.ascontiguousarray(w[:, :, mask])
-        blobs.append(w.tobytes())
-        meta.append({**_kind_meta(k, offset), "packed": packed})
-        offset += w.size
+        entry = {**_kind_meta(k, n_floats), "packed": packed, "encoding": "f4" if exact else "q8"}
+        if exact:
+            w = np.ascontiguousarray(k.weights, dtype="<f4")
+            if packed:  # only the cells the model may attend to: a causal map sends half its floats
+                w = np.ascontiguousarray(w[:, :, mask])
+            floats.append(w.ravel())
+            n_floats += w.size
+        else:
+            scales, q = quantise(k.weights, mask)
+            floats.append(scales.ravel())
+            codes.append(q.ravel())
+            entry |= {"scales": n_floats, "codes": n_codes}
+            n_floats += scales.size
+            n_codes += q.size
+        meta.append(entry)
     rollout_meta = None
     if rollout is not None:
-        owner = rollout_kind(kinds)
-        r = np.ascontiguousarray(rollout, dtype="<f4")
-        if r.shape != owner.weights.shape[-2:]:
-            raise ValueError(
-                f"rollout has shape {r.shape}, but {owner.name} has {owner.weights.shape[-2:]} (queries, keys)"
-            )
-        blobs.append(r.tobytes())
-        rollout_meta = {"kind": owner.name, "offset": offset}
-    weights = b"".join(blobs)
+        floats.append(np.ascontiguousarray(rollout, dtype="<f4").ravel())
+        rollout_meta = {"kind": owner.name, "offset": n_floats}
+        n_floats += floats[-1].size
+    for entry in meta:  # the codes follow the floats: their byte offsets count from the blob's start
+        if entry["encoding"] == "q8":
+            entry["codes"] += 4 * n_floats
+    pad = [np.zeros(-n_codes % 4, np.uint8)]  # the blob stays a whole number of floats
+    weights = b"".join(a.tobytes() for a in floats + codes + pad)
     header = {
         "format": 1,
         "title": str(title),
@@ -102,6 +139,54 @@ def explorer_payload(
     }
     digest = hashlib.sha1(json.dumps(header["kinds"], sort_keys=True).encode() + weights).hexdigest()[:16]
     return {**header, "digest": digest, "weights": weights}
+
+
+def quantise(weights: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The q8 encoding of ``(layers, heads, queries, keys)`` weights: each row's largest weight
+    ``s`` (float32, ``(layers, heads, queries)``) and, for the cells ``mask`` shows, row by row,
+    ``round(255 · w / s)`` as uint8 (``(layers, heads, visible cells)``). :func:`dequantise` reads it
+    back within ``s / 510`` of each weight. Worked one layer at a time, so a 1,024-token run never
+    holds a second float copy of every layer."""
+    L, H, Tq, _ = weights.shape
+    mask = np.asarray(mask, dtype=bool)
+    spans = _row_spans(mask)
+    scales = np.empty((L, H, Tq), dtype="<f4")
+    codes = np.empty((L, H, int(mask.sum())), dtype=np.uint8)
+    for layer in range(L):
+        w = np.asarray(weights[layer], dtype=np.float32)  # (heads, queries, keys)
+        s = scales[layer] = w.max(-1)  # masked cells are 0, so a row's largest is its largest visible weight
+        inv = np.divide(np.float32(LEVELS), s, out=np.zeros_like(s), where=s > 0)
+        scaled = w * inv[..., None]
+        scaled += 0.5  # then truncating to uint8 rounds to the nearest code (every value is >= 0)
+        q = scaled.astype(np.uint8)
+        if spans is None:
+            codes[layer] = q.reshape(H, -1)[:, mask.ravel()]
+        elif len(spans) == Tq and all(a == 0 and b == q.shape[-1] for a, b in spans):
+            codes[layer] = q.reshape(H, -1)
+        else:  # one run of visible keys per row (causal, a sliding window, padding at the end): copy the runs
+            codes[layer] = np.concatenate([q[:, i, a:b] for i, (a, b) in enumerate(spans)], axis=1)
+    return scales, codes
+
+
+def _row_spans(mask: np.ndarray) -> list[tuple[int, int]] | None:
+    """Each row's visible keys as one ``(start, end)`` run, or None when some row has more than one."""
+    spans = []
+    for row in mask:
+        on = np.flatnonzero(row)
+        if on.size and on[-1] - on[0] + 1 != on.size:
+            return None
+        spans.append((int(on[0]), int(on[-1]) + 1) if on.size else (0, 0))
+    return spans
+
+
+def dequantise(scales: np.ndarray, codes: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """The ``(layers, heads, queries, keys)`` float32 weights that :func:`quantise` encoded: each code
+    times its row's largest weight over 255, masked cells 0."""
+    L, H, Tq = scales.shape
+    rows = np.repeat(np.arange(Tq), np.asarray(mask, bool).sum(1))  # the row of each visible cell
+    out = np.zeros((L, H, *mask.shape), dtype="<f4")
+    out[:, :, mask] = codes.reshape(L, H, -1) * (scales[:, :, rows] / np.float32(LEVELS))
+    return out
 
 
 def _kind_meta(k: AttentionKind, offset: int) -> dict[str, Any]:
@@ -120,14 +205,19 @@ def _kind_meta(k: AttentionKind, offset: int) -> dict[str, Any]:
         "heads": H,
         "offset": offset,
         # one character per cell, row by row: "1" where the model may attend, "0" where it may not
-        "mask": "".join("1" if m else "0" for m in mask.ravel()),
+        "mask": np.where(mask.ravel(), ord("1"), ord("0")).astype(np.uint8).tobytes().decode("ascii"),
+        # grouped-query attention: query head h shares key/value head h // (heads // kv_heads) (0: none)
+        "kv_heads": int(k.kv_heads),
+        # a sliding window: in these layers query i cannot see key j when i - j >= size (the weights there are
+        # 0, as transformers masks them; the views hatch them as masked)
+        "window": {"size": int(k.window), "layers": list(k.window_layers)} if k.window else None,
     }
 
 
 def pack_payload(payload: Mapping[str, Any], **extra: Any) -> bytes:
     """``payload`` as one ``bytes`` value for the component: ``AEX1``, the header's length (uint32,
     little-endian), the header JSON (with ``extra``, e.g. ``projector``), zero padding to a multiple
-    of 4, then the float32 weights."""
+    of 4, then the weights blob (float32, then the q8 codes)."""
     header = {k: v for k, v in payload.items() if k != "weights"} | extra
     raw = json.dumps(header, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     pad = (-(len(MAGIC) + 4 + len(raw))) % 4
@@ -144,16 +234,22 @@ def unpack_payload(blob: bytes) -> dict[str, Any]:
 
 
 def weights_array(payload: Mapping[str, Any]) -> np.ndarray:
-    """All weights of ``payload`` as one flat float32 array (views into it by each kind's offset)."""
+    """The blob of ``payload`` as one flat float32 array (views into it by each f4 kind's offset and the
+    rollout's; a q8 kind's codes are bytes, read by :func:`kind_weights`)."""
     return np.frombuffer(payload["weights"], dtype="<f4")
 
 
 def kind_weights(payload: Mapping[str, Any], meta: Mapping[str, Any]) -> np.ndarray:
     """One kind's ``(layers, heads, queries, keys)`` weights from ``payload`` (``meta`` is its header
-    entry), with the masked cells of a packed kind back in place as 0."""
+    entry), with the masked cells of a packed kind back in place as 0; a q8 kind dequantised
+    (:func:`dequantise`)."""
     L, H, Tq, Tk = meta["layers"], meta["heads"], len(meta["queries"]), len(meta["keys"])
     mask = np.frombuffer(meta["mask"].encode("ascii"), dtype=np.uint8).reshape(Tq, Tk) == ord("1")
     n = int(mask.sum()) if meta.get("packed") else Tq * Tk
+    if meta.get("encoding") == "q8":
+        scales = weights_array(payload)[meta["scales"] : meta["scales"] + L * H * Tq].reshape(L, H, Tq)
+        codes = np.frombuffer(payload["weights"], dtype=np.uint8, count=L * H * n, offset=meta["codes"])
+        return dequantise(scales, codes, mask)
     flat = weights_array(payload)[meta["offset"] : meta["offset"] + L * H * n]
     if not meta.get("packed"):
         return flat.reshape(L, H, Tq, Tk)

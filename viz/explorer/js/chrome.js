@@ -5,6 +5,7 @@
 import { mapMax } from "./data.js";
 import { el, sizeCanvas, tokenSpan } from "./dom.js";
 import { cellInfo, mapOf, shownHeads, VIEWS } from "./state.js";
+import { svgButton } from "./svg.js";
 
 export function buildChrome(ex) {
   const d = ex.doc;
@@ -17,7 +18,8 @@ export function buildChrome(ex) {
   ex.scaleBtn = el(d, "button", "ae-btn ae-scale");
   ex.scaleBtn.type = "button";
   ex.scaleBtn.dataset.action = "scale";
-  ex.bar.append(ex.kindTabs, ex.viewTabs, ex.steppers, ex.scaleBtn);
+  ex.svgBtn = svgButton(ex);  // saves the shown view as SVG (svg.js)
+  ex.bar.append(ex.kindTabs, ex.viewTabs, ex.steppers, ex.scaleBtn, ex.svgBtn);
   ex.caption = el(d, "div", "ae-caption");
   ex.caption.setAttribute("aria-live", "polite");
   ex.axes = el(d, "div", "ae-axes");

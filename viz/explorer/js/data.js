@@ -1,16 +1,29 @@
 // The data: the packed payload from Streamlit (or the exported file's JSON with base64 weights) decoded
 // into each kind's maps, ready to draw. viz/explorer/payload.py writes what this reads.
+//
+// A kind comes as float32 ("f4", every weight exact) or, past a few million weights, as one byte a
+// weight ("q8": code · row's largest / 255, within a fifth of a percent of the row's largest). A q8
+// kind stays bytes in the browser (151 MB for 12 × 12 heads at 1,024 tokens, not 604 MB of floats):
+// a map is decoded when it is shown, and the last few decoded are kept. Every view, the tooltip and the
+// SVG export read weights through the same accessors: k.head(l, h) (a map as floats, row by row),
+// k.mean(l), k.weight(l, h, q, j) and mapMax.
 
 const MAX_LABEL = 14;  // characters of a token on an axis; the tooltip shows all of it
+const LEVELS = 255;  // q8: a code is 0..255 of its row's largest weight
+const KEPT_MAPS = 8;  // decoded maps a q8 kind keeps (4 MB each at 1,024 tokens)
+// cells past which a map is "big": its image is kept only among the last few (heatmap.js), its
+// thumbnail is drawn from the map shrunk to blocks (grid.js)
+export const BIG_MAP = 65536;
 
 export function decode(data) {
   let header, bytes;
   if (data instanceof ArrayBuffer) data = new Uint8Array(data);
-  if (data instanceof Uint8Array) {  // AEX1, uint32 header length, header JSON, float32 weights
+  if (data instanceof Uint8Array) {  // AEX1, uint32 header length, header JSON, the weights blob
     if (String.fromCharCode(data[0], data[1], data[2], data[3]) !== "AEX1") throw new Error("attention explorer: unknown data");
     const n = (data[4] | (data[5] << 8) | (data[6] << 16) | (data[7] << 24)) >>> 0;
     header = JSON.parse(new TextDecoder().decode(data.subarray(8, 8 + n)));
-    bytes = data.slice(8 + n);  // a copy, so the floats start on a 4-byte boundary
+    // the floats must start on a 4-byte boundary: a view where they do, else a copy
+    bytes = (data.byteOffset + 8 + n) % 4 === 0 ? data.subarray(8 + n) : data.slice(8 + n);
   } else if (data && typeof data.weights_b64 === "string") {
     header = data;
     const bin = atob(data.weights_b64);
@@ -19,12 +32,13 @@ export function decode(data) {
   } else {
     throw new Error("attention explorer: no data");
   }
-  // little-endian float32, which is every platform a browser runs on
+  // little-endian float32, which is every platform a browser runs on; q8 codes are read as bytes from
+  // the same buffer (prepareKind)
   return { header, weights: new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength >> 2) };
 }
 
-// One kind of attention: its header entry, its mask, each head's map (head(l, h)) and the mean of a
-// layer's heads (mean(l), computed once).
+// One kind of attention: its header entry, its mask, each head's map (head(l, h)), one weight
+// (weight(l, h, q, j)) and the mean of a layer's heads (mean(l), computed once).
 export function prepareKind(meta, weights) {
   const nq = meta.queries.length, nk = meta.keys.length, size = nq * nk, maps = meta.layers * meta.heads;
   const mask = new Uint8Array(size);
@@ -33,27 +47,109 @@ export function prepareKind(meta, weights) {
     mask[i] = meta.mask.charCodeAt(i) === 49;
     masked += !mask[i];
   }
-  const w = meta.packed ? unpack(weights, meta.offset, maps, mask)
-    : weights.subarray(meta.offset, meta.offset + maps * size);
   const sameTokens = !meta.cross && nq === nk && meta.queries.every((t, i) => t === meta.keys[i]);
-  return {
-    ...meta, nq, nk, size, w, mask, masked, sameTokens, means: new Map(),
+  const k = {
+    ...meta, nq, nk, size, mask, masked, sameTokens, means: new Map(), blockMasks: new Map(),
+    quantised: meta.encoding === "q8",
     shortQ: meta.queries.map(shorten), shortK: meta.keys.map(shorten),
-    head(l, h) { const o = (l * this.heads + h) * size; return w.subarray(o, o + size); },
+    // a group of query heads that share one key/value head (grouped-query attention), else 1
+    group: meta.kv_heads > 0 && meta.heads % meta.kv_heads === 0 ? meta.heads / meta.kv_heads : 1,
     mean(l) {
       let m = this.means.get(l);
       if (!m) {
         m = new Float32Array(size);
-        for (let h = 0; h < this.heads; h++) {
-          const hw = this.head(l, h);
-          for (let i = 0; i < size; i++) m[i] += hw[i];
-        }
+        for (let h = 0; h < this.heads; h++) this.addHead(m, l, h);
         for (let i = 0; i < size; i++) m[i] /= this.heads;
         this.means.set(l, m);
       }
       return m;
     },
   };
+  return Object.assign(k, k.quantised ? q8Maps(k, meta, weights, maps) : f4Maps(k, meta, weights, maps));
+}
+
+// float32 maps: one array for the kind, a head is a view into it
+function f4Maps(k, meta, weights, maps) {
+  const size = k.size;
+  const w = meta.packed ? unpack(weights, meta.offset, maps, k.mask) : weights.subarray(meta.offset, meta.offset + maps * size);
+  return {
+    w,
+    head(l, h) { const o = (l * this.heads + h) * size; return w.subarray(o, o + size); },
+    weight(l, h, q, j) { return w[(l * this.heads + h) * size + q * this.nk + j]; },
+    addHead(acc, l, h) { const hw = this.head(l, h); for (let i = 0; i < size; i++) acc[i] += hw[i]; },
+    blockMax(l, h, by) {
+      const hw = this.head(l, h);
+      return blocks(this, by, (q, j) => hw[q * this.nk + j]);
+    },
+  };
+}
+
+// q8 maps: the codes and row scales stay as sent; a map is decoded on demand, the last KEPT_MAPS kept
+function q8Maps(k, meta, weights, maps) {
+  const { nq, nk, size, mask } = k, bytes = new Uint8Array(weights.buffer, weights.byteOffset, weights.byteLength);
+  const count = meta.packed ? size - k.masked : size;  // codes a map sends
+  const codes = bytes.subarray(meta.codes, meta.codes + maps * count);
+  const scales = weights.subarray(meta.scales, meta.scales + maps * nq);
+  const rank = new Int32Array(size);  // a visible cell's place among its map's codes (-1: masked)
+  for (let i = 0, n = 0; i < size; i++) rank[i] = mask[i] || !meta.packed ? n++ : -1;
+  const kept = new Map();  // map number -> decoded floats, oldest first
+  // every code of map m, in row order, as (cell, code · factor): the one loop decoding and means share
+  const each = (m, fn) => {
+    let src = m * count;
+    for (let q = 0; q < nq; q++) {
+      const f = scales[m * nq + q] / LEVELS, o = q * nk;
+      for (let j = 0; j < nk; j++) if (rank[o + j] >= 0) fn(o + j, codes[src++] * f);
+    }
+  };
+  return {
+    codes, scales,
+    head(l, h) {
+      const m = l * this.heads + h;
+      let out = kept.get(m);
+      if (out) { kept.delete(m); kept.set(m, out); return out; }  // now the newest
+      out = new Float32Array(size);
+      each(m, (i, v) => { out[i] = v; });
+      let top = 0;  // a map's largest weight is the largest of its rows' (each row's is exact)
+      for (let q = 0; q < nq; q++) top = Math.max(top, scales[m * nq + q]);
+      maxes.set(out, top || 1);
+      if (kept.size >= KEPT_MAPS) kept.delete(kept.keys().next().value);
+      kept.set(m, out);
+      return out;
+    },
+    weight(l, h, q, j) {
+      const m = l * this.heads + h, r = rank[q * nk + j];
+      return r < 0 ? 0 : (codes[m * count + r] * scales[m * nq + q]) / LEVELS;
+    },
+    addHead(acc, l, h) { each(l * this.heads + h, (i, v) => { acc[i] += v; }); },
+    blockMax(l, h, by) {
+      const m = l * this.heads + h, base = m * count;
+      return blocks(this, by, (q, j) => {
+        const r = rank[q * nk + j];
+        return r < 0 ? 0 : (codes[base + r] * scales[m * nq + q]) / LEVELS;
+      });
+    },
+  };
+}
+
+// A map shrunk to blocks of by × by cells, each the largest weight in it (so a sharp peak stays
+// visible in a thumbnail), with the kind's mask shrunk the same way (a block is visible when any of
+// its cells is): {nq, nk, size, mask, values, name}, shaped like a kind for theme.js's mapImage.
+function blocks(k, by, at) {
+  const R = Math.ceil(k.nq / by), C = Math.ceil(k.nk / by), values = new Float32Array(R * C);
+  let mask = k.blockMasks.get(by);
+  if (!mask) {
+    mask = new Uint8Array(R * C);
+    for (let q = 0; q < k.nq; q++) for (let j = 0; j < k.nk; j++) if (k.mask[q * k.nk + j]) mask[((q / by) | 0) * C + ((j / by) | 0)] = 1;
+    k.blockMasks.set(by, mask);
+  }
+  for (let q = 0; q < k.nq; q++) {
+    const o = ((q / by) | 0) * C;
+    for (let j = 0; j < k.nk; j++) {
+      const v = at(q, j), t = o + ((j / by) | 0);
+      if (v > values[t]) values[t] = v;
+    }
+  }
+  return { name: k.name, nq: R, nk: C, size: R * C, mask, values };
 }
 
 // A packed kind sends each head's unmasked cells only, row by row; the masked cells are 0.
@@ -71,9 +167,38 @@ function shorten(label) {
   return chars.length > MAX_LABEL ? chars.slice(0, MAX_LABEL - 1).join("") + "…" : label;
 }
 
+const maxes = new WeakMap();  // a decoded q8 map -> its largest weight, known without a pass over it
+
 // The largest weight of a map among the cells the model may attend to (1 when all are 0).
 export function mapMax(values, mask) {
+  const known = maxes.get(values);
+  if (known !== undefined) return known;
   let m = 0;
   for (let i = 0; i < values.length; i++) if (mask[i] && values[i] > m) m = values[i];
   return m || 1;
+}
+
+// The keys of one row that carry `mass` of its weight, largest first, at most `most` of them and none
+// under `floor`, and the weight of the rest: {keys: [j...], weights: [w...], rest, more} (more: how many
+// visible keys are not kept). The lines view and a long run's token strip show these (a 1,024-token row
+// has 1,024 weights, most too small to see); kept + rest is the row's whole weight.
+export function topKeys(row, mask, offset, mass, most, floor = 0) {
+  const order = [];
+  let total = 0;
+  for (let j = 0; j < row.length; j++) {
+    if (!mask[offset + j] || !(row[j] > 0)) continue;
+    total += row[j];
+    if (row[j] >= floor) order.push(j);
+  }
+  order.sort((a, b) => row[b] - row[a]);
+  const keys = [], weights = [];
+  let kept = 0, seen = 0;
+  for (let j = 0; j < row.length; j++) seen += mask[offset + j] ? 1 : 0;
+  for (const j of order) {
+    if (keys.length >= most || kept >= mass * total) break;
+    keys.push(j);
+    weights.push(row[j]);
+    kept += row[j];
+  }
+  return { keys, weights, rest: total - kept, more: seen - keys.length };
 }

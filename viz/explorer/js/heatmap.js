@@ -3,30 +3,35 @@
 // Like every view: draw(ex) paints ex.base and returns the layout (where the cells are), overlay(ex,
 // ctx, layout) paints the marks on ex.over, hit(ex, x, y, layout) says what is under a point.
 
-import { sizeCanvas } from "./dom.js";
-import { mapOf, marked } from "./state.js";
+import { BIG_MAP, mapMax } from "./data.js";
+import { el, sizeCanvas } from "./dom.js";
+import { mapOf, marked, outsideWindow } from "./state.js";
 import { font, labelWidths, mapImage, rgba } from "./theme.js";
+
+const LONG = 240;  // tokens past which a cell may be one pixel (at 1,024 tokens the map is 1,024 px wide)
+const KEPT_IMAGES = 6;
 
 export const heatmapView = {
   draw(ex) {
     const k = ex.kind, s = ex.state, { fs } = ex.theme, sc = ex.theme.s, lw = labelWidths(ex, k);
     const key = s.view === "mean" ? `m${s.layer}` : s.view === "rollout" ? "r" : `h${s.layer}.${s.head}`;
-    const img = mapImage(ex, k, key, mapOf(ex));
+    const img = k.size > BIG_MAP ? bigImage(ex, k, key, mapOf(ex)) : mapImage(ex, k, key, mapOf(ex));
     const x0 = Math.ceil(Math.min(lw.q + 10, 200 * sc)), y0 = Math.ceil(Math.min(lw.k + 10, 200 * sc));
-    const avail = Math.max(60, ex.width - x0 - 12);
-    const c = Math.max(3, Math.min(Math.floor(36 * sc), Math.floor(avail / k.nk), Math.floor((720 * sc) / k.nq)));
+    const avail = Math.max(60, ex.width - x0 - 12), least = Math.max(k.nq, k.nk) > LONG ? 1 : 3;
+    const c = Math.max(least, Math.min(Math.floor(36 * sc), Math.floor(avail / k.nk), Math.floor((720 * sc) / k.nq)));
     const W = x0 + k.nk * c + 12, H = y0 + k.nq * c + 12;
     const ctx = sizeCanvas(ex.base, W, H);
     sizeCanvas(ex.over, W, H);
     ctx.imageSmoothingEnabled = false;
     ctx.drawImage(img, x0, y0, k.nk * c, k.nq * c);
-    if (k.masked) {
+    const layer = s.view === "rollout" ? -1 : s.layer, hidden = (q, j) => !k.mask[q * k.nk + j] || outsideWindow(k, layer, q, j);
+    if (k.masked || (k.window && k.window.layers.includes(layer))) {
       const path = new Path2D();
-      for (let q = 0; q < k.nq; q++) {  // one rectangle per run of masked cells in a row
+      for (let q = 0; q < k.nq; q++) {  // one rectangle per run of hidden cells in a row
         for (let j = 0; j < k.nk; j++) {
-          if (k.mask[q * k.nk + j]) continue;
+          if (!hidden(q, j)) continue;
           let e = j;
-          while (e + 1 < k.nk && !k.mask[q * k.nk + e + 1]) e++;
+          while (e + 1 < k.nk && hidden(q, e + 1)) e++;
           path.rect(x0 + j * c, y0 + q * c, (e - j + 1) * c, c);
           j = e;
         }
@@ -89,3 +94,33 @@ export const heatmapView = {
     return {};
   },
 };
+
+// A long run's map as an image, one pixel per cell: like theme.js's mapImage, but only the last
+// KEPT_IMAGES are kept (a 1,024-token map is a 4 MB image; theme.js keeps hundreds of small ones).
+function bigImage(ex, k, key, values) {
+  const id = `${ex.header.digest}|${k.name}|${key}|${ex.state.scale}`, kept = ex.bigImages || (ex.bigImages = new Map());
+  let c = kept.get(id);
+  if (c && c.theme === ex.theme && c.colours === ex.colours) { kept.delete(id); kept.set(id, c); return c; }
+  kept.delete(id);
+  if (kept.size >= KEPT_IMAGES) {  // reuse the oldest image's canvas
+    const oldest = kept.keys().next().value;
+    c = kept.get(oldest);
+    kept.delete(oldest);
+  } else c = el(ex.doc, "canvas");
+  c.width = k.nk;
+  c.height = k.nq;
+  const ctx = c.getContext("2d"), img = ctx.createImageData(k.nk, k.nq), px = new Uint32Array(img.data.buffer);
+  const lut = ex.colours, [r, g, b] = ex.theme.maskedRgb, grey = (255 << 24) | (b << 16) | (g << 8) | r;
+  const table = new Uint32Array(256);  // the colour scale as little-endian RGBA words: one store per pixel
+  for (let i = 0; i < 256; i++) table[i] = (255 << 24) | (lut[i * 3 + 2] << 16) | (lut[i * 3 + 1] << 8) | lut[i * 3];
+  const inv = 255 / (ex.state.scale === "max" ? mapMax(values, k.mask) : 1), mask = k.mask;
+  for (let i = 0; i < k.size; i++) {
+    const v = values[i] * inv + 0.5;
+    px[i] = mask[i] ? table[v >= 255 ? 255 : v | 0] : grey;
+  }
+  ctx.putImageData(img, 0, 0);
+  c.colours = ex.colours;
+  c.theme = ex.theme;
+  kept.set(id, c);
+  return c;
+}

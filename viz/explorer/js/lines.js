@@ -1,17 +1,20 @@
 // The lines view: queries on the left, keys on the right, one line per weight worth seeing, in its
 // head's colour, as opaque as the weight is large; several heads at once (the swatches pick them). A
-// focused token keeps only its lines. The same interface as heatmap.js (draw, overlay, hit).
+// focused token keeps only its lines. A long run's rows keep their largest weights only (topKeys). The same interface as heatmap.js (draw, overlay, hit).
 
-import { mapMax } from "./data.js";
+import { mapMax, topKeys } from "./data.js";
 import { sizeCanvas } from "./dom.js";
 import { marked, shownHeads } from "./state.js";
 import { font, labelWidths, rgba } from "./theme.js";
 
 const MIN_LINE = 0.02;  // weights (after scaling) under this draw no line: too faint to see, and many
+// Past THIN_KEYS keys a row draws only its largest weights, until they hold LINE_MASS of the row's
+// weight or LINE_KEYS lines: 1,024 rows of 1,024 faint lines would be a grey wall (and slow)
+const THIN_KEYS = 128, LINE_MASS = 0.9, LINE_KEYS = 12;
 
 function linesLayout(ex) {
   const k = ex.kind, { fs, s: sc } = ex.theme, lw = labelWidths(ex, k), n = Math.max(k.nq, k.nk);
-  const rowH = Math.max(4, Math.min(fs * 1.7, (760 * sc) / n));
+  const rowH = Math.max(n > THIN_KEYS ? 1 : 4, Math.min(fs * 1.7, (760 * sc) / n));  // a long run: 1 px a token
   const colW = Math.ceil(Math.min(Math.max(lw.q, lw.k) + 14, 200 * sc));
   const gap = Math.max(160, Math.min(420 * sc, ex.width - 2 * colW - 8));
   const top = Math.ceil(fs * 2);
@@ -26,7 +29,13 @@ function lineSet(ex) {
   for (const h of shownHeads(ex)) {
     const w = k.head(s.layer, h), inv = 1 / (s.scale === "max" ? mapMax(w, k.mask) : 1);
     const q0 = t && t.side === "q" ? t.i : 0, q1 = t && t.side === "q" ? t.i + 1 : k.nq;
+    const thin = k.nk > THIN_KEYS && !(t && t.side === "k");
     for (let q = q0; q < q1; q++) {
+      if (thin) {
+        const top = topKeys(w.subarray(q * k.nk, (q + 1) * k.nk), k.mask, q * k.nk, LINE_MASS, LINE_KEYS, MIN_LINE / inv);
+        for (let n = 0; n < top.keys.length; n++) out.push(h, q, top.keys[n], top.weights[n] * inv);
+        continue;
+      }
       for (let j = 0; j < k.nk; j++) {
         if (t && t.side === "k" && j !== t.i) continue;
         const i = q * k.nk + j, a = w[i] * inv;

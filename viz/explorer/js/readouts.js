@@ -2,8 +2,13 @@
 // each), the tooltip of the hovered cell and, in the grid view, the peek at the hovered head.
 
 import { el, sizeCanvas, tokenSpan } from "./dom.js";
+import { kvGroup, thumbnail } from "./grid.js";
+import { topKeys } from "./data.js";
 import { cellInfo, mapOf } from "./state.js";
-import { mapImage, rgba } from "./theme.js";
+import { rgba } from "./theme.js";
+
+const LONG_STRIP = 256;  // keys past which the strip shows a row's largest weights, not every key
+const STRIP_MASS = 0.8, STRIP_KEYS = 16;  // ... until they hold this much of the row, at most this many
 
 export function buildReadouts(ex) {
   const d = ex.doc;
@@ -25,6 +30,12 @@ export function drawStrip(ex) {
   const key = `${k.name}|${s.view}|${s.layer}|${s.head}|${head}|${q}|${t ? t.side + t.i : ""}|${s.hover ? s.hover.k : ""}|${ex.theme.primary}`;
   if (key === ex.stripKey) return;
   ex.stripKey = key;
+  if (k.nk > LONG_STRIP) {  // hovering one of its keys keeps the row it belongs to
+    const row = q === null && t && t.side === "k" && ex.stripRow ? ex.stripRow : { q, head };
+    ex.stripRow = row.q === null ? null : row;
+    drawTopStrip(ex, row.q, row.head);
+    return;
+  }
   if (ex.strip.dataset.kind !== k.name || !ex.stripLabel) {
     ex.strip.dataset.kind = k.name;
     ex.stripLabel = el(d, "span", "ae-strip-label");
@@ -53,6 +64,36 @@ export function drawStrip(ex) {
   }
 }
 
+// A long run's strip: not every key (1,024 tokens would be thirty lines of text, restyled on every
+// hover) but the row's largest weights, in key order, and the weight of the rest (topKeys)
+function drawTopStrip(ex, q, head) {
+  const k = ex.kind, d = ex.doc;
+  ex.strip.dataset.kind = "";  // a short run shown next rebuilds its full strip
+  ex.stripLabel = el(d, "span", "ae-strip-label");
+  if (q === null) {
+    ex.stripLabel.textContent = `${k.key_axis}: hover a cell or a token to see the keys its query attends to most`;
+    ex.strip.replaceChildren(ex.stripLabel);
+    return;
+  }
+  const row = mapOf(ex, head).subarray(q * k.nk, (q + 1) * k.nk);
+  const top = topKeys(row, k.mask, q * k.nk, STRIP_MASS, STRIP_KEYS), m = top.weights[0] || 1;
+  ex.stripLabel.append(d.createTextNode(`${k.query_axis}: `), tokenSpan(d, "ae-tok ae-query", k.queries[q]),
+    d.createTextNode(` attends most to:`));
+  const order = top.keys.map((j, n) => [j, top.weights[n]]).sort((a, b) => a[0] - b[0]);
+  const spans = order.map(([j, w]) => {
+    const span = tokenSpan(d, k.special[j] ? "ae-tok ae-special" : "ae-tok", k.keys[j]);
+    span.dataset.i = String(j);
+    span.dataset.w = String(w);
+    span.title = `key ${j}: ${w.toFixed(4)}`;
+    span.style.backgroundColor = rgba(ex.theme.primaryRgb, ((0.85 * w) / m).toFixed(3));
+    span.classList.toggle("ae-on", !!ex.state.hover && ex.state.hover.k === j);
+    return span;
+  });
+  const rest = el(d, "span", "ae-rest", `+ ${top.more} other keys: ${(100 * top.rest).toFixed(1)}% of the weight`);
+  rest.dataset.rest = String(top.rest);
+  ex.strip.replaceChildren(ex.stripLabel, ...spans, rest);
+}
+
 export function drawTip(ex) {
   const s = ex.state, info = s.hover && cellInfo(ex, s.hover);
   const p = s.peek, lay = ex.layout;
@@ -63,8 +104,10 @@ export function drawTip(ex) {
   ex.tipMain.replaceChildren();
   const d = ex.doc;
   ex.tipMain.append(tokenSpan(d, "ae-tok", info.query_token), d.createTextNode(" → "),
-    tokenSpan(d, "ae-tok", info.key_token), d.createTextNode(info.masked ? ": masked" : `: ${info.weight.toFixed(4)}`));
-  const where = info.head === null ? (s.view === "mean" ? "mean of the heads" : "rollout") : `head ${info.head}`;
+    tokenSpan(d, "ae-tok", info.key_token), d.createTextNode(info.masked ? ": masked" : `: ${weightText(info)}`));
+  const k = ex.kind, kv = info.head !== null && k.group > 1 ? kvGroup(k, info.head) : null;
+  const where = info.head === null ? (s.view === "mean" ? "mean of the heads" : "rollout")
+    : `head ${info.head}${kv ? ` (key/value head ${kv.g}, shared by heads ${kv.first}–${kv.last})` : ""}`;
   ex.tipSub.textContent = `query ${info.query} · key ${info.key} · ${where}${info.masked ? " · masked: the model cannot attend here" : ""}`;
   const [x, y] = ex.tipAt || [0, 0];
   const W = ex.stage.clientWidth;
@@ -74,10 +117,16 @@ export function drawTip(ex) {
 function drawPeek(ex, p) {
   const k = ex.kind, size = Math.round(200 * ex.theme.s);
   const ctx = sizeCanvas(ex.peekCanvas, size, size);
-  ctx.imageSmoothingEnabled = k.nk > size;
-  ctx.drawImage(mapImage(ex, k, `h${p.layer}.${p.head}`, k.head(p.layer, p.head)), 0, 0, size, size);
+  const img = thumbnail(ex, k, p.layer, p.head);
+  ctx.imageSmoothingEnabled = img.width > size;
+  ctx.drawImage(img, 0, 0, size, size);
   ex.peekCaption.textContent = `layer ${p.layer} · head ${p.head} · click to open`;
   const lay = ex.layout, x = lay.x0 + (p.head + 1) * (lay.thumb + lay.gap), y = lay.y0 + p.layer * (lay.thumb + lay.gap);
   const W = ex.stage.clientWidth, left = x + size + 12 < W ? x + 4 : Math.max(0, x - lay.thumb - size - 16);
   ex.peek.style.transform = `translate(${left}px, ${y}px)`;
+}
+
+// a weight as the tooltip reads it: 4 decimals, "≈" where it came as one byte (q8)
+export function weightText(info) {
+  return `${info.approx ? "≈ " : ""}${info.weight.toFixed(4)}`;
 }

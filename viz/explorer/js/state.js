@@ -60,10 +60,30 @@ export function cellInfo(ex, c) {
   if (!c) return null;
   const k = ex.kind, i = c.q * k.nk + c.k, { view } = ex.state;
   const head = view === "mean" || view === "rollout" ? null : (c.head ?? ex.state.head);
+  const weight = head === null ? mapOf(ex)[i] : k.weight(ex.state.layer, head, c.q, c.k);
+  // approx: the weight came as one byte (q8, within a fifth of a percent of its row's largest)
   return {
     query: c.q, key: c.k, query_token: k.queries[c.q], key_token: k.keys[c.k],
-    weight: mapOf(ex, c.head)[i], masked: !k.mask[i], head,
+    weight, masked: view === "rollout" ? !k.mask[i] : hiddenAt(k, ex.state.layer, c.q, c.k), head,
+    approx: k.quantised && view !== "rollout",
   };
+}
+
+// The weight of cell (q, j) of head `head` in layer `layer` of kind `kind` (a name), as every view
+// shows it: what an export or a test reads without knowing how the data came (f4 or q8).
+export function weightAt(ex, kind, layer, head, q, j) {
+  return ex.byName.get(kind).weight(layer, head, q, j);
+}
+
+// Whether the cell (q, j) of layer `layer` is hidden: by the kind's mask (causal, padding), or because
+// the layer attends within a sliding window (Mistral, Gemma 2's local layers) that leaves key j out.
+export function hiddenAt(k, layer, q, j) {
+  return !k.mask[q * k.nk + j] || outsideWindow(k, layer, q, j);
+}
+
+export function outsideWindow(k, layer, q, j) {
+  const w = k.window;
+  return !!w && w.layers.includes(layer) && q - j >= w.size;
 }
 
 // the rows and columns to mark: the hovered cell's and the focused token's, on both axes of self-attention
@@ -84,6 +104,7 @@ export function stateJson(ex) {
     hovered: cellInfo(ex, s.hover), selected: cellInfo(ex, s.sel),
     token: t ? { side: t.side === "q" ? "query" : "key", index: t.i, text: (t.side === "q" ? k.queries : k.keys)[t.i] } : null,
     peek: s.peek, heads_shown: s.view === "lines" ? shownHeads(ex) : [s.head],
-    clicked: s.clicked, digest: ex.header.digest,
+    clicked: s.clicked, digest: ex.header.digest, queries: k.nq, keys: k.nk,
+    encoding: k.quantised ? "q8" : "f4", kv_heads: k.kv_heads || k.heads,
   });
 }

@@ -1,0 +1,253 @@
+"""Contributions beside attention for a Hugging Face model: the methods of :mod:`model.analysis.attribute`
+(their formulas and papers are there), obtained through transformers' own ``AttentionInterface``.
+
+One pass over the run's ids, with gradients, on a *shadow* of the model (a copy of its module tree sharing
+every parameter, whose config names :func:`attribute_attention`; the model every session shares is not
+touched) records what each attention call received and returned: the value vectors (after their bias,
+per key/value head) and the per-head output before the output projection. The weights are the pass's own
+``output_attentions``, so gradient × attention differentiates the score through the very tensors the
+outputs were computed from. The norm reads each layer's output projection (``o_proj``, ``out_proj``,
+GPT-2's ``c_proj``, DistilBERT's ``out_lin``, BERT's ``attention.output.dense``).
+
+Value zeroing re-runs layer l alone on one position, I, in one batch of K + 1: the attention function
+returns the output as computed and, for each key j, the output without j's value term
+(Σ over the row minus a[h,I,j] · v[h,j]); the layer's own output projection, norms, residuals and
+feed-forward do the rest. An encoder-decoder's cross-attention after a zeroed decoder self-attention runs
+for real (one query over the whole encoder output is exact). The re-run is checked against the pass's own
+``hidden_states[l + 1]``; where a family cannot be re-run this way value zeroing is absent, with the reason.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from contextvars import ContextVar
+
+import numpy as np
+import torch
+
+from model.analysis.attribute import Attribution, norms, rollout_rows, shadow, value_zeroing
+from model.core.results import RunResult
+from model.hub.load import HubModel
+
+NAME = "attention_explorer_attribute"
+OUT_PROJECTIONS = ("o_proj", "out_proj", "c_proj", "out_lin", "o")
+TOLERANCE = 1e-4  # the one-position re-run against the full pass (float32)
+
+# (calls recorded in order, outputs to return in order instead of attending: None = attend for real)
+_state: ContextVar[tuple[list, list | None] | None] = ContextVar("attention_attribute", default=None)
+
+
+def attribute_attention(module, query, key, value, attention_mask, **kwargs):
+    """An ``ALL_ATTENTION_FUNCTIONS`` entry: the family's eager attention, its value and output recorded;
+    or, during a value-zeroing re-run, the output it is handed."""
+    state = _state.get()
+    if state is not None and state[1]:
+        given = state[1].pop(0)
+        if given is not None:
+            return given, None
+    eager = getattr(sys.modules[type(module).__module__], "eager_attention_forward", None)
+    if eager is None:
+        raise NotImplementedError(f"{type(module).__name__} has no eager attention function to record")
+    output, weights = eager(module, query, key, value, attention_mask, **kwargs)
+    if state is not None:
+        state[0].append((module, value[0], output[0]))
+    return output, weights
+
+
+def _twin(model: torch.nn.Module) -> torch.nn.Module:
+    from transformers.masking_utils import AttentionMaskInterface, eager_mask
+    from transformers.modeling_utils import AttentionInterface
+
+    AttentionInterface.register(NAME, attribute_attention)
+    AttentionMaskInterface.register(NAME, eager_mask)
+    twin = shadow(model)
+    for m in twin.modules():  # the copy's own configs (the model's stay "eager"), sub-configs included
+        config = getattr(m, "config", None)
+        if config is not None and hasattr(config, "_attn_implementation"):
+            config._attn_implementation = NAME
+    return twin
+
+
+def _score(hub: HubModel, out, kind: str, query: int, ids: list[int]) -> tuple[torch.Tensor | None, str]:
+    """The score the page shows (see :func:`model.analysis.attribute.score_of`), or None and why not."""
+    output = hub.spec.output
+    if not output:
+        return None, hub.missing_note or "the model has no prediction head, so there is no score to differentiate"
+    logits = out.logits[0]
+    if output == "classes":
+        c = int(logits.argmax())
+        return logits[c], f"the logit of the predicted class {hub.model.config.id2label.get(c, c)!r}"
+    if output == "masked":
+        masks = [i for i, t in enumerate(ids) if t == hub.tokenizer.mask_token_id]
+        if not masks:
+            return None, f"put {hub.tokenizer.mask_token} in the text: the score is the masked token's logit"
+        return logits[masks[0]].max(), f"the logit of the top guess at the mask (position {masks[0]})"
+    if output == "next":
+        return logits[-1].max(), "the logit of the predicted next token"
+    best = logits.max(-1).values
+    if kind == "encoder":
+        return best.sum(), "the sum of the logits of every token written (teacher-forced)"
+    return best[query], f"the logit of the token written at position {query}"
+
+
+def _out_projection(twin: torch.nn.Module, module: torch.nn.Module) -> torch.Tensor:
+    """The attention's output projection as a (heads · s, dim) matrix acting on the concatenated heads."""
+    proj = next(
+        (getattr(module, n) for n in OUT_PROJECTIONS if isinstance(getattr(module, n, None), torch.nn.Module)), None
+    )
+    if proj is None:  # BERT-like: the projection sits beside the attention, in its parent's output
+        name = next(n for n, m in twin.named_modules() if m is module)
+        proj = twin.get_submodule(name.rsplit(".", 1)[0]).output.dense
+    return proj.weight.t() if isinstance(proj, torch.nn.Linear) else proj.weight  # GPT-2's Conv1D is (in, out)
+
+
+def _layer_of(twin: torch.nn.Module, module: torch.nn.Module) -> torch.nn.Module:
+    """The layer (an item of a ModuleList) holding ``module``."""
+    name = next(n for n, m in twin.named_modules() if m is module)
+    prefix = re.match(r"(.*?\.\d+)(\.|$)", name)
+    return twin.get_submodule(prefix.group(1))
+
+
+def _forward(hub: HubModel, twin, result: RunResult):
+    ins = {k: torch.tensor([v], device=hub.device) for k, v in result.inputs.items()}
+    if hub.shape == "encoder-decoder":
+        return twin(
+            input_ids=ins["src"],
+            attention_mask=torch.ones_like(ins["src"]),
+            decoder_input_ids=ins["tgt"],
+            output_attentions=True,
+            output_hidden_states=True,
+        )
+    return twin(
+        input_ids=ins["ids"],
+        attention_mask=torch.ones_like(ins["ids"]),
+        output_attentions=True,
+        output_hidden_states=True,
+    )
+
+
+def _kind_tensors(hub: HubModel, out, calls: list, kind: str):
+    """(weights per layer, calls per layer, hidden states entering each layer) of ``kind``."""
+    if hub.shape != "encoder-decoder":
+        return list(out.attentions), calls, out.hidden_states
+    enc = len(out.encoder_attentions)
+    if kind == "encoder":
+        return list(out.encoder_attentions), calls[:enc], out.encoder_hidden_states
+    decoder = calls[enc:]
+    picked = decoder[0::2] if kind == "decoder" else decoder[1::2]
+    return (
+        list(getattr(out, f"{kind}_attentions" if kind == "decoder" else "cross_attentions")),
+        picked,
+        out.decoder_hidden_states,
+    )
+
+
+def _rerun(hub, twin, layer_module, x, given: list, memory=None) -> torch.Tensor:
+    """``layer_module`` on ``x`` ``(N, 1, dim)`` with its attention calls answered by ``given`` in order."""
+    kwargs = {}
+    rotary = getattr(hub.model.base_model, "rotary_emb", None)
+    if rotary is not None:  # rotated q and k are never read (every output is given) but must have a shape
+        kwargs["position_embeddings"] = twin.base_model.rotary_emb(
+            x, torch.zeros(1, 1, dtype=torch.long, device=x.device)
+        )
+    if memory is not None:
+        kwargs["encoder_hidden_states"] = memory
+    token = _state.set(([], list(given)))
+    try:
+        with torch.no_grad():
+            out = layer_module(x, attention_mask=None, **kwargs)
+    finally:
+        _state.reset(token)
+    return out[0] if isinstance(out, tuple) else out
+
+
+def attribute(hub: HubModel, result: RunResult, kind: str, query: int) -> Attribution:
+    """Every method for query ``query`` of ``result``'s ``kind`` attention (``result`` is a run of ``hub``)."""
+    if kind not in result.kinds:
+        raise ValueError(f"this model has no {kind!r} attention; choose one of {', '.join(result.kinds)}")
+    view = result.kinds[kind]
+    if not 0 <= query < len(view.queries):
+        raise ValueError(f"query {query} is outside the input: choose 0..{len(view.queries) - 1}")
+    twin = _twin(hub.model)
+    calls: list = []
+    token = _state.set((calls, None))
+    try:
+        with torch.enable_grad():
+            out = _forward(hub, twin, result)
+    finally:
+        _state.reset(token)
+    weights, layer_calls, hidden = _kind_tensors(hub, out, calls, kind)
+    methods = {"attention": torch.stack([w[0, :, query] for w in weights])}
+    absent = {}
+    norm, norm_layer = [], []
+    for w, (module, value, _) in zip(weights, layer_calls):
+        a = w[0, :, query].detach()  # (H, K)
+        H, groups, s = a.shape[0], a.shape[0] // value.shape[0], value.shape[-1]
+        v = value.detach().repeat_interleave(groups, dim=0)  # (H, K, s): each query head's key/value head
+        w_o = _out_projection(twin, module).detach().view(H, s, -1)
+        f = torch.einsum("hks,hsd->hkd", v, w_o)  # f_lh(x_j)
+        per_head, layer = norms(a, f)
+        norm.append(per_head)
+        norm_layer.append(layer)
+    methods.update(norm=torch.stack(norm), norm_layer=torch.stack(norm_layer))
+    try:
+        methods["value_zeroing"] = _value_zeroing(hub, twin, out, calls, kind, query, weights, layer_calls, hidden)
+    except Exception as why:  # a family whose layer cannot be called alone: said, the rest shown
+        absent["value_zeroing"] = f"a {kind} layer could not be re-run alone for {hub.model_type} ({why})"
+    if view.cross:
+        absent["rollout"] = "rollout multiplies self-attention layers; cross-attention maps one sequence onto another"
+    else:
+        methods["rollout"] = rollout_rows([w[0].detach() for w in weights], query)
+    ids = result.inputs.get("ids", result.inputs.get("src", []))
+    score, score_text = _score(hub, out, kind, query, ids)
+    if score is None:
+        absent["grad_attention"] = score_text
+    else:
+        grads = torch.autograd.grad(score, weights, allow_unused=True)
+        methods["grad_attention"] = torch.stack(
+            [w[0, :, query] * (0 if g is None else g[0, :, query]) for w, g in zip(weights, grads)]
+        )
+    visible = np.asarray(view.mask[query], dtype=bool)
+    notes = [] if visible.any() else [f"position {query} may attend to no key: every contribution is zero"]
+    return Attribution(
+        model=hub.source,
+        kind=kind,
+        query=query,
+        query_tokens=list(view.queries),
+        key_tokens=list(view.keys),
+        visible=visible,
+        methods={k: v.detach().to("cpu", torch.float64).numpy() for k, v in methods.items()},
+        absent=absent,
+        score=score_text if score is not None else "",
+        notes=notes,
+    )
+
+
+def _value_zeroing(hub, twin, out, calls, kind, query, weights, layer_calls, hidden) -> torch.Tensor:
+    """``(L, K)``: every layer re-run on position I with each key's value zeroed (module docstring)."""
+    rows = []
+    enc = len(out.encoder_attentions) if hub.shape == "encoder-decoder" else 0
+    for l, (w, (module, value, output)) in enumerate(zip(weights, layer_calls)):
+        a = w[0, :, query].detach()
+        H, K = a.shape
+        v = value.detach().repeat_interleave(H // value.shape[0], dim=0)  # (H, K, s)
+        full = output[query].detach()  # (H, s) as computed
+        without = full[None] - a.t()[..., None] * v.transpose(0, 1)  # (K, H, s): minus a[h,I,j] v[h,j]
+        given_rows = torch.cat([full[None], without])[:, None]  # (K + 1, 1, H, s)
+        x = hidden[l][0, query].detach().expand(K + 1, -1)[:, None]
+        memory, given = None, [given_rows]
+        if hub.shape == "encoder-decoder" and kind != "encoder":
+            memory = out.encoder_last_hidden_state.detach().expand(K + 1, -1, -1)
+            if kind == "cross":  # the decoder self-attention before it keeps its output at I
+                self_output = calls[enc:][0::2][l][2][query].detach()
+                given = [self_output[None, None].expand(K + 1, -1, -1, -1), given_rows]
+            else:
+                given = [given_rows, None]  # then the cross-attention runs for real
+        result = _rerun(hub, twin, _layer_of(twin, module), x, given, memory)[:, 0]
+        if l + 1 < len(hidden) - 1:  # the last entry may come after a final norm: nothing to check it by
+            expected = hidden[l + 1][0, query].detach()
+            if not torch.allclose(result[0], expected, atol=TOLERANCE * max(1.0, float(expected.abs().max()))):
+                raise ValueError(f"re-running layer {l} on one position does not give its output")
+        rows.append(value_zeroing(result, (a == 0).all(0)).to(a.dtype))
+    return torch.stack(rows)

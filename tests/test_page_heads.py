@@ -1,0 +1,153 @@
+"""AppTest of the Head finder page on tiny random checkpoints with head scores stored beside them (as
+``python -m model heads ... --examples --json`` writes them), and on a tiny Hugging Face model scored on
+request: the scatter, the top-N finder, the lines by decile with their explorer links, the drawn pattern,
+missing scores, and the roles shown on a model page."""
+
+from __future__ import annotations
+
+import json
+from functools import partial
+from urllib.parse import parse_qs, urlsplit
+
+import numpy as np
+import pytest
+
+from model.analysis.head_scan import our_reader, scan
+from model.analysis.heads import pattern_scores
+from model.core.checkpoint import load_checkpoint
+from tests import apptest
+from tests.apptest import chart, url
+from tests.tiny import CLASSIFIER, CLASSIFIER_TEXT, GERMAN, SHAKESPEARE
+
+PAGE = apptest.page("heads")
+run = partial(apptest.run, PAGE)
+pytestmark = pytest.mark.usefixtures("app_env")
+TEXTS = {"classifier": CLASSIFIER_TEXT, "generator": SHAKESPEARE, "translator": GERMAN}
+HEADS = CLASSIFIER.layers * CLASSIFIER.heads
+
+
+def lines_of(task: str) -> list[str]:
+    return [line for line in TEXTS[task].splitlines() if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def checkpoints(tmp_path_factory):
+    """The tiny checkpoints, each with its heads.json over a corpus file of the tiny texts."""
+    from tests.tiny import make_checkpoints
+
+    root = make_checkpoints(tmp_path_factory.mktemp("checkpoints"))
+    for task in TEXTS:
+        corpus = root / f"{task}.txt"
+        corpus.write_text("\n".join(lines_of(task)) + "\n", encoding="utf-8")
+        scores = scan(our_reader(load_checkpoint(root / task)), lines_of(task))
+        report = scores.to_json(examples=True, corpus=str(corpus))
+        (root / task / "heads.json").write_text(json.dumps(report), encoding="utf-8")
+    return root
+
+
+def stored(checkpoints, task="classifier") -> dict:
+    return json.loads((checkpoints / task / "heads.json").read_text(encoding="utf-8"))
+
+
+def test_default_run_shows_every_head(checkpoints):
+    at = run()
+    assert not at.exception
+    spec = chart(at, "Every head")
+    assert sum(len(t["x"]) for t in spec["data"]) == HEADS
+    assert "previous" in apptest.axis_titles(spec, "xaxis") and "first" in apptest.axis_titles(spec, "yaxis")
+    xs = sorted(x for t in spec["data"] for x in t["x"])
+    assert xs == sorted(r["previous"] for r in stored(checkpoints)["heads"])
+
+
+def test_top_n_ranks_by_the_chosen_metric(checkpoints):
+    at = run({"heads_metric": "self", "heads_top": "3"})
+    top = at.dataframe[0].value
+    want = sorted(stored(checkpoints)["heads"], key=lambda r: -r["self"])[:3]
+    assert list(top["self"]) == pytest.approx([r["self"] for r in want])
+    assert url(at, "heads_metric") == "self" and url(at, "heads_top") == "3"
+
+
+def test_without_the_sink_offers_the_nosink_scores():
+    at = run({"heads_nosink": "True"})
+    assert not at.exception
+    assert at.selectbox(key="heads_metric").value == "previous_nosink"
+    assert "previous_nosink" in apptest.axis_titles(chart(at, "Every head"), "xaxis")
+
+
+def test_a_head_shows_its_lines_by_decile_with_explorer_links(checkpoints):
+    at = run({"heads_head": "encoder-1-2", "heads_metric": "first"})
+    examples = at.dataframe[1].value
+    row = next(r for r in stored(checkpoints)["heads"] if (r["layer"], r["head"]) == (1, 2))
+    assert list(examples["score"]) == pytest.approx([s for _, s in row["examples"]["first"]])
+    link = urlsplit(examples["open"][0])
+    query = parse_qs(link.query)
+    assert link.path == "classifier"
+    assert query["cls_layer"] == ["1"] and query["cls_head"] == ["2"] and query["cls_kind"] == ["encoder"]
+    assert query["cls_text"] == [lines_of("classifier")[row["examples"]["first"][0][0]]]
+
+
+def test_a_metric_that_does_not_apply_says_so():
+    at = run({"heads_model": "translator", "heads_head": "cross-0-0", "heads_metric": "previous"})
+    assert not at.exception
+    assert any("does not apply" in i.value for i in at.info)
+
+
+def test_drawn_pattern_ranks_heads_by_detect_head(checkpoints):
+    at = run({"heads_draw": "True", "heads_size": "3", "heads_measure": "abs"})
+    assert not at.exception
+    ranked = at.dataframe[-1].value
+    s = scan(our_reader(load_checkpoint(checkpoints / "classifier")), lines_of("classifier"))
+    want = pattern_scores(s.kinds["encoder"].blocks, np.eye(3, k=-1), measure="abs")
+    assert ranked["score"].iloc[0] == pytest.approx(np.nanmax(want), abs=1e-6)
+    assert len(ranked) == HEADS
+
+
+def test_a_pattern_larger_than_every_line_is_a_message(checkpoints):
+    corpus = checkpoints / "classifier.txt"
+    saved = corpus.read_text(encoding="utf-8")
+    corpus.write_text("not bad\nfun\n", encoding="utf-8")  # two short lines: no 8 × 8 block to match
+    try:
+        at = run({"heads_draw": "True", "heads_size": "8"})
+    finally:
+        corpus.write_text(saved, encoding="utf-8")
+    assert not at.exception
+    assert any("no line of the corpus has 8 positions" in w.value for w in at.warning)
+    assert any("not the 7 these scores were computed on" in w.value for w in at.warning)
+
+
+def test_missing_scores_say_which_command_writes_them(checkpoints):
+    path = checkpoints / "generator" / "heads.json"
+    saved = path.read_text(encoding="utf-8")
+    path.unlink()
+    try:
+        at = run({"heads_model": "generator"})
+    finally:
+        path.write_text(saved, encoding="utf-8")
+    assert not at.exception
+    assert "No stored head scores" in at.error[0].value
+    assert "python -m model heads generator" in at.code[0].value
+
+
+def test_a_hub_model_is_scored_on_request(tmp_path):
+    from fixtures.hub_tiny import save_gpt2
+
+    folder = save_gpt2(tmp_path / "gpt2")
+    at = run({"heads_model": "hub", "heads_hub_id": str(folder), "heads_metric": "induction"})
+    assert not at.exception
+    assert sum(len(t["x"]) for t in chart(at, "Every head")["data"]) == 4
+    assert len(at.dataframe[0].value) == 4
+    link = urlsplit(at.dataframe[1].value["open"][0])
+    assert link.path == "any_model" and parse_qs(link.query)["hub_id"] == [str(folder)]
+
+
+def test_a_model_that_cannot_open_is_a_message(tmp_path):
+    at = run({"heads_model": "hub", "heads_hub_id": str(tmp_path / "nothing-here")})
+    assert not at.exception
+    assert at.error
+
+
+def test_the_classifier_page_marks_the_roles_its_heads_play_here():
+    at = apptest.run(apptest.page("classifier"))
+    assert not at.exception
+    captions = [c.value for c in at.caption if "Head finder roles" in c.value]
+    assert captions and ("●" in captions[0] or "○" in captions[0])

@@ -1,0 +1,29 @@
+"""The training history beside the probes' attention: the loss and validation curves per epoch, with the
+epoch being viewed marked."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from model.training.history import training_curves
+from ui.shared.display import show_figure
+from viz.history import history_curves
+
+
+def curves_section(training: dict, epochs: list[int] | None, epoch: int | None, model: str) -> None:
+    """The curves of ``training`` (a checkpoint's recorded metrics) over the epochs, ``epochs`` being those
+    with saved attention and ``epoch`` the one shown; a note when the checkpoint records none."""
+    curves = training_curves(training)
+    if not curves:
+        st.info(
+            f"This checkpoint's config.json records no per-epoch metrics. Training with "
+            f"`python -m model train {model}` writes them."
+        )
+        return
+    show_figure(history_curves(curves, current_epoch=epoch, saved_epochs=epochs or ()), "hist-curves")
+    last = int(curves["epoch"][-1])
+    if epochs and max(epochs) > last:
+        st.caption(
+            f"The metrics stop at epoch {last}: config.json is rewritten only when a better model is saved, "
+            "while the attention is saved after every epoch."
+        )
