@@ -184,6 +184,8 @@ EXPLAIN_FIELDS = (
     "norm",
     "softcap",
     "sliding_window",
+    "position_split",
+    "position_note",
 )
 
 

@@ -301,3 +301,82 @@ def test_the_command_line_opens_a_hub_folder(tmp_path, capsys) -> None:
     assert out["kind"] == "decoder" and out["query"] == 3
     assert np.array(out["methods"]["grad_attention"]).shape[:2] == (2, 2)
     assert np.array(out["methods"]["rollout"]).shape == (2, len(out["tokens"]))
+
+
+def test_the_benchmark_runs_on_tiny_models(checkpoints) -> None:
+    """bench/attribute.py end to end without the browser floor: every kind of every model and a tiny Hub
+    model, each with its timings."""
+    import os
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench.attribute",
+            "--runs",
+            "1",
+            "--no-floor",
+            "--hub-size",
+            "tiny",
+            "--hub-tokens",
+            "16",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "ATTENTION_CHECKPOINTS": str(checkpoints)},
+    )
+    result = json.loads(out.stdout)
+    assert set(result["ours"]) == {
+        "classifier/encoder",
+        "generator/encoder",
+        "translator/encoder",
+        "translator/decoder",
+        "translator/cross",
+    }
+    assert all(v["ms"]["n"] == 1 for v in result["ours"].values())
+    assert result["hub"]["tokens"] == 16 and result["hub"]["ms"]["median"] > 0
+
+
+def test_source_share_is_alti_over_the_cross_attention_sublayer(case) -> None:
+    """Per decoder layer and output word: the residual entering cross-attention and each source word's
+    weighted transformed value, taken from the model's own modules (hooks on a copy), ALTI's L1 formula
+    written out; and the parts really add up to the sublayer's output."""
+    ck, inputs = case
+    if ck.task != "translator":
+        assert attribute(ck, inputs, "encoder", 1).source_share is None
+        return
+    a = attribute(ck, inputs, "cross", 1)
+    twin = copy.deepcopy(ck.model)
+    seen: dict = {}
+    for l, block in enumerate(twin.decoder):
+        block.register_forward_pre_hook(lambda m, args, l=l: seen.__setitem__(("in", l), args[0][0]))
+        block.self_attn.register_forward_hook(lambda m, args, out, l=l: seen.__setitem__(("self", l), out[0][0]))
+        block.cross_attn.register_forward_hook(lambda m, args, out, l=l: seen.__setitem__(("cross", l), out[0][0]))
+    check_source_share(ck, inputs, a, twin, seen)
+
+
+@torch.no_grad()
+def check_source_share(ck, inputs, a, twin, seen) -> None:
+    _, maps = forward(dataclasses.replace(ck, model=twin), inputs)
+    memory, _ = twin.encode(torch.tensor([inputs["src"]]))
+    for l, block in enumerate(twin.decoder):
+        x1 = seen[("in", l)] + seen[("self", l)]
+        r = x1 if block.norm_first else block.norm1(x1)
+        mha, H = block.cross_attn, ck.model.config.heads
+        s = mha.head_dim
+        v = memory[0] @ mha.to_v.weight.T + mha.to_v.bias
+        for i in range(len(inputs["tgt"])):
+            parts = [r[i]]
+            for j in range(len(inputs["src"])):
+                t = sum(
+                    maps.cross[l][0, h, i, j] * (v[j, h * s : (h + 1) * s] @ mha.unify.weight[:, h * s : (h + 1) * s].T)
+                    for h in range(H)
+                )
+                parts.append(t)
+            y = r[i] + seen[("cross", l)][i]
+            assert torch.allclose(sum(parts) + mha.unify.bias, y, atol=1e-9)  # the parts are the whole
+            c = torch.stack([(y.abs().sum() - (y - p).abs().sum()).clamp(min=0) for p in parts])
+            assert a.source_share[l, i] == pytest.approx(float(c[1:].sum() / c.sum()), abs=1e-9)

@@ -251,3 +251,61 @@ def test_captum_gradient_times_activation_on_the_attention_weights_agrees(opened
         weights_part = theirs.attribute(ids)[1][0, :, query].detach().numpy()
         assert np.allclose(a.methods["grad_attention"][layer], weights_part, atol=1e-9)
     assert np.abs(a.methods["grad_attention"]).max() > 1e-6  # a comparison of something, not of zeros
+
+
+@pytest.mark.parametrize("name", ["gpt2", "bert", "distilbert"])
+def test_layer_0_scores_split_into_token_and_position_terms(opened, name) -> None:
+    """Why this weight, for Hugging Face models with learned absolute positions: the five terms sum to the
+    score to 1e-6 (float64); later layers and a family without the split say why."""
+    from model.hub.explain import explain
+
+    hub, result = opened[name]
+    kind = next(iter(result.kinds))
+    for head, i, j in [(0, 3, 1), (1, 4, 4)]:
+        e = explain(hub, result, kind, 0, head, i, j)
+        assert set(e.position_split) == {"token·token", "token·position", "position·token", "position·position", "bias"}
+        assert sum(e.position_split.values()) == pytest.approx(e.score, abs=1e-6)
+    assert explain(hub, result, kind, 1, 0, 3, 1).position_split is None
+
+
+@torch.no_grad()
+def explicit_source_share(hub, result, layer: int) -> np.ndarray:
+    """ALTI's L1 formula written out for one decoder layer of Marian: the cross-attention's input (the
+    residual) and each source word's Σ_h a · (m_j W_V + b_V) W_O, from the model's own modules."""
+    twin = copy.deepcopy(hub.model)
+    seen = {}
+    cross = twin.model.decoder.layers[layer].encoder_attn
+    cross.register_forward_pre_hook(
+        lambda m, a, k: seen.__setitem__("in", (a[0] if a else k["hidden_states"])[0]), with_kwargs=True
+    )
+    cross.register_forward_hook(lambda m, a, out: seen.__setitem__("out", out[0][0]))
+    src, tgt = (torch.tensor([result.inputs[n]]) for n in ("src", "tgt"))
+    out = twin(input_ids=src, decoder_input_ids=tgt, output_attentions=True)
+    memory = out.encoder_last_hidden_state[0]
+    a = out.cross_attentions[layer][0]
+    H, s = a.shape[0], cross.head_dim
+    v = memory @ cross.v_proj.weight.T + cross.v_proj.bias
+    shares = []
+    for i in range(a.shape[1]):
+        r = seen["in"][i]
+        parts = [r] + [
+            sum(
+                a[h, i, j] * (v[j, h * s : (h + 1) * s] @ cross.out_proj.weight[:, h * s : (h + 1) * s].T)
+                for h in range(H)
+            )
+            for j in range(len(memory))
+        ]
+        y = r + seen["out"][i]
+        assert torch.allclose(sum(parts) + cross.out_proj.bias, y, atol=1e-9)  # the parts are the whole output
+        c = torch.stack([(y.abs().sum() - (y - p).abs().sum()).clamp(min=0) for p in parts])
+        shares.append(float(c[1:].sum() / c.sum()))
+    return np.array(shares)
+
+
+def test_marian_source_share_is_alti_over_the_cross_attention_sublayer(opened) -> None:
+    hub, result = opened["marian"]
+    a = attribute(hub, result, "cross", 1)
+    assert a.source_share.shape == (2, len(result.kinds["cross"].queries))
+    for layer in range(2):
+        assert np.allclose(a.source_share[layer], explicit_source_share(hub, result, layer), atol=1e-9)
+    assert attribute(hub, result, "encoder", 1).source_share is None

@@ -375,3 +375,63 @@ def test_steps_and_titles_keep_user_text_literal(masked_cell) -> None:
     assert row_figure(e).data[1].x[0] == "0:&lt;b&gt;x&lt;/b&gt;"
     steps = explanation_steps(e)
     assert len(steps) == 5 and "3:<i>y (future)" in steps[2] and "is masked" in steps[2]
+
+
+def float64_checkpoints(checkpoints) -> dict[str, Checkpoint]:
+    """The tiny checkpoints with float64 copies of their models, and a post-norm translator."""
+    out = {}
+    for task in KINDS:
+        ck = load_checkpoint(checkpoints / task, task=task)
+        out[task] = dataclasses.replace(ck, model=ck.model.double().eval())
+    torch.manual_seed(2)
+    post = Translator(dataclasses.replace(out["translator"].model.config, norm_first=False)).double().eval()
+    out["translator-post-norm"] = dataclasses.replace(out["translator"], model=post)
+    return out
+
+
+def test_the_layer_0_score_splits_into_token_and_position_terms(checkpoints) -> None:
+    """The terms sum to the score (1e-6), and with the position embeddings zeroed only token·token and the
+    bias remain: the split is exact, not a fit."""
+    for name, ck in float64_checkpoints(checkpoints).items():
+        for inputs in sample_inputs(ck)[:1]:
+            for kind in KINDS[ck.task]:
+                n_q, n_k = (len(ids) for ids in axes(ck.task, kind, inputs))
+                for head, i, j in [(0, n_q - 1, 0), (1, min(2, n_q - 1), min(1, n_k - 1))]:
+                    e = explain(ck, inputs, kind, 0, head, i, j)
+                    if kind == "cross":
+                        assert e.position_split is None and "two different stacks" in e.position_note
+                        continue
+                    assert sum(e.position_split.values()) == pytest.approx(e.score, abs=1e-6), (name, kind)
+                    later = explain(ck, inputs, kind, 1, head, i, j)
+                    assert later.position_split is None and "layer 0" in later.position_note
+    still = float64_checkpoints(checkpoints)["classifier"]  # freshly loaded: this test's own model
+    with torch.no_grad():
+        still.model.pos_emb.weight.zero_()
+    e = explain(still, sample_inputs(still)[0], "encoder", 0, 0, 2, 1)
+    assert e.position_split["token·position"] == e.position_split["position·token"] == 0.0
+    assert e.position_split["position·position"] == 0.0
+    assert e.position_split["token·token"] + e.position_split["bias"] == pytest.approx(e.score, abs=1e-9)
+
+
+def test_the_deciding_dimensions_are_the_largest_products(cks) -> None:
+    ck = cks["classifier"]
+    e = explain(ck, sample_inputs(ck)[0], "encoder", 1, 1, 2, 0)
+    top = e.deciding_dimensions(4)
+    sizes = [abs(v) for _, v, _ in top]
+    assert sizes == sorted(sizes, reverse=True) and top[0][0] == int(np.argmax(np.abs(e.product)))
+    assert all(e.product[d] == v for d, v, _ in top)
+    assert sum(share for *_, share in e.deciding_dimensions(e.head_dim)) == pytest.approx(1.0)
+    from viz.explain import explanation_steps
+
+    assert f"d{top[0][0]} (" in explanation_steps(e)[1]
+
+
+def test_the_split_figure_draws_the_five_terms(checkpoints) -> None:
+    from viz.explain import split_figure
+
+    ck = load_checkpoint(checkpoints / "classifier", task="classifier")
+    e = explain(ck, sample_inputs(ck)[0], "encoder", 0, 1, 2, 1)
+    bars = split_figure(e).data[0]
+    assert list(bars.x) == list(e.position_split) and sum(bars.y) == pytest.approx(e.score, abs=1e-5)
+    with pytest.raises(ValueError, match="layer 0"):
+        split_figure(explain(ck, sample_inputs(ck)[0], "encoder", 1, 1, 2, 1))

@@ -192,7 +192,7 @@ def test_any_model_reads_the_whole_context_and_says_what_it_cut(hub_env, tmp_pat
     notes = " ".join(i.value for i in at.info)
     assert f"only its first {limit} tokens are used" in notes
     (meta,) = explorer_header(at)["kinds"]
-    assert len(meta["queries"]) == limit and meta["queries"][0] == "word0"  # the start, all of the context
+    assert len(meta["queries"]) == limit and "".join(meta["queries"][:3]) == "word"  # the start, all of it
     assert any(f"reads up to {limit} tokens here" in c.value for c in at.caption)
 
     far = "x " * (limit * 40)  # far past what the model reads: cut before tokenising, with a message

@@ -351,6 +351,24 @@ def test_pattern_search_finds_the_previous_token_head(known_scores):
         assert np.unravel_index(np.nanargmax(s), s.shape) == (0, 0)
 
 
+@pytest.mark.parametrize("family", ["gpt2", "bert"])
+def test_a_batch_of_lines_gives_each_line_its_own_maps(tmp_path, family):
+    """The Hub reader pads a batch on the right; each line's map, cut back, is the page's run of that line."""
+    from fixtures import hub_tiny
+    from model.hub.load import load
+    from model.hub.run import run
+
+    hub = load(str(getattr(hub_tiny, f"save_{family}")(tmp_path / family)))
+    lines = ["the cat sat on the mat .", "a man", "two dogs play in the snow . " * 4]
+    got = hub_reader(hub, 16).read(lines)
+    for line, (r, cut) in zip(lines, got):
+        want = run(hub, line, max_tokens=16).result
+        assert cut == want.truncated and (r.read, r.unknown_read) == (want.read, want.unknown_read)
+        [(name, kind)] = want.kinds.items()
+        np.testing.assert_allclose(r.kinds[name].weights, kind.weights, atol=1e-5)
+    assert [cut for _, cut in got] == [False, False, True]
+
+
 # --- TransformerLens --------------------------------------------------------------------------------------
 
 

@@ -257,3 +257,12 @@ def test_generating_keeps_every_key_of_a_sliding_window_model(hubs, family):
     shown = r.kinds["decoder"].weights
     assert len(out.steps) == 4 and shown.shape[-1] == len(ids)
     np.testing.assert_allclose(shown, full[..., : shown.shape[-2], :], atol=1e-5)
+
+
+def test_a_rotary_score_is_not_split_into_token_and_position(hubs, runs):
+    """Why this weight: rotary position is a rotation, not an added vector; the panel says so."""
+    hub = opened(hubs, "llama")
+    result, tr, _ = runs["llama"]
+    e = explain(hub, result, "decoder", 0, 1, 5, 2, states=tr)
+    assert e.position_split is None and "rotary" in e.position_note and e.q_unrotated is not None
+    assert "does not split into token and position terms" in explanation_steps(e)[1]

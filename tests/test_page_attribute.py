@@ -73,6 +73,9 @@ def test_a_typed_query_and_a_layer(checkpoints) -> None:
     assert not any("rollout" in m for m in fig["data"][0]["y"])  # cross-attention has no rollout: said in the table
     table = agreement(at)
     assert table.loc[table["method"] == "rollout", "measures"].str.startswith("not shown").all()
+    share = chart(at, "How much of each output word came from the source")
+    z = np.array(share["data"][0]["z"], dtype=float)
+    assert share["data"][0]["y"] == ["layer 0", "layer 1", "layer 2"] and ((z >= 0) & (z <= 1)).all()
 
 
 @pytest.fixture
@@ -105,3 +108,16 @@ def test_any_model_clicked_row_and_a_model_without_a_head(tmp_path, hub_env) -> 
     table = agreement(at)
     why = table.loc[table["method"] == "grad_attention", "measures"].iloc[0]
     assert why.startswith("not shown") and "head" in why
+
+
+def test_a_clicked_layer_0_weight_shows_its_token_and_position_split(checkpoints) -> None:
+    at = apptest.run(apptest.page("classifier"))
+    r = run_model(load_checkpoint(checkpoints / "classifier", task="classifier"), TEXT)
+    cell = {"kind": "encoder", "layer": 0, "head": 1, "query": 3, "key": 2, "weight": 0.1}
+    at.session_state["cls_cell"] = {"run": result_id(r), "cell": cell}
+    at.run()
+    assert not at.exception
+    split = chart(at, "encoder layer 0 · head 1 · query 3")  # the vectors' figure has the same start
+    titles = [t for t in apptest.titles(at) if "token and position parts" in t]
+    assert len(titles) == 1 and split
+    assert any("Why this weight: the layer-0 score splits into token·token" in t.value for t in at.text)

@@ -144,3 +144,25 @@ def test_a_confidence_has_no_delta_arrow(default):
     metric = default.metric[0]
     assert metric.proto.delta.endswith("confident")
     assert metric.proto.direction == Metric.MetricDirection.NONE
+
+
+@pytest.mark.parametrize("text", ["😀 🎬", "   "])
+def test_no_downloads_when_the_input_gives_no_explorer(text):
+    """Issue 36, item 5: nothing to download, so no download buttons (a browser test covers the rerun of
+    the input's fragment alone)."""
+    at = run(cls_text=text)
+    assert not at.exception and at.warning
+    assert not at.get("bidi_component") and not at.get("download_button")
+
+
+@pytest.mark.parametrize(
+    "text, said",
+    [
+        ("qwertyuiop wonderful", "1 word of the sentence is not in the vocabulary and was read as"),
+        ("qwertyuiop asdfgh wonderful", "2 words of the sentence are not in the vocabulary and were read as"),
+    ],
+)
+def test_unknown_words_are_counted_in_agreement(text, said):
+    """Issue 36, item 6: "1 word ... is", never "1 word ... are"."""
+    at = run(cls_text=text)
+    assert any(said in w.value for w in at.warning), [w.value for w in at.warning]

@@ -184,3 +184,11 @@ def test_unknown_characters_are_labelled():
     assert not at.exception
     keys = kind(explorer(at), "encoder")["keys"]
     assert "<unk>" in keys and "😀" not in keys  # what the model read
+
+
+def test_a_one_character_prompt_is_counted_in_agreement():
+    """Issue 36, item 6: "The first 1 character is the prompt", not "1 characters are"."""
+    at = run(gen_prompt="R", gen_length=20)
+    assert not at.exception
+    captions = [c.value for c in at.caption]
+    assert any("The first 1 character is the prompt; the next 20 characters were sampled" in c for c in captions)

@@ -136,6 +136,8 @@ def test_a_hub_model_is_scored_on_request(tmp_path):
     assert not at.exception
     assert sum(len(t["x"]) for t in chart(at, "Every head")["data"]) == 4
     assert len(at.dataframe[0].value) == 4
+    assert any("repeated random tokens" in i.value for i in at.info)  # induction has no example lines
+    at.selectbox(key="heads_metric").set_value("previous").run()
     link = urlsplit(at.dataframe[1].value["open"][0])
     assert link.path == "any_model" and parse_qs(link.query)["hub_id"] == [str(folder)]
 

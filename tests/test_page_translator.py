@@ -172,3 +172,18 @@ def test_compare_with_a_local_hub_folder(tmp_path):
     at = run(tr_hub=True, tr_hub_id=str(folders["marian"]))
     assert not at.exception, at.exception
     assert len(explorers(at)) == 2 and [k["name"] for k in explorers(at)[1]["kinds"]] == ["cross"]
+
+
+def test_no_downloads_when_the_input_gives_no_explorer():
+    """Issue 36, item 5: an input with no word the model knows leaves nothing to download."""
+    at = run(tr_text="😀 🎬")
+    assert not at.exception and any("None of the" in w.value for w in at.warning)
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert "Download as interactive HTML" not in labels and "Download every weight (CSV)" not in labels
+
+
+def test_one_unknown_reference_word_is_counted_in_agreement():
+    """Issue 36, item 6: "1 word of the reference is ... and was read", not "word(s) ... are"."""
+    at = run(tr_forced=True, tr_reference="a man qwertyuiop .")
+    said = [w.value for w in at.warning]
+    assert any("1 word of the reference is not in the English vocabulary and was read as" in w for w in said), said

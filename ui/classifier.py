@@ -17,7 +17,7 @@ from ui.shared.outputs import label_metric
 from ui.shared.runs import attempt, input_notes, run_model
 from ui.shared.state import on_request, url_widget
 from ui.shared.text import clean_text, example_picker, text_box
-from ui.shared.views import attention_downloads, attention_views, axes, shown
+from ui.shared.views import attention_downloads, attention_views, axes, no_run
 from viz.attention import query_bar
 
 MODEL = "classifier"  # its description: model.core.specs.SPECS
@@ -77,7 +77,7 @@ def body(ck: Checkpoint, opts: Options) -> None:
     text = clean_text(text, what="sentence")
     result = text and attempt(run_model, ck, text, what="Nothing to classify")
     if result is None or not input_notes(result, "the sentence"):
-        shown("cls").clear()
+        no_run("cls")
         return
     label_metric(st, "Prediction", result)
     attention(ck, result, opts.hide)

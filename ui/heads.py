@@ -86,7 +86,8 @@ def body(opts: Options) -> None:
     table = decile_table(row, opts.metric, lines, links)
     st.caption(f"{head_name(row)}: its top line, then a line from each decile of its {opts.metric} over the corpus.")
     if table.empty:
-        st.info(f"{opts.metric} does not apply to this head.")
+        why = "is measured on repeated random tokens, not on these lines" if row.get(opts.metric) is not None else ""
+        st.info(f"{opts.metric} {why or 'does not apply to this head'}.")
     else:
         link = st.column_config.LinkColumn("open", display_text="open in the explorer")
         st.dataframe(

@@ -9,6 +9,7 @@ import streamlit as st
 
 from model.core.checkpoint import CheckpointError, default_dir, read_meta
 from model.lessons.hand import walkthrough
+from ui.shared.cards import link_cards
 from ui.shared.display import show_figure
 from viz.attention import attention_heatmap
 from viz.history import metric_name
@@ -88,29 +89,25 @@ def results() -> None:
 def picture():
     """The first page's attention weights, small: what every heatmap in the app looks like."""
     w = walkthrough()
-    fig = attention_heatmap(w.weights, w.tokens, title="one head's weights on the first page")
+    # level column labels ran into each other on a narrow screen ("1:is2:shor3:eat"): stand them upright
+    fig = attention_heatmap(w.weights, w.tokens, title="one head's weights on the first page", tickangle=-90)
     fig.update_layout(height=360)
     return fig
 
 
 def main() -> None:
     st.title("Attention Explorer")
-    text, image = st.columns([3, 2])
-    text.markdown(
+    # text above the picture, not beside it: in a column of a 1024-px screen the picture squeezed its
+    # numbers together and dropped every other label
+    st.markdown(
         "Attention is how a transformer decides which other words matter for each word. This app shows it "
         "with real numbers: first by hand on one sentence, then inside three small models trained from scratch. "
         "Follow the path in order, or jump in anywhere.\n\n"
         "Each row of a heatmap is one word asking (the query); each column a word it may read (the key); "
         "the colour is how much it reads it. Every row sums to 1."
     )
-    with image:
-        show_figure(picture(), "start-picture")
-    for heading, names in SECTIONS.items():
-        st.subheader(heading)
-        for column, name in zip(st.columns(len(names)), names):
-            with column.container(border=True):
-                st.page_link(f"ui/{name}.py", icon=ICONS[name])
-                st.caption(LINES[name])
+    show_figure(picture(), "start-picture")
+    link_cards(SECTIONS, ICONS, LINES)
     results()
 
 

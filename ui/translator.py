@@ -18,7 +18,7 @@ from ui.shared.runs import attempt, input_notes, run_translation, teacher_forced
 from ui.shared.state import bounded, init_state, on_request, one_of, sync_url, url_widget
 from ui.shared.steps import translation_steps
 from ui.shared.text import clean_text, example_picker, text_box
-from ui.shared.views import attention_downloads, attention_views, shown
+from ui.shared.views import attention_downloads, attention_views, no_run
 
 MODEL = "translator"  # its description: model.core.specs.SPECS
 EXAMPLES = {  # simple Multi30k-style captions and a reference translation for each
@@ -93,7 +93,7 @@ def body(ck: Checkpoint, opts: Options) -> None:
     text = clean_text(text_box("tr", next(iter(EXAMPLES)), label="German sentence", help=hint), what="German sentence")
     result = text and attempt(run_translation, ck, text, opts.beam, None, what="Nothing to translate")
     if result is None or not input_notes(result, "the German sentence"):
-        shown("tr").clear()
+        no_run("tr")
         return
     st.subheader("Translation")
     output_text(result.prediction or "(the model wrote no words)")

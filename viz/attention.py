@@ -84,6 +84,7 @@ def attention_heatmap(
     zmid: float | None = None,
     zmin: float | None = None,
     zmax: float | None = None,
+    tickangle: int | None = None,
 ) -> go.Figure:
     """One ``(queries, keys)`` matrix over tokens, by default one head's weights; ``key_tokens``
     default to the query tokens.
@@ -91,6 +92,7 @@ def attention_heatmap(
     ``query_name``/``key_name`` name the axes (e.g. ``"query = English"``); ``highlight_row``
     draws a frame around one query's row; ``value`` names what the cells hold, and
     ``colorscale``/``zmid``/``zmin``/``zmax`` colour signed values (e.g. a difference).
+    ``tickangle`` turns the column labels (default: level unless they would overlap on a wide page).
     """
     key_tokens = query_tokens if key_tokens is None else key_tokens
     m = check_matrix(weights, query_tokens, key_tokens, name="attention weights" if value == "weight" else value)
@@ -114,6 +116,7 @@ def attention_heatmap(
         zmax=zmax,
         full_rows=hover_labels(query_tokens),
         full_cols=hover_labels(key_tokens),
+        tickangle=tickangle,
     )
 
 

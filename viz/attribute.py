@@ -69,3 +69,23 @@ def agreement_frame(agreement: Mapping[str, float], absent: Mapping[str, str]) -
         for name, why in absent.items()
     ]
     return pd.DataFrame(rows, columns=["method", "Spearman ρ with attention", "measures"])
+
+
+def source_share_figure(shares: np.ndarray, words: Sequence[str]) -> go.Figure:
+    """``shares`` ``(layers, words)``: per decoder layer, how much of each output word's cross-attention
+    output came from the source (1) rather than from the words already written (0)."""
+    shares = np.asarray(shares, dtype=float)
+    if shares.ndim != 2 or shares.shape[1] != len(words):
+        raise ValueError(f"shares of shape {shares.shape} do not fit {len(words)} output words")
+    return heatmap(
+        shares,
+        [f"layer {l}" for l in range(len(shares))],
+        plot_labels(words),
+        title="How much of each output word came from the source (ALTI, cross-attention sublayer)",
+        row_title="decoder layer",
+        col_title="output word",
+        value="source share",
+        zmin=0.0,
+        zmax=1.0,
+        decimals=2,
+    )

@@ -152,6 +152,22 @@ def row_figure(e: Explanation) -> go.Figure:
     return fig
 
 
+def split_figure(e: Explanation) -> go.Figure:
+    """Why this weight, at layer 0: the score's token·token, token·position, position·token,
+    position·position and bias terms as bars, their sum (the score) in the title."""
+    if e.position_split is None:
+        raise ValueError(f"no token/position split for this cell: {e.position_note or 'not computed'}")
+    names, values = list(e.position_split), list(e.position_split.values())
+    bar = go.Bar(x=names, y=values, marker_color=[OTHER if v >= 0 else CHOSEN for v in values], text=[f"{v:+.4f}" for v in values])
+    title = f"{_cell_name(e)}: the score {sum(values):.4f} = token and position parts of the layer-0 input"
+    layout = house_layout(title=title, height=320)
+    layout.update(margin=margins(l=60, t=80, b=50))
+    fig = go.Figure([bar])
+    fig.update_layout(**layout)
+    fig.update_yaxes(title_text="part of the scaled score")
+    return fig
+
+
 def output_figure(e: Explanation) -> go.Figure:
     """Each key's weighted value vector (weight_j × v_j, one row per key) and their sum, this head's
     output for the query (bottom row). The chosen key's row is outlined."""
@@ -228,6 +244,14 @@ def explanation_steps(e: Explanation) -> list[str]:
         f"5. Next: the {e.heads} heads' outputs are concatenated ({t} × {hs}) and the output projection "
         f"unify maps {hs} numbers to {e.dim} for each query."
     )
+    # why this weight: the dimensions that decide the score, and at layer 0 its token and position parts
+    top = ", ".join(f"d{d} ({v:+.4f}, {share:.0%})" for d, v, share in e.deciding_dimensions(3))
+    lines[1] += f" The dimensions that decide it (q_d × k_d, share of Σ|q_d × k_d|): {top}."
+    if e.position_split is not None:
+        parts = " + ".join(f"{name} {v:+.4f}" for name, v in e.position_split.items())
+        lines[1] += f" Why this weight: the layer-0 score splits into {parts} = {sum(e.position_split.values()):.4f}."
+    elif e.position_note and e.q_unrotated is not None:
+        lines[1] += f" Why this weight: {e.position_note}."
     # what rotary, grouped-query models add, each where the model has it
     if e.norm:
         lines[0] += f" Normalisation: {e.norm}."

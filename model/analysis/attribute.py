@@ -62,6 +62,9 @@ class Attribution:
     absent: dict[str, str] = field(default_factory=dict)  # method -> why it is not shown
     score: str = ""  # what grad_attention differentiates, in words
     notes: list[str] = field(default_factory=list)  # about the query position (padding, nothing visible)
+    # encoder-decoders: (L, output words) the share of each word's cross-attention sublayer output that came
+    # from the source rather than from the words already written (:func:`source_share`); None otherwise
+    source_share: np.ndarray | None = None
 
     @property
     def query_token(self) -> str:
@@ -139,6 +142,7 @@ class Attribution:
             "agreement_measure": "Spearman rank correlation with attention, visible keys, mean over layers",
             "disagreement": self.disagreement,
             "notes": self.notes,
+            "source_share": None if self.source_share is None else self.source_share.tolist(),
         }
 
 
@@ -191,6 +195,43 @@ def value_zeroing(outputs: Tensor, unread: Tensor) -> Tensor:
 def rollout_rows(layers: list[Tensor], query: int) -> Tensor:
     """Row ``query`` of the rollout up to each layer: ``(L, K)``; layers are ``(H, T, T)``."""
     return torch.stack([attention_rollout(layers[: l + 1])[query] for l in range(len(layers))])
+
+
+def alti(parts: Tensor, output: Tensor) -> Tensor:
+    """ALTI's contributions (Ferrando et al. 2022, "Measuring the Mixing of Contextual Information in the
+    Transformer", eq. 7–8; used for source and target in ALTI+, Ferrando et al. 2022, "Towards Opening the
+    Black Box of Neural Machine Translation"): for ``output`` y ``(..., dim)`` made of ``parts`` T_k
+    ``(..., n, dim)``, c_k = max(0, ‖y‖₁ − ‖y − T_k‖₁), normalised to sum 1 over k."""
+    c = (output.abs().sum(-1, keepdim=True) - (output[..., None, :] - parts).abs().sum(-1)).clamp(min=0)
+    total = c.sum(-1, keepdim=True)
+    return torch.where(total > 0, c / total.clamp(min=torch.finfo(c.dtype).tiny), 0.0)
+
+
+def source_share(blocks, traces: dict, block_args: list) -> Tensor:
+    """``(L, T)``: per decoder layer and output word, the source's share of the cross-attention sublayer's
+    output, by ALTI (:func:`alti`) over its parts: the residual stream entering it (what the words already
+    written gave) and, per source word j, Σ_h a[h,i,j] · f_h(m_j) (Kobayashi's transformed value, from the
+    encoder memory). The output bias, shared by every part, stays in y and in no part. This is ALTI+'s
+    per-layer step (its §3) without its rollout over layers: the source words' own mixing in the encoder
+    and the words' mixing in earlier decoder layers are not followed back."""
+    shares = []
+    for l, block in enumerate(blocks):
+        own, cross = traces[(l, "self_attn")].trace, traces[(l, "cross_attn")].trace
+        x = block_args[l][0][0].detach()  # (T, dim) the block's input
+        T = x.shape[0]
+        h_self = block.self_attn.unify(own.heads[0].transpose(0, 1).reshape(T, -1)).detach()
+        # the residual entering cross-attention: pre-norm adds to the stream, post-norm normalises the sum
+        r = x + h_self if block.norm_first else block.norm1(x + h_self).detach()
+        attn = block.cross_attn
+        a, v = cross.weights[0].detach(), cross.v[0].detach()  # (H, T, S), (H, S, s)
+        H, S, s = v.shape
+        f = torch.einsum("hks,dhs->hkd", v, attn.unify.weight.detach().view(attn.dim, H, s))  # (H, S, dim)
+        from_source = torch.einsum("hts,hsd->tsd", a, f)  # (T, S, dim)
+        bias = attn.unify.bias.detach() if attn.unify.bias is not None else 0
+        y = r + from_source.sum(1) + bias
+        c = alti(torch.cat([r[:, None], from_source], dim=1), y)
+        shares.append(c[:, 1:].sum(-1))
+    return torch.stack(shares)
 
 
 def shadow(module: nn.Module) -> nn.Module:
@@ -314,6 +355,9 @@ def attribute(
         else torch.broadcast_to(mask, weights[0].shape)[0, 0, query].cpu().numpy().astype(bool)
     )
     notes = _query_notes(ck, q_ids, query, visible)
+    shares = (
+        source_share(blocks, traces, block_args).to("cpu", torch.float64).numpy() if "cross_attn" in names else None
+    )
     q_vocab, k_vocab = ck.vocabs[k_spec.query_vocab], ck.vocabs[k_spec.key_vocab]
     return Attribution(
         model=ck.task,
@@ -326,6 +370,7 @@ def attribute(
         absent=absent,
         score=score_text,
         notes=notes,
+        source_share=shares,
     )
 
 

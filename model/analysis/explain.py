@@ -16,7 +16,7 @@ import torch
 from torch import Tensor
 
 from model.core.checkpoint import Checkpoint
-from model.core.explanation import Explanation, mask_reasons, row_steps, scale_text
+from model.core.explanation import Explanation, mask_reasons, position_split, row_steps, scale_text
 from model.core.inference import model_device
 from model.nets.attention import Probe
 
@@ -100,8 +100,45 @@ def explain(
         query_input=as64(t.x[0, query]),
         key_input=None if t.context is None else as64(t.context[0, key]),
         model_output=as64(t.heads[0, head, query]),
+        **_why_this_weight(ck, kind, layer, head, query_ids[query], query, key_ids[key], key),
         **steps,
     )
+
+
+# the token and position embedding tables of each stack of blocks (KindSpec.blocks) of our models
+EMBEDDINGS = {"blocks": ("tok_emb", "pos_emb"), "encoder": ("src_emb", "src_pos"), "decoder": ("tgt_emb", "tgt_pos")}
+
+
+def _why_this_weight(ck: Checkpoint, kind: str, layer: int, head: int, q_id: int, query: int, k_id: int, key: int):
+    """The Explanation's ``position_split`` at layer 0 of self-attention (its input is token × √dim plus a
+    learned position, through the block's pre-norm where it has one), else the ``position_note``."""
+    k_spec = ck.spec.kind(kind)
+    if k_spec.cross:
+        return {"position_note": "cross-attention's queries and keys come from two different stacks: no split"}
+    if layer != 0:
+        return {"position_note": "only layer 0 reads the embeddings directly; later layers have mixed them"}
+    model = ck.model
+    block = getattr(model, k_spec.blocks)[0]
+    attn = block.attn if hasattr(block, "attn") else block.self_attn
+    tok, pos = (getattr(model, n).weight.detach().to("cpu", torch.float64) for n in EMBEDDINGS[k_spec.blocks])
+    root = tok.shape[1] ** 0.5  # model.nets.blocks.embed scales token embeddings by √width
+    norm = block.norm1 if block.norm_first else None
+    s = attn.head_dim
+    rows = slice(head * s, (head + 1) * s)
+    as64 = lambda x: None if x is None else x.detach().to("cpu", torch.float64).numpy()  # noqa: E731
+    split = position_split(
+        tok[q_id].numpy() * root,
+        pos[query].numpy(),
+        tok[k_id].numpy() * root,
+        pos[key].numpy(),
+        as64(attn.to_q.weight[rows]),
+        as64(None if attn.to_q.bias is None else attn.to_q.bias[rows]),
+        as64(attn.to_k.weight[rows]),
+        as64(None if attn.to_k.bias is None else attn.to_k.bias[rows]),
+        1.0 / s**0.5,
+        None if norm is None else (as64(norm.weight), as64(norm.bias), norm.eps),
+    )
+    return {"position_split": split}
 
 
 def _input_tensors(ck: Checkpoint, inputs: dict[str, list[int]]) -> tuple[Tensor, ...]:

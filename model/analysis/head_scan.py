@@ -10,7 +10,7 @@ which ids open a sequence and which may be drawn at random. Only one line's maps
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +18,7 @@ import torch
 
 from model.analysis.heads import METRICS, KindTally, deciles
 from model.core.checkpoint import Checkpoint
-from model.core.results import RunResult
+from model.core.results import RunResult, attention_kind
 from model.core.specs import ModelSpec
 from model.core.tokenize import CHAR_SPECIALS, WORD_SPECIALS, tokenize
 
@@ -30,6 +30,7 @@ LANGS = {"words": "en", "src": "de"}  # the tokeniser language of each of our wo
 MAX_TOKENS = 128
 PROBE_LEN = 25  # random tokens per copy of an induction probe (fewer where the model reads less)
 PROBES = 4  # probes (seeds) per causal kind
+BATCH = 8  # lines a Hugging Face encoder or decoder reads in one pass
 MAX_LINES = 5000
 MAX_BYTES = 2_000_000
 Progress = Callable[[float, str], None]
@@ -76,21 +77,26 @@ class Reader:
     source: str
     spec: ModelSpec
     max_tokens: int
-    read: Callable[[str], tuple[RunResult, bool]]  # a line -> its run, and whether it was cut
-    forward: Callable[[dict[str, list[int]]], dict[str, np.ndarray]]  # ids per input -> (L, H, Tq, Tk) per kind
+    read: Callable[[Sequence[str]], list[tuple[RunResult, bool]]]  # lines -> each one's run, and whether it was cut
+    forward: Callable[[dict[str, list[list[int]]]], dict[str, np.ndarray]]  # a batch of ids -> (B, L, H, Tq, Tk)
     specials: Callable[[str], set[int]]  # an input's special ids (a probe keeps those that open a sequence)
     usable: Callable[[str], np.ndarray]  # the ids a probe may draw for an input
     positions: Callable[[str], int]  # the most positions an input may have
 
 
+def _stack(layers) -> np.ndarray:
+    """Per-layer ``(B, H, T, T)`` maps as one ``(B, L, H, T, T)`` float32 array."""
+    return torch.stack(list(layers), dim=1).float().cpu().numpy()
+
+
 def our_reader(ck: Checkpoint, max_tokens: int = MAX_TOKENS) -> Reader:
-    """One of our three checkpoints."""
+    """One of our three checkpoints (small: one line at a time, through the same run as the pages)."""
     from model.analysis.runs import run
 
     spec, model = ck.spec, ck.model
     vocab_of = {k.query_input: k.query_vocab for k in spec.kinds} | {k.key_input: k.key_vocab for k in spec.kinds}
 
-    def read(line: str) -> tuple[RunResult, bool]:
+    def read_one(line: str) -> tuple[RunResult, bool]:
         if spec.characters:
             cut = line[:max_tokens]
         else:
@@ -99,11 +105,11 @@ def our_reader(ck: Checkpoint, max_tokens: int = MAX_TOKENS) -> Reader:
         r = run(ck, cut)
         return r, r.truncated or cut != line
 
-    def forward(inputs: dict[str, list[int]]) -> dict[str, np.ndarray]:
+    def forward(inputs: dict[str, list[list[int]]]) -> dict[str, np.ndarray]:
         device = next(model.parameters()).device
         with torch.inference_mode():
-            _, maps = model(*[torch.tensor([inputs[n]], device=device) for n in spec.inputs], return_attention=True)
-        return {k.name: torch.stack([w[0] for w in getattr(maps, k.name)]).float().cpu().numpy() for k in spec.kinds}
+            _, maps = model(*[torch.tensor(inputs[n], device=device) for n in spec.inputs], return_attention=True)
+        return {k.name: _stack(getattr(maps, k.name)) for k in spec.kinds}
 
     def specials(name: str) -> set[int]:
         v = ck.vocabs[vocab_of[name]]
@@ -115,44 +121,69 @@ def our_reader(ck: Checkpoint, max_tokens: int = MAX_TOKENS) -> Reader:
     def positions(name: str) -> int:
         return min(spec.limit(model.config) + spec.limit_offset, max_tokens)
 
+    read = lambda lines: [read_one(line) for line in lines]
     return Reader(spec.name, spec, max_tokens, read, forward, specials, usable, positions)
 
 
 def hub_reader(hub, max_tokens: int = MAX_TOKENS) -> Reader:
-    """A Hugging Face model (:class:`model.hub.load.HubModel`)."""
+    """A Hugging Face model (:class:`model.hub.load.HubModel`). An encoder or a decoder reads a batch of lines
+    in one pass of its base model (no prediction head: the finder needs only the maps), padded on the right
+    with an attention mask, each line's map then cut back to its own tokens: padding keys get no weight and
+    come after every real position, so the cut map is the line's own (a test checks it against
+    :func:`model.hub.run.run`). An encoder-decoder translates each line as the "Any model" page does."""
     from model.hub.run import run
 
     tok, limit = hub.tokenizer, min(max_tokens, hub.max_tokens)
+    specials_set = set(tok.all_special_ids)
+    kind = hub.spec.kinds[0]
 
-    def read(line: str) -> tuple[RunResult, bool]:
-        r = run(hub, line, max_tokens=limit).result
-        return r, r.truncated
+    def encode(line: str) -> tuple[list[int], bool]:
+        ids = list(tok(line, verbose=False)["input_ids"])
+        if len(ids) <= limit:
+            return ids, False
+        if kind.causal:  # a decoder keeps the end, as the page does
+            return ids[-limit:], True
+        return list(tok(line, truncation=True, max_length=limit)["input_ids"]), True
 
-    def forward(inputs: dict[str, list[int]]) -> dict[str, np.ndarray]:
-        def arr(layers):
-            return torch.stack([w[0] for w in layers]).float().cpu().numpy()
+    def read_batch(lines: Sequence[str]) -> list[tuple[RunResult, bool]]:
+        if hub.shape == "encoder-decoder":
+            return [(r := run(hub, line, max_tokens=limit).result, r.truncated) for line in lines]
+        encoded = [encode(line) for line in lines]
+        T = max(len(ids) for ids, _ in encoded)
+        pad = tok.pad_token_id if tok.pad_token_id is not None else 0
+        x = torch.tensor([ids + [pad] * (T - len(ids)) for ids, _ in encoded], device=hub.device)
+        mask = torch.tensor([[1] * len(ids) + [0] * (T - len(ids)) for ids, _ in encoded], device=hub.device)
+        with torch.inference_mode():
+            maps = _stack(hub.model.base_model(input_ids=x, attention_mask=mask, output_attentions=True).attentions)
+        out = []
+        for b, (ids, cut) in enumerate(encoded):
+            n, names = len(ids), [str(i) for i in ids]
+            w = np.ascontiguousarray(maps[b, :, :, :n, :n])
+            k = attention_kind(kind.name, w, names, names, special=[i in specials_set for i in ids])
+            counted = [i for i in ids if i not in specials_set - {tok.unk_token_id}]
+            unknown = sum(i == tok.unk_token_id for i in counted)
+            r = RunResult("hub", {kind.name: k}, "", truncated=cut, read=len(counted), unknown_read=unknown)
+            out.append((replace(r, inputs={"ids": ids}), cut))
+        return out
 
+    def forward(inputs: dict[str, list[list[int]]]) -> dict[str, np.ndarray]:
         with torch.inference_mode():
             if hub.shape == "encoder-decoder":
-                t = {n: torch.tensor([inputs[n]], device=hub.device) for n in ("src", "tgt")}
+                t = {n: torch.tensor(inputs[n], device=hub.device) for n in ("src", "tgt")}
                 out = hub.model(input_ids=t["src"], decoder_input_ids=t["tgt"], output_attentions=True)
                 return {
-                    "encoder": arr(out.encoder_attentions),
-                    "decoder": arr(out.decoder_attentions),
-                    "cross": arr(out.cross_attentions),
+                    "encoder": _stack(out.encoder_attentions),
+                    "decoder": _stack(out.decoder_attentions),
+                    "cross": _stack(out.cross_attentions),
                 }
-            out = hub.model(input_ids=torch.tensor([inputs["ids"]], device=hub.device), output_attentions=True)
-            return {hub.spec.kinds[0].name: arr(out.attentions)}
+            out = hub.model.base_model(input_ids=torch.tensor(inputs["ids"], device=hub.device), output_attentions=True)
+            return {kind.name: _stack(out.attentions)}
 
     vocab = min(len(tok), int(getattr(hub.model.config, "vocab_size", len(tok)) or len(tok)))
-
-    def specials(name: str) -> set[int]:
-        return set(tok.all_special_ids)
-
-    def usable(name: str) -> np.ndarray:
-        return np.setdiff1d(np.arange(vocab), sorted(specials(name)))
-
-    return Reader(hub.source, hub.spec, limit, read, forward, specials, usable, lambda name: limit)
+    usable = lambda name: np.setdiff1d(np.arange(vocab), sorted(specials_set))
+    return Reader(
+        hub.source, hub.spec, limit, read_batch, forward, lambda name: specials_set, usable, lambda name: limit
+    )
 
 
 def corpus_name(path: str | Path) -> str:
@@ -232,30 +263,40 @@ def _probe_ids(reader: Reader, name: str, base: list[int], rng: np.random.Genera
 
 
 def scan(reader: Reader, lines: Sequence[str], *, progress: Progress | None = None, probes: int = PROBES) -> HeadScores:
-    """Score every head of ``reader`` over ``lines``, one line at a time (only its scores are kept)."""
+    """Score every head of ``reader`` over ``lines``, a few lines at a time (only their scores are kept)."""
     if not lines:
         raise CorpusError("the corpus is empty; give at least one line of text")
     report = progress or (lambda fraction, text: None)
     tallies: dict[str, KindTally] = {}
     base: dict[str, list[int]] = {}
     cut = read = unknown = 0
-    for i, line in enumerate(lines):
-        report(i / (len(lines) + 1), f"line {i + 1} of {len(lines)}")
-        r, was_cut = reader.read(line)
-        cut += was_cut
-        read, unknown = read + r.read, unknown + r.unknown_read
-        base = base or r.inputs
-        for name, kind in r.kinds.items():
-            if name not in tallies:
-                tallies[name] = KindTally(name, kind.cross, reader.spec.kind(name).causal, kind.weights.shape[:2])
-            tallies[name].add_line(kind.weights)
-    report(len(lines) / (len(lines) + 1), "induction probes")
+    # shortest first, so a batch pads little (a 12 × 12 model spends its time in the forward pass); the
+    # per-line scores are put back in corpus order below
+    order = sorted(range(len(lines)), key=lambda i: len(lines[i]))
+    for start in range(0, len(lines), BATCH):
+        report(start / (len(lines) + BATCH), f"line {start + 1} of {len(lines)}")
+        chunk = order[start : start + BATCH]
+        for i, (r, was_cut) in zip(chunk, reader.read([lines[i] for i in chunk])):
+            cut += was_cut
+            read, unknown = read + r.read, unknown + r.unknown_read
+            base = r.inputs if i == 0 else base  # the probes of a translator read the first line's source
+            for name, kind in r.kinds.items():
+                if name not in tallies:
+                    tallies[name] = KindTally(name, kind.cross, reader.spec.kind(name).causal, kind.weights.shape[:2])
+                tallies[name].add_line(kind.weights)
+    back = np.argsort(order)
+    for t in tallies.values():
+        t.reorder(back)
+    report(len(lines) / (len(lines) + BATCH), "induction probes")
     for k in reader.spec.kinds:
         if k.causal and not k.cross:
-            for seed in range(probes):
-                ids, n = _probe_ids(reader, k.query_input, base[k.query_input], np.random.default_rng(seed))
-                if n:
-                    w = reader.forward({**base, k.query_input: ids})[k.name]
+            made = [
+                _probe_ids(reader, k.query_input, base[k.query_input], np.random.default_rng(s)) for s in range(probes)
+            ]
+            made = [(ids, n) for ids, n in made if n]
+            if made:  # one pass for every probe: they have the same length
+                batch = {name: [base[name]] * len(made) for name in base} | {k.query_input: [ids for ids, _ in made]}
+                for w, (ids, n) in zip(reader.forward(batch)[k.name], made):
                     tallies[k.name].add_probe(w, len(ids) - 2 * n, n)
     report(1.0, "done")
     notes = []

@@ -205,6 +205,11 @@ class KindTally:
             block[..., :B, :B] = w[..., :B, :B]
             self.blocks.append(block)
 
+    def reorder(self, order: Sequence[int]) -> None:
+        """Put the lines read so far in ``order`` (line ``i`` becomes the ``order[i]``-th read)."""
+        self.per_line = {m: [v[i] for i in order] for m, v in self.per_line.items()}
+        self.blocks = [self.blocks[i] for i in order] if self.blocks else []
+
     def add_probe(self, w: np.ndarray, start: int, n: int) -> None:
         self._add(probe_sums(w, start, n), line=False)
 

@@ -73,6 +73,19 @@ class Explanation:
     norm: str | None = None  # the per-head q/k normalisation before the rotation, in words
     softcap: float | None = None  # scores become softcap * tanh(score / softcap) before the softmax
     sliding_window: int | None = None  # keys this many positions back or more are hidden
+    # "why this weight": the score split into the token and position parts of the layer-0 input (scaled terms
+    # summing to ``score``: token·token, token·position, position·token, position·position, bias), where the
+    # model adds absolute positions to its embeddings; None with ``position_note`` saying why not
+    position_split: dict[str, float] | None = None
+    position_note: str = ""
+
+    def deciding_dimensions(self, n: int = 5) -> list[tuple[int, float, float]]:
+        """The ``n`` dimensions of ``product`` that move the raw score most, largest |q_d k_d| first, as
+        (dimension, q_d · k_d, that term's share of Σ_d |q_d k_d|)."""
+        size = np.abs(self.product)
+        total = size.sum()
+        order = np.argsort(-size, kind="stable")[:n]
+        return [(int(d), float(self.product[d]), float(size[d] / total) if total > 0 else 0.0) for d in order]
 
     @property
     def query_token(self) -> str:
@@ -165,3 +178,38 @@ def scale_text(s: int, split_scale: bool = False, scale: float | None = None, ex
     if scale is not None and not math.isclose(scale, 1 / root, rel_tol=1e-6):
         return f"the score is multiplied by {scale:.4g}{extra}"
     return f"the score is divided by √s = √{s} = {root:.4g}{extra}"
+
+
+SPLIT_TERMS = ("token·token", "token·position", "position·token", "position·position", "bias")
+NOT_ADDITIVE = (
+    "rotary position turns q and k by angles that depend on their positions, so the score does not split "
+    "into token and position terms; the rotation is shown instead"
+)
+
+
+def position_split(
+    token_q, position_q, token_k, position_k, w_q, b_q, w_k, b_k, scale: float, norm=None
+) -> dict[str, float]:
+    """A layer-0 score q_i · k_j · scale split by where its input came from, where that input is a token
+    embedding plus an absolute position embedding (``token_*``, ``position_*``: ``(dim,)``) and q = W_q x + b_q
+    (``w_q`` ``(s, dim)``, one head's rows), likewise k. ``norm`` = (γ, β, ε) is a LayerNorm the input passes
+    first: it subtracts the mean and divides token and position by the same per-position σ, so
+    LN(t + p) = γ(t − t̄)/σ + γ(p − p̄)/σ + β stays a sum of a token part, a position part and a constant.
+    With q = q_t + q_p + q_b and k = k_t + k_p + k_b the terms are q_t·k_t, q_t·k_p, q_p·k_t, q_p·k_p and
+    every product with a bias or β part; together they are the score exactly."""
+    as64 = lambda a: np.asarray(a, dtype=np.float64)  # noqa: E731
+
+    def parts(t, p, w, b):
+        t, p, w = as64(t), as64(p), as64(w)
+        const = np.zeros(w.shape[1])
+        if norm is not None:
+            gamma, beta, eps = as64(norm[0]), as64(norm[1]), float(norm[2])
+            sigma = np.sqrt((t + p).var() + eps)
+            t, p, const = gamma * (t - t.mean()) / sigma, gamma * (p - p.mean()) / sigma, beta
+        bias = w @ const + (0.0 if b is None else as64(b))
+        return w @ t, w @ p, bias
+
+    qt, qp, qb = parts(token_q, position_q, w_q, b_q)
+    kt, kp, kb = parts(token_k, position_k, w_k, b_k)
+    terms = (qt @ kt, qt @ kp, qp @ kt, qp @ kp, qb @ (kt + kp + kb) + (qt + qp) @ kb)
+    return {name: float(v * scale) for name, v in zip(SPLIT_TERMS, terms)}

@@ -26,8 +26,9 @@ from contextvars import ContextVar
 import numpy as np
 import torch
 
-from model.analysis.attribute import Attribution, norms, rollout_rows, shadow, value_zeroing
+from model.analysis.attribute import Attribution, alti, norms, rollout_rows, shadow, value_zeroing
 from model.core.results import RunResult
+from model.hub.explain import POST_NORM_SEQ2SEQ
 from model.hub.load import HubModel
 
 NAME = "attention_explorer_attribute"
@@ -119,11 +120,15 @@ def _forward(hub: HubModel, twin, result: RunResult):
             output_attentions=True,
             output_hidden_states=True,
         )
+    # a next-token score reads only the last position's logits: projecting the others to the vocabulary
+    # (and back, for the gradient) is an eighth of a GPT-2-small pass spent on nothing
+    keep = {"logits_to_keep": 1} if hub.spec.output == "next" else {}
     return twin(
         input_ids=ins["ids"],
         attention_mask=torch.ones_like(ins["ids"]),
         output_attentions=True,
         output_hidden_states=True,
+        **keep,
     )
 
 
@@ -171,12 +176,14 @@ def attribute(hub: HubModel, result: RunResult, kind: str, query: int) -> Attrib
         raise ValueError(f"query {query} is outside the input: choose 0..{len(view.queries) - 1}")
     twin = _twin(hub.model)
     calls: list = []
+    residuals = _record_cross_inputs(hub, twin)
     token = _state.set((calls, None))
     try:
         with torch.enable_grad():
             out = _forward(hub, twin, result)
     finally:
         _state.reset(token)
+    residuals = list(residuals)  # the pass's own; value zeroing's re-runs below go through the hooks again
     weights, layer_calls, hidden = _kind_tensors(hub, out, calls, kind)
     methods = {"attention": torch.stack([w[0, :, query] for w in weights])}
     absent = {}
@@ -210,6 +217,13 @@ def attribute(hub: HubModel, result: RunResult, kind: str, query: int) -> Attrib
         )
     visible = np.asarray(view.mask[query], dtype=bool)
     notes = [] if visible.any() else [f"position {query} may attend to no key: every contribution is zero"]
+    shares = None
+    if hub.shape == "encoder-decoder" and kind != "encoder":
+        if residuals:
+            enc = len(out.encoder_attentions)
+            shares = _source_share(twin, calls[enc:][1::2], out.cross_attentions, residuals)
+        else:
+            notes.append(f"the source share is computed for the post-norm Marian and BART, not {hub.model_type}")
     return Attribution(
         model=hub.source,
         kind=kind,
@@ -221,7 +235,44 @@ def attribute(hub: HubModel, result: RunResult, kind: str, query: int) -> Attrib
         absent=absent,
         score=score_text if score is not None else "",
         notes=notes,
+        source_share=None if shares is None else shares.to("cpu", torch.float64).numpy(),
     )
+
+
+def _record_cross_inputs(hub: HubModel, twin: torch.nn.Module) -> list:
+    """For the post-norm encoder-decoders (Marian, BART), hooks on the copy's cross-attention modules that
+    keep, in call order, the hidden states each reads: the residual stream the sublayer adds to."""
+    if hub.model_type not in POST_NORM_SEQ2SEQ:
+        return []
+    kept: list = []
+
+    def keep(module, args, kwargs):
+        kept.append((args[0] if args else kwargs["hidden_states"])[0].detach())
+
+    for name, m in twin.named_modules():
+        if name.endswith("encoder_attn"):
+            m.register_forward_pre_hook(keep, with_kwargs=True)
+    return kept
+
+
+def _source_share(twin, cross_calls: list, weights, residuals: list) -> torch.Tensor:
+    """``(L, T)`` the source's ALTI share of each word's cross-attention sublayer output (see
+    :func:`model.analysis.attribute.source_share`, the same definition): parts are the residual and, per
+    source word, Σ_h a · f_h(m_j) through the layer's output projection; its bias stays in no part."""
+    rows = []
+    for (module, value, _), w, r in zip(cross_calls, weights, residuals):
+        a = w[0].detach()  # (H, T, S)
+        H = a.shape[0]
+        v = value.detach().repeat_interleave(H // value.shape[0], dim=0)  # (H, S, s)
+        w_o = _out_projection(twin, module).detach().view(H, v.shape[-1], -1)
+        from_source = torch.einsum("hts,hsd->tsd", a, torch.einsum("hks,hsd->hkd", v, w_o))
+        proj = next(
+            getattr(module, n) for n in OUT_PROJECTIONS if isinstance(getattr(module, n, None), torch.nn.Module)
+        )
+        bias = proj.bias.detach() if getattr(proj, "bias", None) is not None else 0
+        y = r + from_source.sum(1) + bias
+        rows.append(alti(torch.cat([r[:, None], from_source], dim=1), y)[:, 1:].sum(-1))
+    return torch.stack(rows)
 
 
 def _value_zeroing(hub, twin, out, calls, kind, query, weights, layer_calls, hidden) -> torch.Tensor:

@@ -26,7 +26,15 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from model.core.explanation import Explanation, NotExplained, mask_reasons, row_steps, scale_text
+from model.core.explanation import (
+    NOT_ADDITIVE,
+    Explanation,
+    NotExplained,
+    mask_reasons,
+    position_split,
+    row_steps,
+    scale_text,
+)
 from model.core.results import RunResult
 from model.hub import rotary
 from model.hub.load import HubModel
@@ -252,8 +260,53 @@ def explain(
         scale_text=scale_text(d, scale=float(site.scale), extra=site.extra),
         mask_reasons=mask_reasons(mask, query, causal=causal),
         map_weight=map_weight,
+        **_why_this_weight(hub, result, kind, layer, head, query, key, float(steps["score"])),
         **steps,
     )
+
+
+def _why_this_weight(hub: HubModel, result: RunResult, kind: str, layer: int, head: int, i: int, j: int, score: float):
+    """``position_split`` at layer 0 of GPT-2 (token + learned position, then ln_1) and the BERT family
+    (word + segment 0 as the token, + learned position, then the embeddings' LayerNorm), checked against the
+    score; else the ``position_note``."""
+    mt, base = hub.model_type, hub.model.base_model
+    if layer != 0 or kind == "cross":
+        return {"position_note": "only layer 0's self-attention reads the embeddings directly"}
+    ids = result.inputs.get("ids")
+    as64 = lambda t: None if t is None else t.detach().to("cpu", torch.float64).numpy()  # noqa: E731
+    if mt == "gpt2":
+        tok, pos, block = base.wte.weight, base.wpe.weight, base.h[0]
+        norm, attn, E = block.ln_1, block.attn, base.wte.weight.shape[1]
+        s = E // attn.num_heads
+        w, b = attn.c_attn.weight, attn.c_attn.bias  # Conv1D: (in, 3E) = q | k | v
+        cols_q, cols_k = slice(head * s, (head + 1) * s), slice(E + head * s, E + (head + 1) * s)
+        proj = (w[:, cols_q].t(), b[cols_q], w[:, cols_k].t(), b[cols_k])
+        token = lambda t: tok[ids[t]]  # noqa: E731
+        offset, scale = 0, attn.scaling
+    elif mt in ("bert", "distilbert"):
+        emb = base.embeddings
+        attn = base.transformer.layer[0].attention if mt == "distilbert" else base.encoder.layer[0].attention.self
+        q, k = (attn.q_lin, attn.k_lin) if mt == "distilbert" else (attn.query, attn.key)
+        s = q.weight.shape[0] // (attn.n_heads if mt == "distilbert" else attn.num_attention_heads)
+        rows = slice(head * s, (head + 1) * s)
+        proj = (q.weight[rows], q.bias[rows], k.weight[rows], k.bias[rows])
+        segment = getattr(emb, "token_type_embeddings", None)
+        token = lambda t: emb.word_embeddings.weight[ids[t]] + (0 if segment is None else segment.weight[0])  # noqa: E731
+        pos, norm, offset, scale = emb.position_embeddings.weight, emb.LayerNorm, 0, 1 / s**0.5
+    else:
+        return {"position_note": f"the token/position split covers layer 0 of GPT-2, BERT and DistilBERT, not {mt}"}
+    split = position_split(
+        as64(token(i)),
+        as64(pos[i + offset]),
+        as64(token(j)),
+        as64(pos[j + offset]),
+        *(as64(t) for t in proj),
+        float(scale),
+        (as64(norm.weight), as64(norm.bias), norm.eps),
+    )
+    if not math.isclose(sum(split.values()), score, rel_tol=1e-4, abs_tol=1e-5):
+        return {"position_note": "the token and position parts do not add up to this score here: not shown"}
+    return {"position_split": split}
 
 
 def _visible(mask: torch.Tensor | None, query: int, keys: int) -> np.ndarray:
@@ -353,6 +406,7 @@ def _explain_traced(
         kv_heads=call.key.shape[0],
         softcap=call.softcap,
         sliding_window=call.sliding_window,
+        position_note=NOT_ADDITIVE if "q_unrotated" in rot else "this model adds no absolute position to split off",
         **rot,
         **steps,
     )

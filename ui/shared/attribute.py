@@ -25,7 +25,7 @@ from ui.shared.hub import CACHE as HUB_CACHE
 from ui.shared.runs import CACHE
 from ui.shared.state import on_request
 from ui.shared.text import markdown_escape
-from viz.attribute import agreement_frame, contributions_figure
+from viz.attribute import agreement_frame, contributions_figure, source_share_figure
 
 Attributor = Callable[[str, int], Attribution]  # (kind, query) -> every method for that row
 TITLE = "Did attention matter? What each key contributed to the selected query"
@@ -109,6 +109,12 @@ def contributions_panel(attributor: Attributor, sizes: dict[str, int], cell: dic
         show_figure(fig, f"{prefix}-contrib")
         st.text(a.disagreement)  # holds the user's tokens: plain text, never markup
         st.dataframe(agreement_frame(a.agreement, a.absent), hide_index=True, key=f"{prefix}_contrib_table")
+        if a.source_share is not None:
+            show_figure(source_share_figure(a.source_share, a.query_tokens), f"{prefix}-source-share")
+            st.caption(
+                "Source versus the words already written: ALTI's contributions (Ferrando et al. 2022) to each "
+                "word's cross-attention sublayer, per layer; ALTI+'s rollout over layers is not applied."
+            )
         st.caption(
             "Agreement is Spearman's rank correlation with the head-averaged attention of the same layer, over "
             f"the keys the query sees, averaged over layers. Gradient × attention differentiates {a.score or 'no score'}."

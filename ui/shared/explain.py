@@ -22,7 +22,7 @@ from ui.shared.display import show_figure
 from ui.shared.explorer import checked_cell
 from ui.shared.runs import CACHE
 from ui.shared.text import listing
-from viz.explain import explanation_frame, explanation_steps, output_figure, row_figure, vector_figure
+from viz.explain import explanation_frame, explanation_steps, output_figure, row_figure, split_figure, vector_figure
 
 Explainer = Callable[[str, int, int, int, int], Explanation]  # (kind, layer, head, query, key) -> steps
 
@@ -105,6 +105,8 @@ def explain_panel(
         st.text(line)  # the steps hold the user's tokens: plain text, never markup
     for fig, name in ((vector_figure(e), "vectors"), (row_figure(e), "row"), (output_figure(e), "output")):
         show_figure(fig, f"{prefix}-explain-{name}")
+    if e.position_split is not None:  # why this weight: layer 0 of a model with absolute positions
+        show_figure(split_figure(e), f"{prefix}-explain-split")
     st.download_button(
         "Download these numbers (CSV)",
         data=lambda: explanation_frame(e).to_csv(index=False).encode("utf-8"),

@@ -16,7 +16,7 @@ from model.core.results import AttentionKind, RunResult
 from model.core.specs import ModelSpec
 from ui.shared.explain import checkpoint_explainer, explain_panel, remembered_cell, result_id
 from ui.shared.explorer import attention_explorer, explorer_file, html_download
-from ui.shared.state import bounded, init_state, keep_valid, radio_choice, sync_url
+from ui.shared.state import bounded, in_fragment, init_state, keep_valid, radio_choice, sync_url
 from viz.attention import grid_frame, visible_chars
 
 
@@ -60,7 +60,10 @@ def attention_views(
     of the clicked weight. Returns the last clicked cell of this run. The run is also kept for
     :func:`attention_downloads`, which a page draws outside the fragment that calls this."""
     kinds = labelled(result, first)
-    shown(prefix).update(kinds=kinds, rollout=rollout, title=title or "Attention Explorer")
+    run = shown(prefix)
+    run.update(kinds=kinds, rollout=rollout, title=title or "Attention Explorer")
+    if run.get("drawn") is False and in_fragment():  # the downloads outside this fragment are missing
+        st.rerun(scope="app")
     clicked = attention_explorer(kinds, key=f"{prefix}-explorer", url_prefix=prefix, rollout=rollout, title=title)
     cell = remembered_cell(result_id(result), f"{prefix}_cell", clicked)
     if ck is not None:
@@ -80,12 +83,27 @@ def shown(prefix: str) -> dict[str, Any]:
 NO_RUN = b"No attention to export: the input gave no run.\n"  # what a download holds after a bad input
 
 
+def no_run(prefix: str) -> None:
+    """The input gave no run (a message says why): forget the shown one and, when this is the input
+    fragment's own rerun and the downloads outside it are drawn, rerun the page so that they go."""
+    run = shown(prefix)
+    drawn = run.get("drawn")
+    run.clear()
+    if drawn and in_fragment():
+        st.rerun(scope="app")
+
+
 def attention_downloads(prefix: str, name: str) -> None:
-    """The explorer's HTML and every weight as CSV, for whatever run the explorer shows when clicked.
+    """The explorer's HTML and every weight as CSV, for whatever run the explorer shows when clicked;
+    nothing when the input gave no explorer (:func:`no_run`).
 
     Drawn outside the input's fragment, so a new input does not send them again: the files are built
-    from :func:`shown` at the click, which the fragment keeps current."""
+    from :func:`shown` at the click, which the fragment keeps current. The fragment reruns the whole page
+    only when the downloads appear or go (:func:`attention_views`, :func:`no_run`)."""
     run = shown(prefix)
+    run["drawn"] = bool(run.get("kinds"))
+    if not run["drawn"]:
+        return
     left, right = st.columns(2)
     with left:
         html_download(
