@@ -5,6 +5,10 @@ measured in the same run.
 
     .venv/bin/python -m bench.long_inputs [--sizes 128,256,512,1024] [--runs 20] [--model-tokens 1024]
 
+With ``--peer-sizes 128,256`` the peer too: bertviz's head view (``pip install --no-deps bertviz==1.4.1``, a
+benchmark-only package) on the same runs, its CDN scripts served from local copies of their npm packages
+(``--peer-libs``, see PEER_LIBS), with the ratios to ours.
+
 Per size: the bytes the explorer's data takes (payload) and the websocket bytes the browser receives for
 a new run; submit to first view (from the Enter keydown that asks for a run of that length to the
 painted frame after the explorer holds it: the script reruns, the payload is built and sent, the
@@ -87,7 +91,6 @@ def submit(page: Any, box: Any, n: int, timeout_ms: float, variant: int = 0) -> 
     box.fill(f"{n}:{variant}" if variant else str(n))
     box.press("Enter")
     page.wait_for_function("() => window.__shown !== undefined && window.__t0 !== undefined", timeout=timeout_ms)
-    log(page.evaluate("() => JSON.stringify([window.__t0, window.__shown, (window.__aeT||[]).slice(-1)])"))
     return page.evaluate("() => window.__shown - window.__t0")
 
 
@@ -200,6 +203,95 @@ def model_page(browser: Any, tokens: int, timeout_ms: float) -> dict[str, Any]:
     }
 
 
+# bertviz's head view loads require.js, d3 5 and jQuery from cdnjs; the peer is served local copies of
+# their npm packages (``npm pack requirejs@2.3.6 d3@5.7.0 jquery@2.1.0`` in --peer-libs, each unpacked
+# into a folder named after its tarball; jQuery 2.0.0, which bertviz names, is not on npm: 2.1.0 is the
+# nearest). They are a benchmark's download, not the project's: they stay outside the repository.
+PEER_LIBS = {
+    "require.js/2.3.6/require.min.js": "requirejs-2.3.6/package/require.js",
+    "d3/5.7.0/d3.min.js": "d3-5.7.0/package/dist/d3.min.js",
+    "jquery/2.0.0/jquery.min.js": "jquery-2.1.0/package/dist/jquery.min.js",
+}
+PEER_SWITCH = """async (layer) => {
+  const sel = document.querySelector("#layer"), t0 = performance.now();
+  sel.value = String(layer);
+  sel.dispatchEvent(new Event("change"));  // bertviz (jQuery) redraws the SVG in this handler
+  await new Promise((done) => requestAnimationFrame(() => { const ch = new MessageChannel(); ch.port1.onmessage = done; ch.port2.postMessage(0); }));
+  return performance.now() - t0;
+}"""
+
+
+def _ipython_display() -> None:
+    """bertviz imports ``IPython.display`` for notebooks; with ``html_action="return"`` it only wraps
+    strings in ``HTML`` and ``Javascript`` and reads their ``.data``. Where IPython is not installed (it
+    is no dependency of ours), a stand-in with just that is registered: the page bertviz builds is the
+    same."""
+    import importlib.util
+    import types
+
+    if importlib.util.find_spec("IPython") is not None:
+        return
+
+    class Text:
+        def __init__(self, data: str = "") -> None:
+            self.data = data
+
+    display = types.ModuleType("IPython.display")
+    display.HTML, display.Javascript, display.display = Text, Text, lambda *a, **k: None
+    package = types.ModuleType("IPython")
+    package.display = display
+    sys.modules.update({"IPython": package, "IPython.display": display})
+
+
+def _serve(path: Path) -> Any:
+    """A route handler answering with the file at ``path`` (Playwright passes the route, then the request)."""
+    return lambda route, request: route.fulfill(path=str(path))
+
+
+def peer(browser: Any, sizes: list[int], libs: Path, runs: int, timeout_ms: float) -> dict[str, Any]:
+    """bertviz's head view on the same runs: its page's bytes, load to the drawn SVG (its token texts
+    all there), and a layer switch (the select's change to the next painted frame)."""
+    from importlib.metadata import version
+
+    import torch
+
+    _ipython_display()
+    from bertviz import head_view
+
+    out: dict[str, Any] = {"bertviz": version("bertviz")}
+    for n in sizes:
+        (kind,) = long_run(n, seed=n)
+        attention = [torch.from_numpy(kind.weights[layer][None]) for layer in range(kind.layers)]
+        html = head_view(attention, kind.queries, html_action="return").data
+        del attention
+        page_html = f"<!DOCTYPE html><html><head><meta charset='utf-8'></head><body>{html}</body></html>"
+        case: dict[str, Any] = {"page_bytes": len(page_html.encode())}
+        with tempfile.TemporaryDirectory(prefix="bench-peer-") as tmp:
+            path = Path(tmp) / "head_view.html"
+            path.write_text(page_html, encoding="utf-8")
+            del html, page_html
+            page = browser.new_page(viewport={"width": 1400, "height": 1200})
+            for url, local in PEER_LIBS.items():
+                page.route(f"**/ajax/libs/{url}", _serve(libs / local))
+            t = time.perf_counter()
+            try:
+                page.goto(path.as_uri(), timeout=timeout_ms)
+                page.wait_for_function(
+                    f"() => document.querySelectorAll('#vis svg text').length >= {2 * n}",
+                    timeout=timeout_ms,
+                    polling=100,
+                )
+                case["load_to_view_ms"] = round((time.perf_counter() - t) * 1000, 1)
+                times = [page.evaluate(PEER_SWITCH, (i + 1) % kind.layers) for i in range(runs)]
+                case["layer_switch_ms"] = summary(times)
+            except Exception as err:  # a page that does not open in time is the finding
+                case["failed"] = f"{type(err).__name__}: {str(err).splitlines()[0][:200]}"
+            page.close()
+        log(f"bertviz {n} tokens: {case}")
+        out[str(n)] = case
+    return out
+
+
 def floor(browser: Any, runs: int, timeout_ms: float) -> dict[str, Any]:
     from bench.hub import floor_times
 
@@ -213,6 +305,9 @@ def main() -> None:
     ap.add_argument("--floor-runs", type=int, default=10, help="timed text changes on the floor page")
     ap.add_argument("--model-tokens", type=int, default=0, help="also the Any model page at this many tokens")
     ap.add_argument("--timeout-s", type=float, default=240)
+    ap.add_argument("--peer-sizes", default="", help="also bertviz's head view at these sizes (e.g. 128,256)")
+    ap.add_argument("--peer-libs", default=str(Path.home() / ".cache" / "attention-explorer-peer"))
+    ap.add_argument("--peer-runs", type=int, default=5, help="timed bertviz layer switches per size")
     args = ap.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -229,6 +324,15 @@ def main() -> None:
                 case["first_view_vs_floor"] = round(case["first_view_ms"]["median"] / fl["median"], 2)
             if args.model_tokens:
                 result["any_model_page"] = model_page(browser, args.model_tokens, timeout_ms)
+            peer_sizes = [int(s) for s in args.peer_sizes.split(",") if s.strip()]
+            if peer_sizes:
+                result["peer"] = peer(browser, peer_sizes, Path(args.peer_libs), args.peer_runs, timeout_ms)
+                for n in peer_sizes:
+                    ours, theirs = result["sizes"].get(str(n)), result["peer"][str(n)]
+                    if ours and "load_to_view_ms" in theirs:
+                        theirs["bytes_vs_ours"] = round(theirs["page_bytes"] / ours["payload_bytes"], 1)
+                        theirs["view_vs_ours"] = round(theirs["load_to_view_ms"] / ours["first_view_ms"]["median"], 1)
+                        theirs["switch_p95_vs_ours"] = round(theirs["layer_switch_ms"]["p95"] / ours["layer"]["p95"], 1)
         finally:
             browser.close()
     emit(result)

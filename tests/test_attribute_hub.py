@@ -309,3 +309,42 @@ def test_marian_source_share_is_alti_over_the_cross_attention_sublayer(opened) -
     for layer in range(2):
         assert np.allclose(a.source_share[layer], explicit_source_share(hub, result, layer), atol=1e-9)
     assert attribute(hub, result, "encoder", 1).source_share is None
+
+
+@pytest.mark.parametrize("family", list(hub_tiny.MODERN_CONFIGS))
+def test_value_zeroing_of_every_modern_family_is_a_real_rerun(tmp_path, family, monkeypatch) -> None:
+    """Rotary, grouped-query, sliding-window and soft-capped decoders: every layer (the last one too, read by
+    a hook on this test's own model, since its hidden state comes after the final norm)."""
+    import transformers
+
+    if not hasattr(transformers, hub_tiny.MODERN_CONFIGS[family][0]):
+        pytest.skip(f"transformers {transformers.__version__} lacks {hub_tiny.MODERN_CONFIGS[family][0]}")
+    hub = load(str(hub_tiny.save_modern(tmp_path / family, family)))
+    hub = dataclasses.replace(hub, model=copy.deepcopy(hub.model).double())
+    result = run(hub, "the cat sat on the mat . two dogs play").result
+    query = 5
+    a = attribute(hub, result, "decoder", query)
+    assert "value_zeroing" in a.methods, a.absent
+    for layer, block in enumerate(hub.model.model.layers):
+        seen = []
+        handle = block.register_forward_hook(
+            lambda m, args, out, seen=seen: seen.append((out[0] if isinstance(out, tuple) else out)[0, query])
+        )
+        try:
+
+            def zero(key):
+                def change(value):
+                    value = value.clone()
+                    value[:, :, key] = 0
+                    return value, None
+
+                return change
+
+            full_pass(hub, result, monkeypatch, -1, None)
+            for j in range(len(a.key_tokens)):
+                full_pass(hub, result, monkeypatch, layer, zero(j))
+        finally:
+            handle.remove()
+        base, outs = seen[0], seen[1:]
+        d = torch.stack([1 - torch.cosine_similarity(o, base, dim=0) for o in outs]).clamp(min=0)
+        assert np.allclose(a.methods["value_zeroing"][layer], (d / d.sum()).numpy(), atol=1e-7), layer

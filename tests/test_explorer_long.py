@@ -224,3 +224,16 @@ def test_our_models_read_the_context_they_were_trained_on(task, field) -> None:
     r = run_ours(ck, text)
     (meta,) = explorer_payload(list(r.kinds.values()))["kinds"]
     assert r.truncated and len(meta["queries"]) == trained  # the explorer shows all of it
+
+
+def test_a_rerun_of_the_same_long_run_reuses_its_encoding() -> None:
+    from ui.shared import explorer as shown
+
+    (kind,) = long_run(300, layers=2, heads=12)
+    first = explorer_payload([kind], title="a")
+    shown._remember([kind], None, first)
+    again = explorer_payload([kind], title="b", state={"head": 3}, reuse=shown._encoded([kind], None))
+    assert again["weights"] is first["weights"] and again["digest"] == first["digest"]
+    assert again["title"] == "b" and again["state"]["head"] == 3
+    (other,) = long_run(300, layers=2, heads=12)  # equal but another run: encoded afresh
+    assert shown._encoded([other], None) is None

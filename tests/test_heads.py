@@ -154,6 +154,16 @@ def test_pooling_weighs_every_row_and_keeps_only_scores():
     assert len(t.blocks) == 2 and np.isnan(t.blocks[0][0, 0, 3, 0])
 
 
+def test_every_metric_has_an_entry_for_every_line():
+    """A one-token line has no row once the sink is dropped: its entry is NaN, and later lines keep their index."""
+    t = KindTally("encoder", cross=False, causal=False, shape=(1, 1))
+    for T in (3, 1, 4):
+        t.add_line(random_map(1, 1, T, T, seed=T))
+    assert all(len(v) == 3 for v in t.per_line.values())
+    assert np.isnan(t.per_line["self_nosink"][1]).all() and np.isfinite(t.per_line["self_nosink"][2]).all()
+    assert t.per_line["self"][1][0, 0] == pytest.approx(1.0)
+
+
 def test_applies():
     assert applies("previous_nosink", cross=False, causal=False)
     assert not applies("previous", cross=True, causal=False)
@@ -231,9 +241,9 @@ def test_bad_corpora_say_what_to_fix(tmp_path):
 
 def test_shipped_corpora_are_small_samples():
     for name in ("sst2.txt", "shakespeare.txt", "multi30k_de.txt", "english.txt"):
-        lines = read_corpus(ROOT / "model" / "corpora" / name)
+        lines = read_corpus(ROOT / "model" / "analysis" / "corpora" / name)
         assert len(lines) == 200
-        assert (ROOT / "model" / "corpora" / name).stat().st_size < 50_000
+        assert (ROOT / "model" / "analysis" / "corpora" / name).stat().st_size < 50_000
 
 
 def test_default_corpora_follow_the_model_and_its_language():
@@ -367,6 +377,17 @@ def test_a_batch_of_lines_gives_each_line_its_own_maps(tmp_path, family):
         [(name, kind)] = want.kinds.items()
         np.testing.assert_allclose(r.kinds[name].weights, kind.weights, atol=1e-5)
     assert [cut for _, cut in got] == [False, False, True]
+
+
+def test_lines_read_shortest_first_keep_their_own_scores(known):
+    """The scan reads lines by length; each line's scores and block come back under its own index."""
+    lines = ["a man rides a bike in the park .", "two dogs", "the cat sat on the mat ."]
+    together = scan(hub_reader(known, 32), lines).kinds["decoder"]
+    for i, line in enumerate(lines):
+        alone = scan(hub_reader(known, 32), [line], probes=0).kinds["decoder"]
+        for m, values in alone.per_line.items():
+            np.testing.assert_allclose(together.per_line[m][i], values[0], atol=1e-6, equal_nan=True)
+        np.testing.assert_array_equal(together.blocks[i], alone.blocks[0])
 
 
 # --- TransformerLens --------------------------------------------------------------------------------------

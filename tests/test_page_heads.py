@@ -6,6 +6,7 @@ missing scores, and the roles shown on a model page."""
 from __future__ import annotations
 
 import json
+import re
 from functools import partial
 from urllib.parse import parse_qs, urlsplit
 
@@ -49,6 +50,13 @@ def stored(checkpoints, task="classifier") -> dict:
     return json.loads((checkpoints / task / "heads.json").read_text(encoding="utf-8"))
 
 
+def examples(at) -> list[tuple[str, str, str, str]]:
+    """The lines-by-decile Markdown table: (which, score, line, link) per row."""
+    [md] = [m.value for m in at.markdown if "open in the explorer" in m.value]
+    rows = [r for r in md.splitlines()[2:]]
+    return [re.match(r"\| (.*?) \| (.*?) \| (.*) \| \[open in the explorer\]\((.*)\) \|$", r).groups() for r in rows]
+
+
 def test_default_run_shows_every_head(checkpoints):
     at = run()
     assert not at.exception
@@ -61,7 +69,7 @@ def test_default_run_shows_every_head(checkpoints):
 
 def test_top_n_ranks_by_the_chosen_metric(checkpoints):
     at = run({"heads_metric": "self", "heads_top": "3"})
-    top = at.dataframe[0].value
+    top = at.table[0].value
     want = sorted(stored(checkpoints)["heads"], key=lambda r: -r["self"])[:3]
     assert list(top["self"]) == pytest.approx([r["self"] for r in want])
     assert url(at, "heads_metric") == "self" and url(at, "heads_top") == "3"
@@ -76,10 +84,10 @@ def test_without_the_sink_offers_the_nosink_scores():
 
 def test_a_head_shows_its_lines_by_decile_with_explorer_links(checkpoints):
     at = run({"heads_head": "encoder-1-2", "heads_metric": "first"})
-    examples = at.dataframe[1].value
     row = next(r for r in stored(checkpoints)["heads"] if (r["layer"], r["head"]) == (1, 2))
-    assert list(examples["score"]) == pytest.approx([s for _, s in row["examples"]["first"]])
-    link = urlsplit(examples["open"][0])
+    table = examples(at)
+    assert [float(r[1]) for r in table] == pytest.approx([s for _, s in row["examples"]["first"]], abs=5e-4)
+    link = urlsplit(table[0][3])
     query = parse_qs(link.query)
     assert link.path == "classifier"
     assert query["cls_layer"] == ["1"] and query["cls_head"] == ["2"] and query["cls_kind"] == ["encoder"]
@@ -95,7 +103,7 @@ def test_a_metric_that_does_not_apply_says_so():
 def test_drawn_pattern_ranks_heads_by_detect_head(checkpoints):
     at = run({"heads_draw": "True", "heads_size": "3", "heads_measure": "abs"})
     assert not at.exception
-    ranked = at.dataframe[-1].value
+    ranked = at.table[-1].value
     s = scan(our_reader(load_checkpoint(checkpoints / "classifier")), lines_of("classifier"))
     want = pattern_scores(s.kinds["encoder"].blocks, np.eye(3, k=-1), measure="abs")
     assert ranked["score"].iloc[0] == pytest.approx(np.nanmax(want), abs=1e-6)
@@ -135,10 +143,10 @@ def test_a_hub_model_is_scored_on_request(tmp_path):
     at = run({"heads_model": "hub", "heads_hub_id": str(folder), "heads_metric": "induction"})
     assert not at.exception
     assert sum(len(t["x"]) for t in chart(at, "Every head")["data"]) == 4
-    assert len(at.dataframe[0].value) == 4
+    assert len(at.table[0].value) == 4
     assert any("repeated random tokens" in i.value for i in at.info)  # induction has no example lines
     at.selectbox(key="heads_metric").set_value("previous").run()
-    link = urlsplit(at.dataframe[1].value["open"][0])
+    link = urlsplit(examples(at)[0][3])
     assert link.path == "any_model" and parse_qs(link.query)["hub_id"] == [str(folder)]
 
 
@@ -153,3 +161,15 @@ def test_the_classifier_page_marks_the_roles_its_heads_play_here():
     assert not at.exception
     captions = [c.value for c in at.caption if "Head finder roles" in c.value]
     assert captions and ("●" in captions[0] or "○" in captions[0])
+
+
+def test_corpus_lines_are_escaped_in_the_examples():
+    import pandas as pd
+
+    from ui.shared.heads import examples_markdown
+
+    nasty = "<b>x</b> | [click](javascript:alert(1)) *y*"
+    md = examples_markdown(pd.DataFrame([{"which": "top", "score": 0.5, "line": nasty, "open": "classifier?a=1"}]))
+    row = md.splitlines()[2]
+    assert "\\<b\\>" in row and "\\|" in row and "\\[click\\]\\(javascript" in row and "\\*y\\*" in row
+    assert row.endswith("[open in the explorer](classifier?a=1) |")

@@ -10,7 +10,7 @@ import streamlit as st
 
 from model.analysis.heads import BASE_METRICS, METRIC_HELP
 from model.core.specs import SPECS
-from ui.shared.heads import draw_pattern, explorer_link, load_scores
+from ui.shared.heads import draw_pattern, examples_markdown, explorer_link, load_scores
 from ui.shared.state import bounded, one_of, select_choice, url_widget
 from ui.shared.text import markdown_escape
 from viz.heads import decile_table, head_id, head_name, head_scatter, top_heads
@@ -80,7 +80,8 @@ def body(opts: Options) -> None:
         selection_mode="points",
     )
     st.subheader(f"Top {opts.top} by {opts.metric}")
-    st.dataframe(top_heads(rows, opts.metric, opts.top), hide_index=True, key="heads_top_table")
+    # plain tables and Markdown, no data grid: st.dataframe's grid made a reload 1.7× the floor's (bench.paired)
+    st.table(top_heads(rows, opts.metric, opts.top).style.format({opts.metric: "{:.3f}"}).hide(axis="index"))
     row = chosen_head(rows, opts, event)
     links = [explorer_link(opts.source, line, row["kind"], row["layer"], row["head"]) for line in lines]
     table = decile_table(row, opts.metric, lines, links)
@@ -89,13 +90,7 @@ def body(opts: Options) -> None:
         why = "is measured on repeated random tokens, not on these lines" if row.get(opts.metric) is not None else ""
         st.info(f"{opts.metric} {why or 'does not apply to this head'}.")
     else:
-        link = st.column_config.LinkColumn("open", display_text="open in the explorer")
-        st.dataframe(
-            table,
-            hide_index=True,
-            column_config={"open": link, "score": st.column_config.NumberColumn(format="%.3f")},
-            key="heads_examples",
-        )
+        st.markdown(examples_markdown(table))
     draw_pattern(blocks)
 
 

@@ -158,7 +158,12 @@ def split_figure(e: Explanation) -> go.Figure:
     if e.position_split is None:
         raise ValueError(f"no token/position split for this cell: {e.position_note or 'not computed'}")
     names, values = list(e.position_split), list(e.position_split.values())
-    bar = go.Bar(x=names, y=values, marker_color=[OTHER if v >= 0 else CHOSEN for v in values], text=[f"{v:+.4f}" for v in values])
+    bar = go.Bar(
+        x=names,
+        y=values,
+        marker_color=[OTHER if v >= 0 else CHOSEN for v in values],
+        text=[f"{v:+.4f}" for v in values],
+    )
     title = f"{_cell_name(e)}: the score {sum(values):.4f} = token and position parts of the layer-0 input"
     layout = house_layout(title=title, height=320)
     layout.update(margin=margins(l=60, t=80, b=50))

@@ -310,35 +310,14 @@ def attribute(
     weights = getattr(maps, kind)  # (1, H, Tq, Tk) per layer, the tensors the outputs were computed from
     L = len(weights)
     methods: dict[str, Tensor] = {"attention": torch.stack([w[0, :, query] for w in weights])}
-    norm, norm_layer, zeroed = [], [], []
-    for l in range(L):
-        t = traces[(l, attn_name)].trace
-        attn = getattr(blocks[l], attn_name)
-        a = t.weights[0, :, query].detach()  # (H, K)
-        H, K, s = t.v.shape[1:]
-        w_o = attn.unify.weight.view(attn.dim, H, s)  # head h's slice of the output projection
-        f = torch.einsum("hks,dhs->hkd", t.v[0].detach(), w_o.detach())  # f_lh(x_j), (H, K, dim)
-        per_head, layer = norms(a, f)
-        norm.append(per_head)
-        norm_layer.append(layer)
-        # the attention output at I as computed (row 0) and without each key's value (rows 1..K)
-        base = (a[..., None] * f).sum(1)  # (H, dim) each head's part of unify's output, bias excluded
-        total = base.sum(0) + (attn.unify.bias if attn.unify.bias is not None else 0)
-        rows = torch.cat([total[None], total[None] - (a[..., None] * f).sum(0)])  # (K + 1, dim)
-        replaced = {attn_name: rows.detach()[:, None]}
-        if attn_name == "cross_attn":  # the self-attention before it keeps its output at I as computed
-            o = traces[(l, "self_attn")].trace
-            heads = o.heads[0, :, query].reshape(1, -1)  # concatenated head by head, as forward does
-            replaced["self_attn"] = blocks[l].self_attn.unify(heads).detach().expand(K + 1, -1)[:, None]
-        args = [a.detach() if isinstance(a, Tensor) else a for a in block_args[l]]
-        x = args[0][0, query].expand(K + 1, -1)[:, None]
-        # a decoder block's cross-attention after a zeroed self-attention is re-run for real: one query
-        # over the whole memory is exact. No self-attention mask: the one position sees only itself.
-        extra = (args[1].expand(K + 1, -1, -1), None, args[3]) if len(names) > 1 else (None,)
-        out = rerun_with_outputs(getattr(model, k_spec.blocks)[l], x, replaced, *extra)[:, 0]
-        zeroed.append(value_zeroing(out, (a == 0).all(0)).to(a.dtype))
+    norm, norm_layer, zeroed = zip(
+        *(
+            _layer_measures(getattr(model, k_spec.blocks)[l], blocks[l], attn_name, traces, block_args[l], l, query)
+            for l in range(L)
+        )
+    )
     methods.update(norm=torch.stack(norm), norm_layer=torch.stack(norm_layer), value_zeroing=torch.stack(zeroed))
-    absent, score_text = {}, ""
+    absent = {}
     if k_spec.cross:
         absent["rollout"] = "rollout multiplies self-attention layers; cross-attention maps one sequence onto another"
     else:
@@ -372,6 +351,32 @@ def attribute(
         notes=notes,
         source_share=shares,
     )
+
+
+def _layer_measures(block, twin_block, attn_name: str, traces: dict, block_args: tuple, layer: int, query: int):
+    """Layer ``layer``'s norms ``(H, K)`` and ``(K,)`` and value zeroing ``(K,)`` for row ``query``, from the
+    pass's traces of ``twin_block`` (the hooked copy) and a re-run of ``block`` (the model's own)."""
+    t = traces[(layer, attn_name)].trace
+    attn = getattr(twin_block, attn_name)
+    a = t.weights[0, :, query].detach()  # (H, K)
+    H, K, s = t.v.shape[1:]
+    w_o = attn.unify.weight.view(attn.dim, H, s)  # head h's slice of the output projection
+    f = torch.einsum("hks,dhs->hkd", t.v[0].detach(), w_o.detach())  # f_lh(x_j), (H, K, dim)
+    per_head, whole = norms(a, f)
+    # the attention output at I as computed (row 0) and without each key's value (rows 1..K)
+    total = (a[..., None] * f).sum((0, 1)) + (attn.unify.bias if attn.unify.bias is not None else 0)
+    rows = torch.cat([total[None], total[None] - (a[..., None] * f).sum(0)])  # (K + 1, dim)
+    replaced = {attn_name: rows.detach()[:, None]}
+    if attn_name == "cross_attn":  # the self-attention before it keeps its output at I as computed
+        heads = traces[(layer, "self_attn")].trace.heads[0, :, query].reshape(1, -1)  # head by head, as forward
+        replaced["self_attn"] = twin_block.self_attn.unify(heads).detach().expand(K + 1, -1)[:, None]
+    args = [v.detach() if isinstance(v, Tensor) else v for v in block_args]
+    x = args[0][0, query].expand(K + 1, -1)[:, None]
+    # a decoder block's cross-attention after a zeroed self-attention is re-run for real: one query over the
+    # whole memory is exact. No self-attention mask: the one position sees only itself.
+    extra = (args[1].expand(K + 1, -1, -1), None, args[3]) if hasattr(block, "cross_attn") else (None,)
+    out = rerun_with_outputs(block, x, replaced, *extra)[:, 0]
+    return per_head, whole, value_zeroing(out, (a == 0).all(0)).to(a.dtype)
 
 
 def _query_notes(ck: Checkpoint, q_ids: list[int], query: int, visible: np.ndarray) -> list[str]:

@@ -22,7 +22,7 @@ from model.core.results import RunResult, attention_kind
 from model.core.specs import ModelSpec
 from model.core.tokenize import CHAR_SPECIALS, WORD_SPECIALS, tokenize
 
-CORPORA = Path(__file__).resolve().parents[1] / "corpora"
+CORPORA = Path(__file__).resolve().parent / "corpora"
 # the sample each model reads by default; a Hugging Face model whose source language is German reads German
 DEFAULT_CORPUS = {"classifier": "sst2.txt", "generator": "shakespeare.txt", "translator": "multi30k_de.txt"}
 HUB_CORPUS = {"German": "multi30k_de.txt", "": "english.txt"}
@@ -189,7 +189,7 @@ def hub_reader(hub, max_tokens: int = MAX_TOKENS) -> Reader:
 def corpus_name(path: str | Path) -> str:
     """``path`` as stored beside scores: relative to the checkout when inside it (the shipped samples)."""
     path = Path(path).resolve()
-    root = CORPORA.parents[1]
+    root = CORPORA.parents[2]
     return str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
 
 

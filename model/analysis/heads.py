@@ -186,19 +186,25 @@ class KindTally:
     counts: dict[str, np.ndarray] = field(default_factory=dict)
     per_line: dict[str, list[np.ndarray]] = field(default_factory=dict)  # metric -> one (L, H) per line
     blocks: list[np.ndarray] = field(default_factory=list)  # per line (L, H, B, B) float16, NaN past the line
+    lines: int = 0
 
-    def _add(self, sums: dict, *, line: bool) -> None:
+    def _add(self, sums: dict) -> None:
         for name, (s, c) in sums.items():
             self.sums[name] = self.sums.get(name, 0.0) + s
             self.counts[name] = self.counts.get(name, 0.0) + c
-            if line:
-                self.per_line.setdefault(name, []).append(
-                    np.where(c > 0, s / np.where(c > 0, c, 1.0), np.nan).astype(np.float32)
-                )
 
     def add_line(self, w: np.ndarray) -> None:
-        """One line's ``(L, H, Tq, Tk)`` map."""
-        self._add(line_sums(w, cross=self.cross), line=True)
+        """One line's ``(L, H, Tq, Tk)`` map. Every metric gets one per-line entry for every line, NaN where
+        the line has none (a one-token line has no row left once the sink is dropped)."""
+        sums = line_sums(w, cross=self.cross)
+        self._add(sums)
+        nan = np.full(self.shape, np.nan, dtype=np.float32)
+        for name in sums.keys() - self.per_line.keys():
+            self.per_line[name] = [nan] * self.lines
+        for name, values in self.per_line.items():
+            s, c = sums.get(name, (None, None))
+            values.append(nan if s is None else np.where(c > 0, s / np.where(c > 0, c, 1.0), np.nan).astype(np.float32))
+        self.lines += 1
         if not self.cross:
             B = min(PATTERN_MAX, w.shape[-1])
             block = np.full((*w.shape[:2], PATTERN_MAX, PATTERN_MAX), np.nan, dtype=np.float16)
@@ -211,7 +217,7 @@ class KindTally:
         self.blocks = [self.blocks[i] for i in order] if self.blocks else []
 
     def add_probe(self, w: np.ndarray, start: int, n: int) -> None:
-        self._add(probe_sums(w, start, n), line=False)
+        self._add(probe_sums(w, start, n))
 
     def scores(self) -> dict[str, np.ndarray]:
         """metric -> ``(L, H)`` pooled means; NaN where the metric does not apply or had no rows."""

@@ -19,6 +19,7 @@ for real (one query over the whole encoder output is exact). The re-run is check
 
 from __future__ import annotations
 
+import inspect
 import re
 import sys
 from contextvars import ContextVar
@@ -141,21 +142,21 @@ def _kind_tensors(hub: HubModel, out, calls: list, kind: str):
         return list(out.encoder_attentions), calls[:enc], out.encoder_hidden_states
     decoder = calls[enc:]
     picked = decoder[0::2] if kind == "decoder" else decoder[1::2]
-    return (
-        list(getattr(out, f"{kind}_attentions" if kind == "decoder" else "cross_attentions")),
-        picked,
-        out.decoder_hidden_states,
-    )
+    weights = out.decoder_attentions if kind == "decoder" else out.cross_attentions
+    return list(weights), picked, out.decoder_hidden_states
 
 
-def _rerun(hub, twin, layer_module, x, given: list, memory=None) -> torch.Tensor:
-    """``layer_module`` on ``x`` ``(N, 1, dim)`` with its attention calls answered by ``given`` in order."""
+def _rerun(hub, twin, layer_module, layer: int, x, given: list, memory=None) -> torch.Tensor:
+    """``layer_module`` (layer ``layer``) on ``x`` ``(N, 1, dim)`` with its attention calls answered by
+    ``given`` in order."""
     kwargs = {}
-    rotary = getattr(hub.model.base_model, "rotary_emb", None)
+    rotary = getattr(twin.base_model, "rotary_emb", None)
     if rotary is not None:  # rotated q and k are never read (every output is given) but must have a shape
-        kwargs["position_embeddings"] = twin.base_model.rotary_emb(
-            x, torch.zeros(1, 1, dtype=torch.long, device=x.device)
-        )
+        position = torch.zeros(1, 1, dtype=torch.long, device=x.device)
+        types = getattr(hub.model.config, "layer_types", None)
+        # Gemma 3 keeps one rotation per layer type (local, global) and asks which
+        extra = (types[layer],) if types and "layer_type" in inspect.signature(rotary.forward).parameters else ()
+        kwargs["position_embeddings"] = rotary(x, position, *extra)
     if memory is not None:
         kwargs["encoder_hidden_states"] = memory
     token = _state.set(([], list(given)))
@@ -295,7 +296,7 @@ def _value_zeroing(hub, twin, out, calls, kind, query, weights, layer_calls, hid
                 given = [self_output[None, None].expand(K + 1, -1, -1, -1), given_rows]
             else:
                 given = [given_rows, None]  # then the cross-attention runs for real
-        result = _rerun(hub, twin, _layer_of(twin, module), x, given, memory)[:, 0]
+        result = _rerun(hub, twin, _layer_of(twin, module), l, x, given, memory)[:, 0]
         if l + 1 < len(hidden) - 1:  # the last entry may come after a final norm: nothing to check it by
             expected = hidden[l + 1][0, query].detach()
             if not torch.allclose(result[0], expected, atol=TOLERANCE * max(1.0, float(expected.abs().max()))):

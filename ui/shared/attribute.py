@@ -32,9 +32,12 @@ TITLE = "Did attention matter? What each key contributed to the selected query"
 
 
 @st.cache_data(max_entries=32, show_spinner="Measuring contributions…", **CACHE)
-def attribute_row(ck: Checkpoint, inputs: dict, kind: str, query: int, _view: AttentionKind | None) -> Attribution:
-    """:func:`model.analysis.attribute.attribute`, cached per run's ids (``_view`` only names the tokens)."""
-    return attribute(ck, inputs, kind, query, view=_view)
+def attribute_row(
+    ck: Checkpoint, inputs: dict, kind: str, query: int, named: bool, _view: AttentionKind | None
+) -> Attribution:
+    """:func:`model.analysis.attribute.attribute`, cached per run's ids; ``_view`` (given: ``named``) only
+    names the tokens as the run shows them."""
+    return attribute(ck, inputs, kind, query, view=_view if named else None)
 
 
 @st.cache_data(max_entries=16, show_spinner="Measuring contributions…", **HUB_CACHE)
@@ -54,7 +57,9 @@ def checkpoint_contributions(ck: Checkpoint, result: RunResult, prefix: str) -> 
     cell = remembered_cell(result_id(result), f"{prefix}_cell", None) if full else None
     views = {n: (k if full else None) for n, k in result.kinds.items()}
     sizes = {n: len(result.inputs[ck.spec.kind(n).query_input]) for n in result.kinds}
-    contributions_panel(lambda kind, q: attribute_row(ck, result.inputs, kind, q, views[kind]), sizes, cell, prefix)
+    contributions_panel(
+        lambda kind, q: attribute_row(ck, result.inputs, kind, q, full, views[kind]), sizes, cell, prefix
+    )
 
 
 def hub_contributions(

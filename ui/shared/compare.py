@@ -11,6 +11,7 @@ import streamlit as st
 from model.core.results import RunResult
 from model.core.specs import ModelSpec
 from ui.shared.display import show_matrix
+from ui.shared.text import plural
 from ui.shared.views import windowed
 from viz.compare import pair_heatmaps, pair_tables
 
@@ -38,7 +39,7 @@ def layer_means(
     )
     mean_a, _ = windowed(ka.weights[layer].mean(axis=0), ka, a, spec)
     mean_b, _ = windowed(kb.weights[layer].mean(axis=0), kb, b, spec)
-    mean_title = f"{ka.title}, layer {layer}: mean over the {ka.weights.shape[1]} heads"
+    mean_title = f"{ka.title}, layer {layer}: mean over the {plural(ka.weights.shape[1], 'head')}"
     tables = pair_tables(mean_a, tok_a, mean_b, tok_b, names=names, title=mean_title.lower(), **axes)
     for col, table, n in zip(st.columns(2), tables, names):
         with col:

@@ -36,7 +36,7 @@ from ui.shared.state import bounded, on_request, one_of, select_choice, url_widg
 from ui.shared.text import markdown_escape
 from viz.heads import pattern_table
 
-ROOT = CORPORA.parents[1]
+ROOT = CORPORA.parents[2]  # the checkout
 # each model page's address and the URL key of its text (the explorer's keys are <short>_kind, _layer, _head)
 PAGES = {
     "classifier": ("classifier", "cls_text"),
@@ -173,6 +173,17 @@ def pattern_editor(size: int) -> np.ndarray:
     return edited.to_numpy(dtype=float)
 
 
+def examples_markdown(table: pd.DataFrame) -> str:
+    """:func:`viz.heads.decile_table` as a Markdown table: corpus lines escaped, each with its explorer link
+    (a relative address whose query is URL-encoded, so a line cannot break out of the link)."""
+    head = "| | score | line | |\n|---|---|---|---|\n"
+    rows = [
+        f"| {r.which} | {r.score:.3f} | {markdown_escape(r.line)} | [open in the explorer]({r.open}) |"
+        for r in table.itertuples()
+    ]
+    return head + "\n".join(rows)
+
+
 def roles_here(result: RunResult, report: dict) -> list[dict]:
     """For each role (:data:`ROLES`) of each kind, the finder's top head over the corpus and its score on
     ``result``: ``{"role", "kind", "layer", "head", "corpus", "here", "active"}``."""
@@ -260,4 +271,4 @@ def draw_pattern(blocks) -> None:
         except ValueError as err:
             st.warning(markdown_escape(str(err)))
             return
-        st.dataframe(pattern_table(ranked, kind, 10), hide_index=True, key="heads_pattern_table")
+        st.table(pattern_table(ranked, kind, 10).style.format({"score": "{:.3f}"}).hide(axis="index"))

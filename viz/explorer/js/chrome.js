@@ -5,6 +5,7 @@
 import { mapMax } from "./data.js";
 import { el, sizeCanvas, tokenSpan } from "./dom.js";
 import { cellInfo, mapOf, shownHeads, VIEWS } from "./state.js";
+import { weightText } from "./readouts.js";
 import { svgButton } from "./svg.js";
 
 export function buildChrome(ex) {
@@ -133,5 +134,5 @@ export function drawStatus(ex) {
   if (!sel) return;
   const d = ex.doc;
   ex.statusSel.append(d.createTextNode("selected: "), tokenSpan(d, "ae-tok", sel.query_token), d.createTextNode(" → "),
-    tokenSpan(d, "ae-tok", sel.key_token), d.createTextNode(sel.masked ? ": masked" : `: ${sel.weight.toFixed(4)}`));
+    tokenSpan(d, "ae-tok", sel.key_token), d.createTextNode(sel.masked ? ": masked" : `: ${weightText(sel)}`));
 }

@@ -79,30 +79,38 @@ function f4Maps(k, meta, weights, maps) {
     addHead(acc, l, h) { const hw = this.head(l, h); for (let i = 0; i < size; i++) acc[i] += hw[i]; },
     blockMax(l, h, by) {
       const hw = this.head(l, h);
-      return blocks(this, by, (q, j) => hw[q * this.nk + j]);
+      return blocks(this, by, (fn) => { for (let i = 0; i < size; i++) fn(i, hw[i]); });
     },
   };
 }
 
-// q8 maps: the codes and row scales stay as sent; a map is decoded on demand, the last KEPT_MAPS kept
+// q8 maps: the bits, codes and row scales stay as sent (payload.py's sparse_codes: a bit a visible cell,
+// set where its code is not 0, then those codes); a map is decoded on demand, the last KEPT_MAPS kept
 function q8Maps(k, meta, weights, maps) {
   const { nq, nk, size, mask } = k, bytes = new Uint8Array(weights.buffer, weights.byteOffset, weights.byteLength);
-  const count = meta.packed ? size - k.masked : size;  // codes a map sends
-  const codes = bytes.subarray(meta.codes, meta.codes + maps * count);
+  const count = meta.packed ? size - k.masked : size;  // codes a map has
+  const bits = bytes.subarray(meta.bits, meta.bits + ((maps * count + 7) >> 3));
+  const starts = meta.starts, nonzero = bytes.subarray(meta.nonzero, meta.nonzero + starts[maps]);
   const scales = weights.subarray(meta.scales, meta.scales + maps * nq);
-  const rank = new Int32Array(size);  // a visible cell's place among its map's codes (-1: masked)
-  for (let i = 0, n = 0; i < size; i++) rank[i] = mask[i] || !meta.packed ? n++ : -1;
+  const cellAt = new Int32Array(count);  // the map cell of each code, row by row
+  for (let i = 0, c = 0; i < size; i++) if (mask[i] || !meta.packed) cellAt[c++] = i;
   const kept = new Map();  // map number -> decoded floats, oldest first
-  // every code of map m, in row order, as (cell, code · factor): the one loop decoding and means share
+  // every non-zero code of map m as (cell, weight): a zero byte of bits skips eight codes at once
   const each = (m, fn) => {
-    let src = m * count;
-    for (let q = 0; q < nq; q++) {
-      const f = scales[m * nq + q] / LEVELS, o = q * nk;
-      for (let j = 0; j < nk; j++) if (rank[o + j] >= 0) fn(o + j, codes[src++] * f);
+    const base = m * count, s0 = m * nq;
+    let src = starts[m];
+    for (let c = 0; c < count;) {
+      const bit = base + c, byte = bits[bit >> 3];
+      if (byte === 0 && (bit & 7) === 0 && c + 8 <= count) { c += 8; continue; }
+      if ((byte >> (bit & 7)) & 1) {
+        const cell = cellAt[c];
+        fn(cell, (nonzero[src++] * scales[s0 + ((cell / nk) | 0)]) / LEVELS);
+      }
+      c++;
     }
   };
   return {
-    codes, scales,
+    scales,
     head(l, h) {
       const m = l * this.heads + h;
       let out = kept.get(m);
@@ -116,25 +124,18 @@ function q8Maps(k, meta, weights, maps) {
       kept.set(m, out);
       return out;
     },
-    weight(l, h, q, j) {
-      const m = l * this.heads + h, r = rank[q * nk + j];
-      return r < 0 ? 0 : (codes[m * count + r] * scales[m * nq + q]) / LEVELS;
-    },
+    weight(l, h, q, j) { return this.head(l, h)[q * nk + j]; },
     addHead(acc, l, h) { each(l * this.heads + h, (i, v) => { acc[i] += v; }); },
-    blockMax(l, h, by) {
-      const m = l * this.heads + h, base = m * count;
-      return blocks(this, by, (q, j) => {
-        const r = rank[q * nk + j];
-        return r < 0 ? 0 : (codes[base + r] * scales[m * nq + q]) / LEVELS;
-      });
-    },
+    // zeros never raise a block's largest: only the non-zero codes are visited
+    blockMax(l, h, by) { return blocks(this, by, (fn) => each(l * this.heads + h, fn)); },
   };
 }
 
 // A map shrunk to blocks of by × by cells, each the largest weight in it (so a sharp peak stays
 // visible in a thumbnail), with the kind's mask shrunk the same way (a block is visible when any of
 // its cells is): {nq, nk, size, mask, values, name}, shaped like a kind for theme.js's mapImage.
-function blocks(k, by, at) {
+// visit(fn) calls fn(cell, weight) for every cell that may hold a weight above 0.
+function blocks(k, by, visit) {
   const R = Math.ceil(k.nq / by), C = Math.ceil(k.nk / by), values = new Float32Array(R * C);
   let mask = k.blockMasks.get(by);
   if (!mask) {
@@ -142,13 +143,11 @@ function blocks(k, by, at) {
     for (let q = 0; q < k.nq; q++) for (let j = 0; j < k.nk; j++) if (k.mask[q * k.nk + j]) mask[((q / by) | 0) * C + ((j / by) | 0)] = 1;
     k.blockMasks.set(by, mask);
   }
-  for (let q = 0; q < k.nq; q++) {
-    const o = ((q / by) | 0) * C;
-    for (let j = 0; j < k.nk; j++) {
-      const v = at(q, j), t = o + ((j / by) | 0);
-      if (v > values[t]) values[t] = v;
-    }
-  }
+  const nk = k.nk;
+  visit((i, v) => {
+    const t = ((((i / nk) | 0) / by) | 0) * C + (((i % nk) / by) | 0);
+    if (v > values[t]) values[t] = v;
+  });
   return { name: k.name, nq: R, nk: C, size: R * C, mask, values };
 }
 

@@ -23,8 +23,7 @@ export default function (component) {
   }
   ex.send = (cell) => setTriggerValue("cell", cell);
   const generation = ++ex.generation;
-  const T0 = performance.now(); const dd = decode(data); const T1 = performance.now(); ex.setData(dd); const T2 = performance.now();
-  (window.__aeT = window.__aeT || []).push([T0, T1, T2]);
+  ex.setData(decode(data));
   return () => {  // Streamlit calls the latest cleanup when the element goes away
     if (ex.generation === generation) {
       ex.destroy();
