@@ -22,7 +22,7 @@ run: deps
 test: dev-deps chromium redis-server
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
-	$(PY) -m pytest -q --timeout=300 tests
+	$(PY) -m pytest -q --timeout=300 tests bench/tests
 
 lint: dev-deps
 	$(PY) -m ruff check .

@@ -85,6 +85,7 @@ PAGES: dict[str, PageSpec] = {
     "pairs": PageSpec(None, "pair-explorer-B", task="classifier", explorer=True),
     "profiles": PageSpec(None, "proex-explorer-0-0", task="classifier", explorer=True),
     "history": PageSpec(None, None, task="classifier"),
+    "heads": PageSpec(None, "heads_scatter", task="classifier"),  # the head finder, from the stored scores
     "workshop": PageSpec(None, "ws-hint", matrix=True),  # the first question's hint (a matrix view)
     # not a page of the app: Streamlit with one text box and one heatmap, the floor under every figure
     "floor": PageSpec("floor_text", "floor-chart", path="", app="bench/floor_app.py"),

@@ -28,9 +28,9 @@ def _seed() -> None:
 
 @pytest.fixture(scope="module")
 def checkpoints(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Tiny random-weight checkpoints of the three tasks (``tests/tiny.py``), written once per module.
+    """Tiny random-weight checkpoints of the three tasks (``fixtures/tiny.py``), written once per module.
     A module that needs other ones (with training histories, say) defines its own ``checkpoints``."""
-    from tests.tiny import make_checkpoints
+    from fixtures.tiny import make_checkpoints
 
     return make_checkpoints(tmp_path_factory.mktemp("checkpoints"))
 

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 import torch
 
+from fixtures.tiny import CLASSIFIER, GENERATOR, TRANSLATOR, make_checkpoints
 from model.analysis.ablation import KINDS, ablate, head_layout, head_masks, model_head_mask
 from model.analysis.runs import run, with_weights
 from model.core.checkpoint import Checkpoint, load_checkpoint
 from model.core.inference import next_char, translate
-from tests.tiny import CLASSIFIER, GENERATOR, TRANSLATOR, make_checkpoints
 
 TEXTS = {
     "classifier": "the acting is wonderful but the plot is thin",

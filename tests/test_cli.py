@@ -189,7 +189,7 @@ def test_average_ships_the_mean_of_the_chosen_snapshots(data: Path, tmp_path: Pa
 
 
 def test_evaluate_without_its_files_says_what_it_needs(tmp_path: Path) -> None:
-    from tests.tiny import make_checkpoints
+    from fixtures.tiny import make_checkpoints
 
     root = make_checkpoints(tmp_path)
     for task, needs in (("translator", "--src"), ("classifier", "--data"), ("generator", "--text")):

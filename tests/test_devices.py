@@ -1,4 +1,4 @@
-"""Every model on every device this machine has: our three (tests/tiny.py checkpoints) and tiny
+"""Every model on every device this machine has: our three (fixtures/tiny.py checkpoints) and tiny
 Hugging Face ones (fixtures/hub_tiny.py) give the same logits and attention everywhere.
 
 The reference is a float64 run on the CPU; each device's float32 run must match it within
@@ -16,8 +16,8 @@ import pytest
 import torch
 
 from fixtures.hub_tiny import save_bert, save_gpt2, save_marian
+from fixtures.tiny import make_checkpoints
 from model.core.checkpoint import load_checkpoint
-from tests.tiny import make_checkpoints
 
 ATOL = 1e-5  # attention weights: float32 against float64
 LOGIT_ATOL = 1e-4  # logits of these tiny models are O(1)

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from fixtures.tiny import corrupt
 from model.core.checkpoint import CHECKPOINTS_ENV, CONFIG, WEIGHTS
 from tests import apptest
-from tests.tiny import corrupt
 
 pytestmark = pytest.mark.usefixtures("app_env")
 

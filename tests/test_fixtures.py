@@ -26,3 +26,21 @@ def test_fixtures_import_neither_tests_nor_bench() -> None:
     assert len(modules) > 1
     found = {p.name: sorted(imported_packages(p) & {"tests", "bench"}) for p in modules}
     assert not any(found.values()), found
+
+
+def test_tests_and_bench_import_neither_each_other() -> None:
+    """tests/ checks the product and bench/ measures it; what both need is in fixtures/. bench's own
+    smoke tests live in bench/tests/, so neither folder imports the other."""
+    root = FIXTURES.parent
+    tests = {
+        p.relative_to(root).as_posix(): "bench"
+        for p in (root / "tests").rglob("*.py")
+        if "bench" in imported_packages(p)
+    }
+    bench = {
+        p.relative_to(root).as_posix(): "tests"
+        for p in (root / "bench").rglob("*.py")
+        if "tests" in imported_packages(p)
+    }
+    assert len(list((root / "bench" / "tests").glob("test_*.py"))) >= 2
+    assert not tests and not bench, (tests, bench)

@@ -433,15 +433,15 @@ def test_detect_score_matches_transformer_lens(known, measure):
 
 @pytest.fixture(scope="module")
 def tiny_root(tmp_path_factory):
-    from tests.tiny import make_checkpoints
+    from fixtures.tiny import make_checkpoints
 
     return make_checkpoints(tmp_path_factory.mktemp("ck"))
 
 
 @pytest.mark.parametrize("task", ["classifier", "generator", "translator"])
 def test_our_models_are_scored_with_nulls_where_a_metric_does_not_apply(tiny_root, task):
+    from fixtures.tiny import CLASSIFIER_TEXT, ENGLISH, GERMAN, SHAKESPEARE
     from model.core.checkpoint import load_checkpoint
-    from tests.tiny import CLASSIFIER_TEXT, ENGLISH, GERMAN, SHAKESPEARE
 
     ck = load_checkpoint(tiny_root / task, task=task)
     text = {"classifier": CLASSIFIER_TEXT, "generator": SHAKESPEARE, "translator": GERMAN}[task]

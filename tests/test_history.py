@@ -9,10 +9,10 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
+from fixtures.tiny import CLASSIFIER, HISTORY_EPOCHS, TRANSLATOR, make_checkpoints, make_history
 from model.nets.blocks import AttentionMaps
 from model.training.history import HistoryError, MissingHistory, load_history, training_curves
 from model.training.train import snapshot_probe
-from tests.tiny import CLASSIFIER, HISTORY_EPOCHS, TRANSLATOR, make_checkpoints, make_history
 
 
 class FakeTask:

@@ -360,10 +360,10 @@ def test_cached_beam_equals_the_beam_without_cache(variant: dict, beam_size: int
 
 
 def test_cached_beam_equals_the_beam_without_cache_on_a_tiny_checkpoint(checkpoints) -> None:
-    """The same on tests/tiny.py's translator (real vocabularies, sentences of the pages' examples)."""
+    """The same on fixtures/tiny.py's translator (real vocabularies, sentences of the pages' examples)."""
+    from fixtures.tiny import GERMAN
     from model.core.checkpoint import load_checkpoint
     from model.core.inference import max_output_len, source_ids
-    from tests.tiny import GERMAN
 
     ck = load_checkpoint(checkpoints / "translator", task="translator", device="cpu")
     for line in GERMAN.strip().splitlines():

@@ -10,10 +10,10 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
+from fixtures.tiny import CLASSIFIER, GENERATOR, TRANSLATOR
 from model.core.checkpoint import Checkpoint, load_checkpoint
 from tests import apptest
 from tests.apptest import chart, charts, matrix, run_on, url
-from tests.tiny import CLASSIFIER, GENERATOR, TRANSLATOR
 from ui.shared import models as shared_models
 
 PAGE = apptest.page("ablation")

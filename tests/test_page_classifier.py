@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from fixtures.tiny import CLASSIFIER
 from tests import apptest
 from tests.apptest import chart, explorer, kind, run_on, titles, url
-from tests.tiny import CLASSIFIER
 
 PAGE = apptest.page("classifier")
 run = partial(apptest.run, PAGE)

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from fixtures.tiny import GENERATOR
 from tests import apptest
 from tests.apptest import chart, explorer, kind, run_on, titles
-from tests.tiny import GENERATOR
 
 PAGE = apptest.page("generator")
 OPEN = {"gen_next": True, "gen_steps": True}  # the two sections drawn only on request, opened

@@ -13,12 +13,12 @@ from urllib.parse import parse_qs, urlsplit
 import numpy as np
 import pytest
 
+from fixtures.tiny import CLASSIFIER, CLASSIFIER_TEXT, GERMAN, SHAKESPEARE
 from model.analysis.head_scan import our_reader, scan
 from model.analysis.heads import pattern_scores
 from model.core.checkpoint import load_checkpoint
 from tests import apptest
 from tests.apptest import chart, url
-from tests.tiny import CLASSIFIER, CLASSIFIER_TEXT, GERMAN, SHAKESPEARE
 
 PAGE = apptest.page("heads")
 run = partial(apptest.run, PAGE)
@@ -34,7 +34,7 @@ def lines_of(task: str) -> list[str]:
 @pytest.fixture(scope="module")
 def checkpoints(tmp_path_factory):
     """The tiny checkpoints, each with its heads.json over a corpus file of the tiny texts."""
-    from tests.tiny import make_checkpoints
+    from fixtures.tiny import make_checkpoints
 
     root = make_checkpoints(tmp_path_factory.mktemp("checkpoints"))
     for task in TEXTS:

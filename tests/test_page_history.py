@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from fixtures.tiny import CLASSIFIER, GENERATOR, HISTORY_EPOCHS, make_checkpoints, make_history
 from model.training.history import load_history
 from tests import apptest
 from tests.apptest import chart, run_on, url
-from tests.tiny import CLASSIFIER, GENERATOR, HISTORY_EPOCHS, make_checkpoints, make_history
 
 PAGE = apptest.page("history")
 run = partial(apptest.run, PAGE)

@@ -15,9 +15,9 @@ from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
 import ui.shared.display
+from fixtures.tiny import CLASSIFIER, GENERATOR, TRANSLATOR
 from tests import apptest
 from tests.apptest import chart, charts, explorers, matrices, matrix, run_on, titles, url
-from tests.tiny import CLASSIFIER, GENERATOR, TRANSLATOR
 from viz.matrixview import BLUES, RDBU_R
 
 PAGE = apptest.page("pairs")

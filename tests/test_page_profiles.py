@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from fixtures.tiny import CLASSIFIER, GENERATOR, TRANSLATOR
 from model.analysis.profiles import comparable_metrics, head_profiles, neighbourhood
 from model.analysis.runs import run as run_model
 from model.core.checkpoint import load_checkpoint
 from tests import apptest
 from tests.apptest import chart, charts, explorer, matrices, matrix, run_on, url
-from tests.tiny import CLASSIFIER, GENERATOR, TRANSLATOR
 
 PAGE = apptest.page("profiles")
 run = partial(apptest.run, PAGE)

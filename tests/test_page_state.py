@@ -7,9 +7,9 @@ from functools import partial
 
 import pytest
 
+from fixtures.tiny import CLASSIFIER, GENERATOR
 from tests import apptest
 from tests.apptest import explorer, url
-from tests.tiny import CLASSIFIER, GENERATOR
 
 pytestmark = pytest.mark.usefixtures("app_env")
 

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from fixtures.tiny import TRANSLATOR
 from tests import apptest
 from tests.apptest import chart, charts, explorer, explorers, kind, run_on, url
-from tests.tiny import TRANSLATOR
 
 PAGE = apptest.page("translator")
 run = partial(apptest.run, PAGE)

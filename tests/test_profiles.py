@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import torch
 
+from fixtures.tiny import make_checkpoints
 from model.analysis.profiles import (
     CROSS_METRICS,
     SELF_METRICS,
@@ -18,7 +19,6 @@ from model.analysis.profiles import (
 from model.analysis.runs import run
 from model.core.checkpoint import load_checkpoint
 from model.core.results import special_keys
-from tests.tiny import make_checkpoints
 
 
 def previous_matrix(T: int) -> np.ndarray:

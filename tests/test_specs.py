@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from fixtures.tiny import make_checkpoints
 from model.analysis.runs import input_limit, run
 from model.core.checkpoint import load_checkpoint
 from model.core.specs import SPECS, hub_spec, spec_for
-from tests.tiny import make_checkpoints
 
 TEXTS = {"classifier": "a good film", "generator": "ROMEO:", "translator": "ein mann fährt fahrrad ."}
 

@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from fixtures.server import CHROMIUM, ROOT
-from tests.tiny import make_checkpoints
+from fixtures.tiny import make_checkpoints
 
 
 def run_bench(*args: str) -> dict:

@@ -39,9 +39,9 @@ from bench.throughput import (
     train_step,
 )
 from fixtures.server import ROOT
+from fixtures.tiny import make_checkpoints
 from model.core.tokenize import tokenize
 from model.nets.translator import TranslatorConfig
-from tests.tiny import make_checkpoints
 
 TINY = TranslatorConfig(src_vocab_size=40, tgt_vocab_size=30, dim=16, heads=4, enc_layers=2, dec_layers=3, ff_dim=24)
 
@@ -248,23 +248,3 @@ def test_figures_benchmark_builds_every_family() -> None:
     figures = json.loads(out.stdout)["figures"]
     assert {"heatmap 20x20", "grid 3x8 (translator)", "causal step, the open tab's 20x20 (generator)"} <= set(figures)
     assert all(f["build_ms"] > 0 and f["streamlit_ms"] > 0 for f in figures.values())
-
-
-def test_bench_imports_nothing_from_tests() -> None:
-    """tests import bench (to smoke-test it), so bench must never import tests: no cycle."""
-    import ast
-
-    found = [
-        f"{path.name}: {node.module}"
-        for path in (ROOT / "bench").glob("*.py")
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
-        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "tests"
-    ] + [
-        f"{path.name}: {alias.name}"
-        for path in (ROOT / "bench").glob("*.py")
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
-        if isinstance(node, ast.Import)
-        for alias in node.names
-        if alias.name.split(".")[0] == "tests"
-    ]
-    assert not found, found
