@@ -14,11 +14,11 @@ import pytest
 import torch
 
 import model.nets.attention as attention_module
+from fixtures import tiny
 from model.analysis.attribute import METHODS, attribute, ranks, spearman
 from model.core.checkpoint import Checkpoint, load_checkpoint
 from model.core.inference import classify, next_char, translate
 from model.nets.translator import Translator
-from tests import tiny
 
 TEXTS = {
     "classifier": "the acting is wonderful but the plot is thin",

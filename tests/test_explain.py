@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 
+from fixtures import tiny
 from model.analysis.explain import explain
 from model.core.checkpoint import Checkpoint, load_checkpoint
 from model.core.inference import classify, generate, translate
@@ -18,7 +19,6 @@ from model.nets.blocks import AttentionMaps
 from model.nets.classifier import Classifier
 from model.nets.generator import Generator
 from model.nets.translator import Translator
-from tests import tiny
 
 TOL = 1e-6  # recomputed (float64) against the model's float32 weights
 KINDS = {"classifier": ("encoder",), "generator": ("encoder",), "translator": ("encoder", "decoder", "cross")}
