@@ -47,3 +47,22 @@ def app_env(checkpoints: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None
     clear_caches()
     yield
     clear_caches()
+
+
+@pytest.fixture
+def hub_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[pytest.MonkeyPatch]:
+    """No Hub (a closed loopback port), an empty Hub cache, the default parameter cap and empty Streamlit
+    caches: a page test of a Hugging Face model sees only the folders it writes itself."""
+    from fixtures.hub_tiny import FakeHub
+    from model.hub.load import MAX_PARAMS_ENV
+    from tests.apptest import clear_caches
+
+    with FakeHub({}) as fake:
+        closed = fake.url  # nothing listens there once the stand-in has stopped
+    monkeypatch.setenv("HF_ENDPOINT", closed)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf-cache"))
+    monkeypatch.delenv("HF_HOME", raising=False)
+    monkeypatch.delenv(MAX_PARAMS_ENV, raising=False)
+    clear_caches()
+    yield monkeypatch
+    clear_caches()

@@ -13,14 +13,13 @@ import pytest
 import torch
 
 from fixtures.explorer_runs import classifier_run, generator_run, translator_run
-from fixtures.hub_tiny import FakeHub, save_gpt2, save_modern
+from fixtures.hub_tiny import save_gpt2, save_modern
 from fixtures.long_runs import long_run
 from model.core.checkpoint import load_checkpoint
 from model.core.results import attention_kind, causal
-from model.hub.load import MAX_PARAMS_ENV, load
+from model.hub.load import load
 from model.hub.run import run
 from tests import apptest
-from tests.apptest import clear_caches
 from viz.explorer import explorer_payload, kind_weights, pack_payload, unpack_payload
 from viz.explorer.payload import EXACT_WEIGHTS, LEVELS, dequantise, quantise
 
@@ -164,18 +163,6 @@ def test_a_run_knows_its_grouped_heads_and_window(hubs, family, kv, window, laye
 # ---- the page --------------------------------------------------------------------------------------
 
 PAGE = apptest.page("any_model")
-
-
-@pytest.fixture
-def hub_env(tmp_path, monkeypatch):
-    with FakeHub({}) as fake:
-        closed = fake.url
-    monkeypatch.setenv("HF_ENDPOINT", closed)
-    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf-cache"))
-    monkeypatch.delenv(MAX_PARAMS_ENV, raising=False)
-    clear_caches()
-    yield
-    clear_caches()
 
 
 def explorer_header(at) -> dict:

@@ -19,7 +19,7 @@ from fixtures.hub_tiny import FakeHub, save_bert, save_gpt2, save_marian, save_t
 from model.hub.download import OFFLINE
 from model.hub.load import MAX_PARAMS_ENV
 from tests import apptest
-from tests.apptest import chart, clear_caches, titles
+from tests.apptest import chart, titles
 from ui.shared.hub import MAX_GENERATE, run_id
 from viz.explorer import kind_weights, unpack_payload
 
@@ -37,17 +37,9 @@ def tiny(tmp_path_factory) -> dict[str, Path]:
 
 
 @pytest.fixture(autouse=True)
-def hub_env(tmp_path, monkeypatch):
-    """No Hub (a closed loopback port), an empty Hub cache, the default cap and empty caches."""
-    with FakeHub({}) as fake:
-        closed = fake.url  # nothing listens there once the stand-in has stopped
-    monkeypatch.setenv("HF_ENDPOINT", closed)
-    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf-cache"))
-    monkeypatch.delenv("HF_HOME", raising=False)
-    monkeypatch.delenv(MAX_PARAMS_ENV, raising=False)
-    clear_caches()
-    yield monkeypatch
-    clear_caches()
+def hub_env(hub_env):
+    """Every test here runs without a Hub (tests/conftest.py's ``hub_env``)."""
+    return hub_env
 
 
 def run(source: str | Path | None = None, text: str = TEXT, **query) -> AppTest:

@@ -7,12 +7,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fixtures.hub_tiny import FakeHub, save_bert_base, save_gpt2
+from fixtures.hub_tiny import save_bert_base, save_gpt2
 from model.analysis.runs import run as run_model
 from model.core.checkpoint import load_checkpoint
-from model.hub.load import MAX_PARAMS_ENV
 from tests import apptest
-from tests.apptest import chart, clear_caches
+from tests.apptest import chart
 from ui.shared.explain import result_id
 from ui.shared.hub import run_id
 
@@ -76,18 +75,6 @@ def test_a_typed_query_and_a_layer(checkpoints) -> None:
     share = chart(at, "How much of each output word came from the source")
     z = np.array(share["data"][0]["z"], dtype=float)
     assert share["data"][0]["y"] == ["layer 0", "layer 1", "layer 2"] and ((z >= 0) & (z <= 1)).all()
-
-
-@pytest.fixture
-def hub_env(tmp_path, monkeypatch):
-    with FakeHub({}) as fake:
-        closed = fake.url
-    monkeypatch.setenv("HF_ENDPOINT", closed)
-    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf-cache"))
-    monkeypatch.delenv(MAX_PARAMS_ENV, raising=False)
-    clear_caches()
-    yield
-    clear_caches()
 
 
 def test_any_model_clicked_row_and_a_model_without_a_head(tmp_path, hub_env) -> None:

@@ -10,6 +10,7 @@ import json
 import re
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from urllib.parse import parse_qs, urlparse
 
 import numpy as np
@@ -42,10 +43,10 @@ def harness_url() -> Iterator[str]:
         yield server.url
 
 
-@pytest.fixture
-def xpage(browser) -> Iterator[object]:
-    """A fresh context per test; every dialog (an injected alert would open one) is recorded and refused."""
-    context = browser.new_context(viewport={"width": 1300, "height": 1100}, accept_downloads=True)
+@contextmanager
+def fresh_page(browser, **context_args) -> Iterator[object]:
+    """A page in a fresh context; every dialog (an injected alert would open one) is recorded and refused."""
+    context = browser.new_context(**context_args)
     page = context.new_page()
     page.dialogs = []
     page.on("dialog", lambda d: (page.dialogs.append(d.message), d.dismiss()))
@@ -53,6 +54,12 @@ def xpage(browser) -> Iterator[object]:
         yield page
     finally:
         context.close()
+
+
+@pytest.fixture
+def xpage(browser) -> Iterator[object]:
+    with fresh_page(browser, viewport={"width": 1300, "height": 1100}, accept_downloads=True) as page:
+        yield page
 
 
 def open_case(page, url: str, query: str = "case=translator") -> object:
@@ -80,9 +87,9 @@ def until(page, check: Callable[[dict], bool], timeout: float = TIMEOUT_S) -> di
         page.wait_for_timeout(50)
 
 
-def layout(page, kind: str) -> dict:
+def layout(page, kind: str, timeout: float = TIMEOUT_S) -> dict:
     """Where the drawn view put its cells, once a view of ``kind`` (heat, lines, grid) is drawn."""
-    root, deadline = page.locator(ROOT), time.monotonic() + TIMEOUT_S
+    root, deadline = page.locator(ROOT), time.monotonic() + timeout
     while True:
         lay = json.loads(root.get_attribute("data-layout") or "{}")
         if lay.get("type") == kind:

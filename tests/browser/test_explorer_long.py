@@ -7,8 +7,6 @@ each row's largest weights, whose mass plus the rest's is the row's."""
 
 from __future__ import annotations
 
-import json
-import time
 from collections.abc import Callable, Iterator
 
 import numpy as np
@@ -19,6 +17,9 @@ from fixtures.server import streamlit_server
 from viz.common import WEIGHT_STOPS
 
 from .conftest import ARTIFACTS, STARTUP_SECONDS
+from .test_explorer import fresh_page
+from .test_explorer import layout as explorer_layout
+from .test_explorer import until as explorer_until
 
 TIMEOUT_S = 60
 ROOT = '[data-testid="attention-explorer"]'
@@ -45,40 +46,16 @@ def weights() -> np.ndarray:
 
 @pytest.fixture
 def lpage(browser) -> Iterator[object]:
-    context = browser.new_context(viewport={"width": 1400, "height": 2000})  # a 1,024-row map fits whole
-    page = context.new_page()
-    page.dialogs = []
-    page.on("dialog", lambda d: (page.dialogs.append(d.message), d.dismiss()))
-    try:
+    with fresh_page(browser, viewport={"width": 1400, "height": 2000}) as page:  # a 1,024-row map fits whole
         yield page
-    finally:
-        context.close()
-
-
-def state(page) -> dict | None:
-    raw = page.locator(ROOT).get_attribute("data-state")
-    return json.loads(raw) if raw else None
 
 
 def until(page, check: Callable[[dict], bool], timeout: float = TIMEOUT_S) -> dict:
-    deadline = time.monotonic() + timeout
-    while True:
-        s = state(page)
-        if s is not None and check(s):
-            return s
-        if time.monotonic() > deadline:
-            raise AssertionError(f"explorer state never matched; last: {s}")
-        page.wait_for_timeout(50)
+    return explorer_until(page, check, timeout)
 
 
 def layout(page, kind: str) -> dict:
-    deadline = time.monotonic() + TIMEOUT_S
-    while True:
-        lay = json.loads(page.locator(ROOT).get_attribute("data-layout") or "{}")
-        if lay.get("type") == kind:
-            return lay
-        assert time.monotonic() < deadline, f"no {kind} view drawn: {lay}"
-        page.wait_for_timeout(50)
+    return explorer_layout(page, kind, TIMEOUT_S)
 
 
 def open_long(page, url: str, query: str = "") -> object:

@@ -20,7 +20,7 @@ from viz.matrixview import asset as matrix_asset
 from viz.matrixview import matrix_payload
 
 from .conftest import ARTIFACTS, STARTUP_SECONDS
-from .test_explorer import CANVAS, ROOT, TIMEOUT_S, layout, open_case, until
+from .test_explorer import CANVAS, ROOT, TIMEOUT_S, fresh_page, layout, open_case, until
 from .test_matrixview import view_titled
 from .test_pages import wait_until_idle
 
@@ -39,14 +39,8 @@ def harness_url() -> Iterator[str]:
 
 @pytest.fixture
 def spage(browser) -> Iterator[object]:
-    context = browser.new_context(viewport={"width": 1300, "height": 1100}, accept_downloads=True)
-    page = context.new_page()
-    page.dialogs = []
-    page.on("dialog", lambda d: (page.dialogs.append(d.message), d.dismiss()))
-    try:
+    with fresh_page(browser, viewport={"width": 1300, "height": 1100}, accept_downloads=True) as page:
         yield page
-    finally:
-        context.close()
 
 
 def short(label: str) -> str:
