@@ -69,7 +69,7 @@ def body(opts: Options) -> None:
     report, blocks = got
     rows, lines = report["heads"], report["lines"]
     st.caption(
-        f"{report['sequences']} lines of `{markdown_escape(report.get('corpus', ''))}`, each cut to {report['max_tokens']} tokens."
+        f"{report['sequences']} lines of {markdown_escape(report.get('corpus', ''))}, each cut to {report['max_tokens']} tokens."
     )
     for note in report.get("notes", []):
         st.warning(markdown_escape(note))

@@ -22,6 +22,7 @@ PAGES = [
     "pairs",
     "profiles",
     "history",
+    "heads",
     "workshop",
     "classroom",
 ]
@@ -35,6 +36,7 @@ PAGE_MODEL = {
     "pairs": "classifier",
     "profiles": "classifier",
     "history": "classifier",
+    "heads": "classifier",  # the head finder opens on the classifier's stored scores
 }  # pages that open on one of the models
 NO_CHARTS = {"classroom": "Start a room"}  # its lobby draws no chart: it waits for this button instead
 DRAWN = '.js-plotly-plot, [data-testid="attention-explorer"], [data-testid="matrix-view"]'  # a chart of any kind
