@@ -10,7 +10,7 @@ import streamlit as st
 
 from model.analysis.heads import BASE_METRICS, METRIC_HELP
 from model.core.specs import SPECS
-from ui.shared.heads import draw_pattern, examples_markdown, explorer_link, load_scores
+from ui.shared.heads import draw_pattern, examples_markdown, explorer_link, load_scores, top_markdown
 from ui.shared.state import bounded, one_of, select_choice, url_widget
 from ui.shared.text import markdown_escape
 from viz.heads import decile_table, head_id, head_name, head_scatter, top_heads
@@ -79,18 +79,17 @@ def body(opts: Options) -> None:
         on_select="rerun",
         selection_mode="points",
     )
-    st.subheader(f"Top {opts.top} by {opts.metric}")
-    # plain tables and Markdown, no data grid: st.dataframe's grid made a reload 1.7× the floor's (bench.paired)
-    st.table(top_heads(rows, opts.metric, opts.top).style.format({opts.metric: "{:.3f}"}).hide(axis="index"))
+    # one Markdown element, no data grid or styled table: each element a reload draws costs (bench.paired)
+    st.markdown(f"#### Top {opts.top} by {opts.metric}\n\n" + top_markdown(top_heads(rows, opts.metric, opts.top)))
     row = chosen_head(rows, opts, event)
     links = [explorer_link(opts.source, line, row["kind"], row["layer"], row["head"]) for line in lines]
     table = decile_table(row, opts.metric, lines, links)
-    st.caption(f"{head_name(row)}: its top line, then a line from each decile of its {opts.metric} over the corpus.")
     if table.empty:
         why = "is measured on repeated random tokens, not on these lines" if row.get(opts.metric) is not None else ""
         st.info(f"{opts.metric} {why or 'does not apply to this head'}.")
-    else:
-        st.markdown(examples_markdown(table))
+    else:  # the caption and the table as one element (each element a reload draws costs)
+        about = f"{head_name(row)}: its top line, then a line from each decile of its {opts.metric} over the corpus."
+        st.markdown(f"*{markdown_escape(about)}*\n\n" + examples_markdown(table))
     draw_pattern(blocks)
 
 

@@ -184,6 +184,14 @@ def examples_markdown(table: pd.DataFrame) -> str:
     return head + "\n".join(rows)
 
 
+def top_markdown(table: pd.DataFrame) -> str:
+    """:func:`viz.heads.top_heads` as a Markdown table, scores to three decimals."""
+    cols = list(table.columns)
+    cell = lambda v: f"{v:.3f}" if isinstance(v, float) else markdown_escape(str(v))
+    rows = ["| " + " | ".join(cell(v) for v in r) + " |" for r in table.itertuples(index=False)]
+    return "\n".join(["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols), *rows])
+
+
 def roles_here(result: RunResult, report: dict) -> list[dict]:
     """For each role (:data:`ROLES`) of each kind, the finder's top head over the corpus and its score on
     ``result``: ``{"role", "kind", "layer", "head", "corpus", "here", "active"}``."""
