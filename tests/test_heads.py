@@ -315,11 +315,15 @@ def save_known_heads(folder: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def known(tmp_path_factory):
+def known_folder(tmp_path_factory) -> Path:
+    return save_known_heads(tmp_path_factory.mktemp("known") / "gpt2-known")
+
+
+@pytest.fixture(scope="module")
+def known(known_folder):
     from model.hub.load import load
 
-    folder = save_known_heads(tmp_path_factory.mktemp("known") / "gpt2-known")
-    return load(str(folder))
+    return load(str(known_folder))
 
 
 @pytest.fixture(scope="module")
@@ -394,18 +398,21 @@ def test_lines_read_shortest_first_keep_their_own_scores(known):
 
 
 def _transformer_lens():
+    """``transformer_lens.head_detector`` and ``TransformerBridge`` (TransformerLens 4: ``HookedTransformer``
+    is gone), or a skip that says why (requirements-dev.txt pins transformer-lens for these tests)."""
     try:
-        from transformer_lens.head_detector import compute_head_attention_similarity_score
+        from transformer_lens import head_detector
+        from transformer_lens.model_bridge import TransformerBridge
     except Exception as err:  # it needs datasets, wandb and more beside the pinned torch and transformers
         pytest.skip(f"transformer_lens does not import beside torch 2.13.0 here ({type(err).__name__}: {err})")
-    return compute_head_attention_similarity_score
+    return head_detector, TransformerBridge
 
 
 @pytest.mark.parametrize("measure", ["mul", "abs"])
 def test_detect_score_matches_transformer_lens(known, measure):
-    """TransformerLens's own score function on a GPT-2-shaped model's maps (HookedTransformer cannot load
-    our tiny tokenizer's model offline, so the maps come from transformers and the score from TL)."""
-    score = _transformer_lens()
+    """TransformerLens's own score function on transformers' maps of a GPT-2-shaped model (the tests
+    below run TransformerLens's own model on the same weights)."""
+    score = _transformer_lens()[0].compute_head_attention_similarity_score
     from model.hub.run import run
 
     w = run(known, "the cat sat on the mat . a man rides a bike").result.kinds["decoder"].weights
@@ -426,6 +433,116 @@ def test_detect_score_matches_transformer_lens(known, measure):
                         assert np.isnan(ours[layer, head])
                     else:
                         assert ours[layer, head] == pytest.approx(theirs, abs=5e-4 if measure == "abs" else 1e-5)
+
+
+TL_TEXT = "the cat sat on the mat . a man rides a bike the cat sat on the mat . a man rides a bike"
+TL_HEADS = ("previous_token_head", "duplicate_token_head", "induction_head")
+TL_ABS = 5e-4 + 1e-6  # TransformerLens rounds abs's error to 3 decimals; we do not
+
+
+def tl_pattern(name: str, ids) -> np.ndarray:
+    """TransformerLens's named detection patterns, written out from their definitions: previous = the key
+    just before the query; duplicate = an earlier key with the query's token; induction = a key just after
+    an earlier copy of the query's token (key ``j <= i`` with ``ids[j - 1] == ids[i]``)."""
+    ids = np.asarray(ids)
+    n = len(ids)
+    i, j = np.indices((n, n))
+    same = ids[:, None] == ids[None, :]
+    if name == "previous_token_head":
+        return (j == i - 1).astype(float)
+    if name == "duplicate_token_head":
+        return (same & (j < i)).astype(float)
+    after = np.zeros((n, n), dtype=bool)
+    after[:, 1:] = same[:, :-1]
+    return (after & (j <= i)).astype(float)
+
+
+def _tl_maps(bridge, tokens) -> np.ndarray:
+    _, cache = bridge.run_with_cache(tokens, remove_batch_dim=True)
+    return np.stack([cache["pattern", layer, "attn"].numpy() for layer in range(bridge.cfg.n_layers)])
+
+
+@pytest.fixture(scope="module", params=[False, True], ids=["hf-weights", "compatibility-mode"])
+def tl_bridge(request, known_folder):
+    """TransformerLens 4 running the known heads' own folder offline: ``boot_transformers`` on the path,
+    as it is (raw weights) or after ``enable_compatibility_mode()`` (HookedTransformer's weight
+    processing: LayerNorm folded, writing weights centred)."""
+    _, TransformerBridge = _transformer_lens()
+    bridge = TransformerBridge.boot_transformers(str(known_folder), device="cpu")
+    if request.param:
+        bridge.enable_compatibility_mode(disable_warnings=True)
+    return bridge
+
+
+@pytest.mark.parametrize("name", TL_HEADS)
+def test_transformer_lens_detect_head_on_its_own_run_matches_ours(known, tl_bridge, name):
+    """TransformerLens end to end: its model runs the known heads' weights, its ``detect_head`` builds the
+    named pattern from the tokens and scores its own attention; we score our run's maps (model.hub.run)
+    with ``detect_score`` against the same pattern written from its definition. A string given to
+    ``detect_head`` gets a BOS prepended (``to_tokens``), so our run reads the BOS too; the token ids and
+    both models' attention are checked equal first, so the scores cannot agree by comparing nothing."""
+    hd, _ = _transformer_lens()
+    from model.hub.run import run
+
+    tokens = tl_bridge.to_tokens(TL_TEXT)
+    result = run(known, known.tokenizer.bos_token + TL_TEXT).result
+    ids, w = result.inputs["ids"], result.kinds["decoder"].weights
+    assert tokens[0].tolist() == ids and ids[0] == known.tokenizer.bos_token_id
+    # compatibility mode folds LayerNorm into the weights: float32 logits of order 1e3 then round
+    # differently, which moves a tied pair of weights by 1.5e-5
+    compat = getattr(tl_bridge, "compatibility_mode", False)
+    np.testing.assert_allclose(_tl_maps(tl_bridge, tokens), w, rtol=0, atol=1e-4 if compat else 1e-5)
+    P = tl_pattern(name, ids)
+    np.testing.assert_array_equal(getattr(hd, f"get_{name}_detection_pattern")(tokens.cpu()).numpy(), P)
+    assert P.sum() > 0
+    for measure in ("mul", "abs"):
+        for bos in (False, True):
+            for current in (False, True):
+                options = dict(exclude_bos=bos, exclude_current_token=current, error_measure=measure)
+                theirs = hd.detect_head(tl_bridge, TL_TEXT, name, **options).numpy()
+                given = hd.detect_head(tl_bridge, TL_TEXT, torch.tensor(P, dtype=torch.float32), **options).numpy()
+                np.testing.assert_array_equal(given, theirs)
+                ours = detect_score(w, P, measure=measure, exclude_bos=bos, exclude_current=current)
+                np.testing.assert_allclose(ours, theirs, rtol=0, atol=TL_ABS if measure == "abs" else 1e-5)
+    best = {"previous_token_head": (0, 0), "induction_head": (1, 0)}.get(name)
+    if best:  # the heads built to do it lead TransformerLens's ranking too
+        theirs = hd.detect_head(tl_bridge, TL_TEXT, name).numpy()
+        assert np.unravel_index(np.argmax(theirs), theirs.shape) == best
+
+
+@pytest.mark.parametrize("measure", ["mul", "abs"])
+def test_the_drawn_pattern_ranking_is_transformer_lens_detect_head_averaged(known, known_folder, measure):
+    """The head finder's drawn-pattern ranking (``pattern_scores`` over a scan's blocks) is TransformerLens's
+    ``detect_head`` on each line cut to the pattern's size, read without a BOS as the finder reads it,
+    averaged over the lines. The blocks are kept as float16, hence 1e-3 (TransformerLens keeps float32)."""
+    hd, TransformerBridge = _transformer_lens()
+    from fixtures.hub_tiny import ENGLISH
+
+    bridge = TransformerBridge.boot_transformers(str(known_folder), device="cpu")
+    bridge.cfg.default_prepend_bos = False
+    n = 5
+    patterns = [np.eye(n, k=-1), np.tril(np.ones((n, n))) * (np.arange(n) % 2 == 0)]
+    blocks = scan(hub_reader(known, 32), ENGLISH, probes=0).kinds["decoder"].blocks
+    tok = known.tokenizer
+    for bos in (False, True):
+        theirs = {k: [] for k in range(len(patterns))}
+        for line in ENGLISH:
+            ids = tok(line)["input_ids"][:n]
+            cut = tok.decode(ids)
+            tokens = bridge.to_tokens(cut)
+            assert tokens[0].tolist() == ids
+            np.testing.assert_allclose(_tl_maps(bridge, tokens), blocks[len(theirs[0])][..., :n, :n], atol=1e-3)
+            for k, P in enumerate(patterns):
+                theirs[k].append(
+                    hd.detect_head(
+                        bridge, cut, torch.tensor(P, dtype=torch.float32), exclude_bos=bos, error_measure=measure
+                    ).numpy()
+                )
+        for k, P in enumerate(patterns):
+            ours = pattern_scores(blocks, P, measure=measure, exclude_bos=bos)
+            np.testing.assert_allclose(
+                ours, np.mean(theirs[k], axis=0), rtol=0, atol=1e-3 + TL_ABS * (measure == "abs")
+            )
 
 
 # --- our models and the command line ----------------------------------------------------------------------

@@ -31,7 +31,13 @@ renormalised and is left out of that head's count.
 ``compute_head_attention_similarity_score``, v4.3.0): ``mul`` = ``sum(A * P) / sum(A)`` and
 ``abs`` = ``1 - sum|A - P| / n`` on an ``n × n`` attention pattern ``A`` and detection pattern ``P``,
 optionally with the first key column and the diagonal zeroed (its ``exclude_bos`` and
-``exclude_current_token``); TransformerLens rounds ``abs`` to 3 decimals, we do not.
+``exclude_current_token``: ``mul`` drops those cells from both sums, ``abs`` from the error while still
+dividing by ``n``); TransformerLens rounds ``abs``'s error ``sum|A - P| / n`` to 3 decimals, we do not.
+Its ``detect_head`` tokenizes a string with ``to_tokens``, which prepends a BOS by default, whereas the
+finder reads a GPT-2 line without one: :func:`pattern_scores` is ``detect_head`` with
+``cfg.default_prepend_bos = False``, so its "first key" is the line's first token. (TransformerLens 4
+has no ``HookedTransformer``; tests/test_heads.py runs ``detect_head`` on a ``TransformerBridge`` of the
+same weights and checks both against these scores.)
 """
 
 from __future__ import annotations
@@ -235,7 +241,8 @@ def pattern_scores(blocks: Sequence[np.ndarray], pattern, **options) -> np.ndarr
     """Each head's :func:`detect_score` against ``pattern`` ``(n, n)``, the mean over the lines with at
     least ``n`` positions; ``blocks`` are :class:`KindTally` blocks. For causal attention a line's first
     ``n × n`` block is exactly its map on its first ``n`` tokens (nothing later is seen), so this is
-    TransformerLens's ``detect_head`` on each line cut to ``n`` tokens, averaged as it averages a list."""
+    TransformerLens's ``detect_head`` on each line cut to ``n`` tokens (read without a BOS), averaged over
+    the lines as it averages a list of prompts, one by one, for a named pattern (a tensor: one prompt)."""
     n = np.asarray(pattern).shape[-1]
     if not 1 <= n <= PATTERN_MAX:
         raise ValueError(f"a drawn pattern is 1 to {PATTERN_MAX} positions wide; got {n}")
