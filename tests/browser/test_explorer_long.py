@@ -75,6 +75,15 @@ def cell_point(page, q: int, k: int) -> tuple[float, float]:
     return box["x"] + lay["x0"] + (k + 0.5) * lay["c"], box["y"] + lay["y0"] + (q + 0.5) * lay["c"]
 
 
+def block(page, lay: dict, q: int, k: int, n: int = 16) -> list[int]:
+    """The heatmap's pixels over cells (q..q+n, k..k+n), as RGBA bytes."""
+    return page.locator(CANVAS).evaluate(
+        f"c => Array.from(c.getContext('2d').getImageData(({lay['x0']} + {k} * {lay['c']}) * devicePixelRatio, "
+        f"({lay['y0']} + {q} * {lay['c']}) * devicePixelRatio, {n} * {lay['c']} * devicePixelRatio, "
+        f"{n} * {lay['c']} * devicePixelRatio).data)"
+    )
+
+
 def colour(w: float, top: float) -> tuple[int, int, int]:
     """The colour the explorer gives weight ``w`` on a 0..``top`` scale (viz.common.WEIGHT_STOPS, 256 steps)."""
     rgb = [tuple(int(s[i : i + 2], 16) for i in (1, 3, 5)) for s in WEIGHT_STOPS]
@@ -175,13 +184,22 @@ def test_grouped_query_heads_and_sliding_window(lpage, long_url: str) -> None:
     hov = until(lpage, lambda s: s["hovered"] is not None and s["hovered"]["key"] == 100)["hovered"]
     assert hov["masked"] is True
     assert "key/value head 0, shared by heads 0–3" in root.locator(".ae-tip-sub").inner_text()
+    lpage.mouse.move(0, 0)
+    windowed = block(lpage, lay, 150, 60)  # rows 150-165, keys 60-75: outside the window of 64
     root.focus()
     lpage.keyboard.press("PageDown")  # layer 1 attends to every earlier key
     until(lpage, lambda s: s["layer"] == 1)
-    lpage.mouse.move(0, 0)
+    assert block(lpage, lay, 150, 60) != windowed  # no hatch on layer 1: the hatch is the layer's, not the kind's
     lpage.mouse.move(*cell_point(lpage, 200, 100))
     hov = until(lpage, lambda s: s["hovered"] is not None and s["hovered"]["key"] == 100)["hovered"]
     assert hov["masked"] is False
+    lpage.mouse.move(0, 0)
+    root.focus()
+    lpage.keyboard.press("PageUp")  # back on layer 0: its hatch again (kept, not rebuilt, on a head switch)
+    until(lpage, lambda s: s["layer"] == 0)
+    assert block(lpage, lay, 150, 60) == windowed
+    lpage.keyboard.press("PageDown")
+    until(lpage, lambda s: s["layer"] == 1)
     root.get_by_role("button", name="grid", exact=True).click()
     grid = layout(lpage, "grid")
     assert grid["group"] == 4

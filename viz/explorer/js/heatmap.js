@@ -10,6 +10,7 @@ import { font, labelWidths, mapImage, rgba } from "./theme.js";
 
 const LONG = 240;  // tokens past which a cell may be one pixel (at 1,024 tokens the map is 1,024 px wide)
 const KEPT_IMAGES = 6;
+const KEPT_PATHS = 8;
 
 export const heatmapView = {
   draw(ex) {
@@ -24,20 +25,10 @@ export const heatmapView = {
     sizeCanvas(ex.over, W, H);
     ctx.imageSmoothingEnabled = false;
     ctx.drawImage(img, x0, y0, k.nk * c, k.nq * c);
-    const layer = s.view === "rollout" ? -1 : s.layer, hidden = (q, j) => !k.mask[q * k.nk + j] || outsideWindow(k, layer, q, j);
-    if (k.masked || (k.window && k.window.layers.includes(layer))) {
-      const path = new Path2D();
-      for (let q = 0; q < k.nq; q++) {  // one rectangle per run of hidden cells in a row
-        for (let j = 0; j < k.nk; j++) {
-          if (!hidden(q, j)) continue;
-          let e = j;
-          while (e + 1 < k.nk && hidden(q, e + 1)) e++;
-          path.rect(x0 + j * c, y0 + q * c, (e - j + 1) * c, c);
-          j = e;
-        }
-      }
+    const layer = s.view === "rollout" ? -1 : s.layer;
+    if (k.masked || windowed(k, layer)) {
       ctx.fillStyle = ctx.createPattern(ex.hatch, "repeat");
-      ctx.fill(path);
+      ctx.fill(hatchPath(k, layer, x0, y0, c));
     }
     const stride = c < fs + 2 ? Math.ceil((fs + 2) / c) : 1;
     ctx.font = font(ex.theme);
@@ -94,6 +85,34 @@ export const heatmapView = {
     return {};
   },
 };
+
+function windowed(k, layer) {
+  return !!(k.window && k.window.layers.includes(layer));
+}
+
+// The hidden cells as one path, a rectangle per run of them in a row. Every head of a layer hides the
+// same cells (the kind's mask, the layer's window), so a head switch reuses the path: at 1,024 tokens
+// building it visits a million cells. Kept per kind, window and geometry, the last KEPT_PATHS.
+function hatchPath(k, layer, x0, y0, c) {
+  const win = windowed(k, layer), id = `${win ? layer : "all"}|${x0}|${y0}|${c}`;
+  const kept = k.hatchPaths || (k.hatchPaths = new Map());
+  let path = kept.get(id);
+  if (path) return path;
+  path = new Path2D();
+  const hidden = (q, j) => !k.mask[q * k.nk + j] || (win && outsideWindow(k, layer, q, j));
+  for (let q = 0; q < k.nq; q++) {
+    for (let j = 0; j < k.nk; j++) {
+      if (!hidden(q, j)) continue;
+      let e = j;
+      while (e + 1 < k.nk && hidden(q, e + 1)) e++;
+      path.rect(x0 + j * c, y0 + q * c, (e - j + 1) * c, c);
+      j = e;
+    }
+  }
+  if (kept.size >= KEPT_PATHS) kept.delete(kept.keys().next().value);
+  kept.set(id, path);
+  return path;
+}
 
 // A long run's map as an image, one pixel per cell: like theme.js's mapImage, but only the last
 // KEPT_IMAGES are kept (a 1,024-token map is a 4 MB image; theme.js keeps hundreds of small ones).
