@@ -7,6 +7,7 @@ each row's largest weights, whose mass plus the rest's is the row's."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 
 import numpy as np
@@ -82,6 +83,14 @@ def block(page, lay: dict, q: int, k: int, n: int = 16) -> list[int]:
         f"({lay['y0']} + {q} * {lay['c']}) * devicePixelRatio, {n} * {lay['c']} * devicePixelRatio, "
         f"{n} * {lay['c']} * devicePixelRatio).data)"
     )
+
+
+def until_drawn(page, check: Callable[[], bool], timeout: float = TIMEOUT_S) -> None:
+    """Wait until ``check()`` holds of the painted canvas."""
+    end = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < end, "the heatmap was not painted as expected"
+        page.wait_for_timeout(50)
 
 
 def colour(w: float, top: float) -> tuple[int, int, int]:
@@ -189,7 +198,8 @@ def test_grouped_query_heads_and_sliding_window(lpage, long_url: str) -> None:
     root.focus()
     lpage.keyboard.press("PageDown")  # layer 1 attends to every earlier key
     until(lpage, lambda s: s["layer"] == 1)
-    assert block(lpage, lay, 150, 60) != windowed  # no hatch on layer 1: the hatch is the layer's, not the kind's
+    # no hatch on layer 1: the hatch is the layer's, not the kind's (the state may change a frame before the paint)
+    until_drawn(lpage, lambda: block(lpage, lay, 150, 60) != windowed)
     lpage.mouse.move(*cell_point(lpage, 200, 100))
     hov = until(lpage, lambda s: s["hovered"] is not None and s["hovered"]["key"] == 100)["hovered"]
     assert hov["masked"] is False
@@ -197,7 +207,7 @@ def test_grouped_query_heads_and_sliding_window(lpage, long_url: str) -> None:
     root.focus()
     lpage.keyboard.press("PageUp")  # back on layer 0: its hatch again (kept, not rebuilt, on a head switch)
     until(lpage, lambda s: s["layer"] == 0)
-    assert block(lpage, lay, 150, 60) == windowed
+    until_drawn(lpage, lambda: block(lpage, lay, 150, 60) == windowed)
     lpage.keyboard.press("PageDown")
     until(lpage, lambda s: s["layer"] == 1)
     root.get_by_role("button", name="grid", exact=True).click()
