@@ -3,19 +3,29 @@ explore every layer and head of its attention, and click a weight to see how the
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 
 import streamlit as st
 
 from model.analysis.maps import rollout_of
 from model.hub.load import HubModel
-from model.hub.run import HubRun
 from model.hub.tokens import hide_specials
 from ui.shared.attribute import hub_contributions
 from ui.shared.explain import explain_panel, remembered_cell
-from ui.shared.explorer import attention_explorer, explorer_download
+from ui.shared.explorer import attention_explorer
 from ui.shared.heads import head_roles
-from ui.shared.hub import MAX_GENERATE, attempt_run, describe, hub_explainer, input_notes, limits_note, open_hub, run_id
+from ui.shared.hub import (
+    MAX_GENERATE,
+    attempt_run,
+    describe,
+    hub_download,
+    hub_explainer,
+    input_notes,
+    limits_note,
+    open_hub,
+    run_id,
+)
 from ui.shared.hub_outputs import prediction, step_view
 from ui.shared.state import range_slider, url_widget
 from ui.shared.text import markdown_escape
@@ -52,8 +62,14 @@ def generate_control(hub: HubModel) -> int:
 
 
 @st.fragment
-def attention(hub: HubModel, out: HubRun, text: str, generate: int) -> None:
-    """The explorer and the explanation of a clicked weight: a click reruns this, not the model."""
+def attention(hub: HubModel, held: weakref.ref, text: str, generate: int) -> None:
+    """The explorer and the explanation of a clicked weight: a click reruns this, not the model. The run
+    comes held weakly, as the download holds it (Streamlit keeps a fragment's arguments until the next
+    full run ends, and at 1,024 tokens a run's maps are 600 MB): the one run :func:`~ui.shared.hub.run_hub`
+    keeps is it; where another session's run has replaced it there, it is made again."""
+    out = held() or attempt_run(hub, text, generate)
+    if out is None:
+        return
     st.subheader("Attention: every layer and head")
     hint = "Drop [CLS], </s> and the like; each row is renormalised over the keys that are left."
     result, kept = out.result, None
@@ -70,7 +86,7 @@ def attention(hub: HubModel, out: HubRun, text: str, generate: int) -> None:
     except ValueError as err:  # too many weights for the browser
         st.warning(markdown_escape(str(err)))
         return
-    explorer_download(kinds, title, key="hub-download", rollout=rollout)
+    hub_download(hub, weakref.ref(out), text, generate, kept is not None, title, rollout)
     rid = run_id(hub.source, text, generate, kept is not None)
     cell = remembered_cell(rid, CELL, cell, kinds, rollout)
     hub_contributions(hub, out.result, rid, cell, "hub", kept)
@@ -100,7 +116,7 @@ def body(opts: Options) -> None:
     prediction(hub, out)
     if out.steps:
         step_view(out)
-    attention(hub, out, text, generate)
+    attention(hub, weakref.ref(out), text, generate)
     head_roles(out.result, hub.source)  # the head finder's roles here, once it has scored this model
 
 

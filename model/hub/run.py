@@ -126,6 +126,10 @@ def _maps(out, field: str = "attentions") -> list:
     each layer as it goes."""
     layers = list(getattr(out, field))
     setattr(out, field, None)
+    if field in getattr(out, "keys", tuple)():
+        # transformers' ModelOutput is also a dict, and setting an attribute to None leaves its dict
+        # entry (the tuple of every layer) in place: without this the maps are held twice while stacked
+        out[field] = None
     return layers
 
 
@@ -314,7 +318,7 @@ def _seq2seq(hub: HubModel, text: str, new: int, target: str | None) -> HubRun:
         y = torch.tensor([fed], device=hub.device)
         with torch.no_grad():
             out = hub.model(input_ids=x, attention_mask=torch.ones_like(x), decoder_input_ids=y, output_attentions=True)
-        enc, dec, cross = out.encoder_attentions, list(out.decoder_attentions), list(out.cross_attentions)
+        enc, dec, cross = (_maps(out, f"{kind}_attentions") for kind in ("encoder", "decoder", "cross"))
         prediction = hub.tokenizer.decode(labels, skip_special_tokens=True) if writes else ""
         if cut:
             notes["target"] = f"the target was cut to {hub.max_tokens} tokens"
@@ -323,7 +327,7 @@ def _seq2seq(hub: HubModel, text: str, new: int, target: str | None) -> HubRun:
         out = _greedy(hub, x, new)
         sequence = out.sequences[0].tolist()
         fed = sequence[:-1]
-        enc = out.encoder_attentions
+        enc = _maps(out, "encoder_attentions")
         dec = _stack_steps(out.decoder_attentions, len(fed))
         cross = _stack_steps(out.cross_attentions, len(src))
         steps = _steps(hub, out.logits, sequence[1:], 0)

@@ -1,17 +1,19 @@
 """A Hugging Face model on a page: one model per process (cached, shared read-only by every session),
-opened with a progress bar; runs and explanations cached per input; a clicked weight explained step
-by step; every :class:`~model.hub.errors.HubError` shown as a message, never raised. Also the
-translator page's second explorer, :func:`hub_cross_attention_panel`.
+opened with a progress bar; its last run kept (one per process), explanations cached per input; a
+clicked weight explained step by step; every :class:`~model.hub.errors.HubError` shown as a message,
+never raised. Also the translator page's second explorer, :func:`hub_cross_attention_panel`.
 """
 
 from __future__ import annotations
 
 import math
 import threading
+import weakref
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
 import streamlit as st
 
 from model.core.explanation import Explanation
@@ -20,10 +22,11 @@ from model.hub.errors import HubError
 from model.hub.explain import explain
 from model.hub.load import MAX_PARAMS_ENV, HubModel, load, max_params
 from model.hub.run import HubRun, run
+from model.hub.tokens import hide_specials
 from ui.shared import runs
 from ui.shared.display import output_text
 from ui.shared.explain import Explainer, explain_panel, remembered_cell
-from ui.shared.explorer import attention_explorer
+from ui.shared.explorer import attention_explorer, explorer_file, html_download, html_name
 from ui.shared.models import device
 from ui.shared.text import markdown_escape
 from viz.explorer.payload import MAX_WEIGHTS
@@ -78,8 +81,13 @@ def read_text(hub: HubModel, text: str | None) -> str | None:
             f"The text has {len(text):,} characters, far more than the {page_limit(hub):,} tokens the model reads "
             f"here: only its first {most:,} characters are tokenised."
         )
-        text = text[:most]
-    return text
+    return cut_text(hub, text)
+
+
+def cut_text(hub: HubModel, text: str) -> str:
+    """What :func:`read_text` passes on, without its messages: ``text`` stripped and cut to
+    CHARS_PER_TOKEN characters a token of :func:`page_limit`."""
+    return (text or "").strip()[: page_limit(hub) * CHARS_PER_TOKEN]
 
 
 def limits_note() -> None:
@@ -170,13 +178,28 @@ def describe(hub: HubModel) -> str:
     return f"{line} **Attention only.** {markdown_escape(hub.missing_note)}" if hub.missing else line
 
 
-@st.cache_resource(max_entries=2, show_spinner="Running the model…", **CACHE)
+@st.cache_resource(max_entries=1, show_spinner=False)
+def _run_slot() -> dict[str, Any]:
+    """The one run of a Hub model this process keeps, shared by every session as the model is: a holder
+    :func:`run_hub` fills under its lock (cleared with every other resource by ``st.cache_resource.clear``)."""
+    return {"lock": threading.Lock(), "key": None, "run": None}
+
+
 def run_hub(hub: HubModel, text: str, generate: int) -> HubRun:
     """``text`` through ``hub`` (generating ``generate`` tokens where it generates), at most
-    :func:`page_limit` tokens. Kept as it is, not copied (a resource, not data): at 1,024 tokens of a
-    12 × 12 model the maps are 600 MB, which ``st.cache_data`` would pickle and copy on every rerun.
-    Nothing changes a run once made; two are kept (the page's last and the one before it)."""
-    return run(hub, text, generate=generate, max_tokens=page_limit(hub))
+    :func:`page_limit` tokens. Kept as it is, not copied: at 1,024 tokens of a 12 × 12 model the maps are
+    600 MB, which ``st.cache_data`` would pickle and copy on every rerun. One run is kept: the same text,
+    model and length again (a click, a toggle, a rerun) get it back without a forward pass; another one
+    lets the last go before its own forward pass, so no two runs' maps (1.2 GB at 1,024 tokens) are held
+    together here. Nothing changes a run once made."""
+    slot, key = _run_slot(), (*hub_key(hub), text, int(generate))
+    with slot["lock"]:  # one run at a time: two sessions asking for the same run wait for one forward pass
+        if slot["key"] != key:
+            slot["key"] = slot["run"] = None
+            with st.spinner("Running the model…"):
+                slot["run"] = run(hub, text, generate=generate, max_tokens=page_limit(hub))
+            slot["key"] = key
+        return slot["run"]
 
 
 def attempt_run(hub: HubModel, text: str | None, generate: int = 0) -> HubRun | None:
@@ -195,6 +218,22 @@ def attempt_run(hub: HubModel, text: str | None, generate: int = 0) -> HubRun | 
             f"{markdown_escape(str(err))[:300]}). Try a shorter or plainer text."
         )
     return None
+
+
+def hub_download(
+    hub: HubModel, held: weakref.ref, text: str, generate: int, hidden: bool, title: str, rollout: np.ndarray | None
+) -> None:
+    """The explorer's "Download as interactive HTML" button for the run ``held`` refers to (weakly), as
+    shown (``hidden``: without special tokens). Streamlit keeps a download's callable until the session's
+    next run ends: holding the run there would keep its maps (600 MB at 1,024 tokens) through the next
+    run's forward pass. A click after the run was let go (another run replaced it) makes it again."""
+
+    def data() -> bytes:
+        out = held() or run(hub, cut_text(hub, text), generate=generate, max_tokens=page_limit(hub))
+        result = hide_specials(out.result)[0] if hidden else out.result
+        return explorer_file(list(result.kinds.values()), title, rollout)
+
+    html_download(data, html_name(title), "hub-download")
 
 
 def input_notes(hub: HubModel, result: RunResult) -> bool:

@@ -1,0 +1,121 @@
+"""What a Hugging Face model's run holds on to (issue 33: at GPT-2's 1,024 tokens one run's maps are 600 MB):
+the forward pass's per-layer maps are let go as they are stacked, so a run never holds them twice; the
+page keeps one run, and lets it go before it makes the next; the explorer's download holds the run
+only weakly (Streamlit keeps a download's callable until the session's next run ends). Tiny random
+models (fixtures/hub_tiny.py); the arrays they hold stand for the large ones."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+
+import numpy as np
+import pytest
+import torch
+
+import ui.shared.hub as page_hub
+from fixtures.hub_tiny import save_gpt2, save_marian
+from model.hub.load import load
+from model.hub.run import _maps, _stacked, run
+from tests import apptest
+from ui.shared.explorer import explorer_file
+
+TEXT = "the cat sat on the mat ."
+
+
+@pytest.fixture(scope="module")
+def gpt2(tmp_path_factory):
+    return load(str(save_gpt2(tmp_path_factory.mktemp("hub") / "gpt2")))
+
+
+@pytest.fixture(scope="module")
+def marian(tmp_path_factory):
+    return load(str(save_marian(tmp_path_factory.mktemp("hub") / "marian")))
+
+
+@pytest.fixture(autouse=True)
+def hub_env(hub_env):
+    """No Hub, empty caches (tests/conftest.py's ``hub_env``): each test starts with no run kept."""
+    return hub_env
+
+
+def forward(hub):
+    x = torch.tensor([hub.tokenizer(TEXT)["input_ids"]])
+    extra = {"decoder_input_ids": x[:, :4]} if hub.shape == "encoder-decoder" else {}
+    with torch.no_grad():
+        return hub.model(input_ids=x, output_attentions=True, **extra)
+
+
+@pytest.mark.parametrize(
+    ("name", "field"),
+    [
+        ("gpt2", "attentions"),
+        ("marian", "encoder_attentions"),
+        ("marian", "decoder_attentions"),
+        ("marian", "cross_attentions"),
+    ],
+)
+def test_stacking_lets_go_of_each_layer_while_the_output_lives(request, name, field):
+    hub = request.getfixturevalue(name)
+    out = forward(hub)
+    expected = torch.stack([m[0] for m in getattr(out, field)]).numpy()
+    layers = _maps(out, field)
+    held = [weakref.ref(layer) for layer in layers]
+    maps = _stacked(layers)
+    gc.collect()
+    assert all(ref() is None for ref in held), "the model's output still holds the per-layer maps"
+    assert out is not None and out[field] is None and getattr(out, field) is None
+    np.testing.assert_array_equal(maps, expected)  # the same float32 weights, bit for bit
+
+
+def test_one_run_is_kept_and_let_go_before_the_next(gpt2, monkeypatch):
+    made, alive_when_made = [], []
+
+    def spy(*args, **kwargs):
+        gc.collect()
+        alive_when_made.append([ref() is not None for ref in made])
+        out = run(*args, **kwargs)
+        made.append(weakref.ref(out))
+        return out
+
+    monkeypatch.setattr(page_hub, "run", spy)
+    first = page_hub.run_hub(gpt2, TEXT, 0)
+    assert page_hub.run_hub(gpt2, TEXT, 0) is first  # a click or a rerun: no forward pass
+    del first
+    second = page_hub.run_hub(gpt2, "a dog ran in the park .", 0)
+    assert len(made) == 2 and alive_when_made == [[], [False]]  # the first was gone before the second was made
+    assert page_hub.run_hub(gpt2, "a dog ran in the park .", 0) is second and len(made) == 2
+    assert page_hub.run_hub(gpt2, "a dog ran in the park .", 1) is not second  # another length is another run
+
+
+def test_the_page_holds_no_earlier_run_while_it_makes_the_next(tmp_path, monkeypatch):
+    made, alive_when_made = [], []
+
+    def spy(*args, **kwargs):
+        gc.collect()
+        alive_when_made.append([ref() is not None for ref in made])
+        out = run(*args, **kwargs)
+        made.append(weakref.ref(out))
+        return out
+
+    monkeypatch.setattr(page_hub, "run", spy)
+    folder = save_gpt2(tmp_path / "gpt2")
+    at = apptest.run(apptest.page("any_model"), {"hub_id": str(folder), "hub_text": TEXT})
+    assert not at.exception and at.get("bidi_component")
+    at.text_input(key="hub_text").set_value("a dog ran in the park .").run()
+    assert not at.exception and at.get("bidi_component")
+    assert alive_when_made == [[], [False]]  # neither the fragment's arguments nor the cache held the first
+
+
+def test_the_download_holds_the_run_weakly_and_makes_it_again_when_it_is_gone(gpt2, monkeypatch):
+    buttons = []
+    monkeypatch.setattr(page_hub, "html_download", lambda data, name, key: buttons.append(data))
+    out = run(gpt2, TEXT)
+    expected = explorer_file(list(out.result.kinds.values()), "title")
+    held = weakref.ref(out)
+    page_hub.hub_download(gpt2, held, TEXT, 0, False, "title", None)
+    assert buttons[0]() == expected  # the run it was given
+    del out
+    gc.collect()
+    assert held() is None, "the download's callable holds the run"
+    assert buttons[0]() == expected  # made again, the same maps
