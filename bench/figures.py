@@ -26,7 +26,6 @@ from viz.attention import (
     query_bar,
 )
 from viz.compare import change_grid, difference_heatmap, distribution_bars, pair_heatmaps
-from viz.history import training_curves
 from viz.profiles import profile_lines
 
 
@@ -71,12 +70,6 @@ def main() -> None:
         "distribution bars 2x10 (pairs, ablation)": lambda: distribution_bars(probs_a, probs_b),
         "change grid 2x4 (ablation)": lambda: change_grid(rng.random((2, 4)), off={(0, 1)}),
         "profile lines 6x5 (profiles)": lambda: profile_lines(profiles, metrics, title="profiles"),
-        "training curves 30 epochs (history)": lambda: training_curves(
-            list(range(1, 31)),
-            {"loss": rng.random(30), "accuracy": rng.random(30)},
-            right=["accuracy"],
-            current_epoch=12,
-        ),
     }
     result = {}
     for name, build in builders.items():

@@ -14,6 +14,9 @@ from fixtures.tiny import CLASSIFIER, GENERATOR, HISTORY_EPOCHS, make_checkpoint
 from model.training.history import load_history
 from tests import apptest
 from tests.apptest import chart, run_on, url
+from tests.test_viz_profiles_history import read_svg
+from viz.common import FONT_SIZE
+from viz.history import MAX_TICKS
 
 PAGE = apptest.page("history")
 run = partial(apptest.run, PAGE)
@@ -26,11 +29,16 @@ def checkpoints(tmp_path_factory) -> Path:
     return make_history(make_checkpoints(tmp_path_factory.mktemp("checkpoints")))
 
 
+def curves(at: AppTest) -> dict:
+    """The loss and validation curves: an SVG in a Markdown element (viz.history.curves_svg), read."""
+    found = [m.value for m in at.markdown if m.value.startswith("<svg") and "loss and validation per epoch" in m.value]
+    assert len(found) == 1, "no curves on the page"
+    return read_svg(found[0])
+
+
 def marked_epoch(at: AppTest) -> float:
-    curves = chart(at, "loss and validation per epoch")
-    lines = [s for s in curves["layout"]["shapes"] if s["type"] == "line"]
-    assert len(lines) == 1
-    return lines[0]["x0"]
+    (epoch,) = curves(at)["marks"]
+    return epoch
 
 
 @pytest.fixture(scope="module")
@@ -47,11 +55,12 @@ def test_default_run(default, checkpoints):
     assert head["layout"]["yaxis"]["title"]["text"] == "query (row)"
     expected = load_history(checkpoints / "classifier").attention("p0", "encoder", LAST)[0, 0]
     np.testing.assert_allclose(head["data"][0]["z"], expected, atol=1e-4)
-    curves = chart(default, "loss and validation per epoch")
-    names = [t["name"] for t in curves["data"]]
-    assert names == ["dev accuracy (right axis)", "training loss"]
-    assert curves["data"][0]["yaxis"] == "y2" and curves["data"][0]["y"] == [0.6, 0.7, 0.8]
-    assert curves["layout"]["xaxis"]["title"]["text"] == "epoch"
+    shown = curves(default)
+    assert shown["legend"] == ["dev accuracy (right axis)", "training loss"]
+    accuracy = shown["series"]["dev accuracy"]
+    assert accuracy["axis"] == "right" and [v for _, v in accuracy["points"]] == pytest.approx([0.6, 0.7, 0.8])
+    assert [e for e, _ in shown["series"]["training loss"]["points"]] == [1, 2, 3]
+    assert shown["texts"]["axis-x"] == "epoch" and shown["texts"]["axis-left"] == "training loss"
     assert marked_epoch(default) == LAST
     assert url(default, "hist_epoch") == str(LAST)
 
@@ -120,8 +129,8 @@ def test_translator_kinds_and_varying_output_length():
     at.radio(key="hist_kind").set_value("encoder").run()
     assert at.selectbox(key="hist_lh").value[0] == 0  # the encoder has fewer layers: back to layer 0
     assert chart(at, "epoch 3 · layer 0 · head 3")
-    names = [t["name"] for t in chart(at, "loss and validation")["data"]]
-    assert "validation BLEU (right axis)" in names and "training loss" in names
+    legend = curves(at)["legend"]
+    assert "validation BLEU (right axis)" in legend and "training loss" in legend
 
 
 def test_bad_url_values_fall_back():
@@ -156,7 +165,7 @@ def test_checkpoint_without_history_gives_info(checkpoints, tmp_path, monkeypatc
     infos = " ".join(i.value for i in at.info)
     assert "no saved attention history" in infos and "python -m model train classifier" in infos
     assert "records no per-epoch metrics" in infos
-    assert not at.get("plotly_chart")
+    assert not at.get("plotly_chart") and not any(m.value.startswith("<svg") for m in at.markdown)
 
 
 def test_inconsistent_history_gives_error_and_keeps_curves(checkpoints, tmp_path, monkeypatch):
@@ -168,8 +177,8 @@ def test_inconsistent_history_gives_error_and_keeps_curves(checkpoints, tmp_path
     at = run()
     assert not at.exception
     assert "could not be read" in at.error[0].value and "no map for epoch 7" in at.error[0].value
-    curves = chart(at, "loss and validation per epoch")  # the metrics do not need the attention files
-    assert len(curves["data"]) == 2 and not curves["layout"].get("shapes")
+    shown = curves(at)  # the metrics do not need the attention files
+    assert len(shown["series"]) == 2 and not shown["marks"]
 
 
 @pytest.mark.parametrize("first, then", [("translator", "classifier"), ("generator", "translator")])
@@ -206,8 +215,28 @@ def test_every_layer_and_head_is_a_readable_grid():
 
 def test_curves_have_human_names_and_thinned_epoch_ticks():
     at = run({"hist_task": "translator"})
-    curves = chart(at, "loss and validation")
-    names = [t["name"] for t in curves["data"]]
-    assert "validation BLEU (right axis)" in names and "training loss" in names
-    assert not any("_" in n for n in names)
-    assert "_" not in curves["layout"]["yaxis"]["title"]["text"]
+    shown = curves(at)
+    assert "validation BLEU (right axis)" in shown["legend"] and "training loss" in shown["legend"]
+    assert shown["series"]["validation BLEU"]["axis"] == "right"
+    assert not any("_" in n for n in shown["series"])
+    assert "_" not in shown["texts"]["axis-left"]
+    assert len(shown["ticks"]) <= MAX_TICKS
+
+
+def test_projector_mode_grows_the_curves_text():
+    assert curves(run(projector=True))["root"].get("font-size") == f"{FONT_SIZE * 1.4:g}"
+
+
+def test_a_metric_name_with_markup_is_shown_as_text(checkpoints, tmp_path, monkeypatch):
+    """The curves are HTML on the page (st.markdown): a checkpoint's metric names are escaped in it."""
+    shutil.copytree(checkpoints / "classifier", tmp_path / "classifier")
+    meta = json.loads((tmp_path / "classifier" / "config.json").read_text())
+    name = '<img src=x onerror="alert(1)">'
+    for row in meta["training"]["history"]:
+        row[name] = 1.0 / row["epoch"]
+    (tmp_path / "classifier" / "config.json").write_text(json.dumps(meta))
+    monkeypatch.setenv("ATTENTION_CHECKPOINTS", str(tmp_path))
+    at = run()
+    assert not at.exception
+    assert name in curves(at)["series"] and name in curves(at)["legend"]
+    assert not any("<img" in m.value for m in at.markdown)

@@ -3,13 +3,15 @@ marks and its escaping."""
 
 from __future__ import annotations
 
-import json
+import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
 
-from viz.history import metric_name, training_curves
+from viz.history import MAX_TICKS, curves_svg, epoch_dtick, history_curves, metric_name, value_ticks
 from viz.profiles import metric_matrix, profile_lines
+
+SVG = "{http://www.w3.org/2000/svg}"
 
 
 def test_metric_matrix_blank_nan_cells_and_a_mark_on_the_selected_head() -> None:
@@ -32,9 +34,32 @@ def test_profile_lines_draw_the_chosen_head_thick_first() -> None:
         profile_lines([("h", [1.0, 2.0])], ["a", "b", "c"], title="t")
 
 
-def test_training_curves_axes_gaps_and_the_current_epoch() -> None:
+def read_svg(svg: str) -> dict:
+    """What the curves SVG shows: each series' axis and points (epoch, value), the legend, the axis titles,
+    the epoch ticks and the marked epoch."""
+    root = ET.fromstring(svg)  # well-formed XML, so every text was escaped
+    text = lambda el: "".join(el.itertext())
+    series = {
+        g.get("data-name"): {
+            "axis": g.get("data-axis"),
+            "points": [(float(c.get("data-epoch")), float(c.get("data-value"))) for c in g.iter(f"{SVG}circle")],
+            "tips": [text(c) for c in g.iter(f"{SVG}title")],
+            "lines": [len(line.get("points").split()) for line in g.iter(f"{SVG}polyline")],
+            "dotted": {line.get("stroke-dasharray") for line in g.iter(f"{SVG}polyline")},
+        }
+        for g in root.iter(f"{SVG}g")
+        if g.get("class") == "series"
+    }
+    texts = {t.get("class"): text(t) for t in root.iter(f"{SVG}text") if t.get("class")}
+    marks = [float(line.get("data-epoch")) for line in root.iter(f"{SVG}line") if line.get("class") == "current-epoch"]
+    legend = [text(g) for g in root.iter(f"{SVG}g") if g.get("class") == "legend"]
+    ticks = [text(t) for t in root.iter(f"{SVG}text") if t.get("class") == "tick-x"]
+    return {"series": series, "texts": texts, "marks": marks, "legend": legend, "ticks": ticks, "root": root}
+
+
+def test_curves_svg_axes_gaps_and_the_current_epoch() -> None:
     epochs = [1, 2, 3, 4]
-    fig = training_curves(
+    svg = curves_svg(
         epochs,
         {"loss": [2.0, float("nan"), 1.0, 0.9], "BLEU": [10, 20, 30, 31]},
         right=["BLEU"],
@@ -42,30 +67,57 @@ def test_training_curves_axes_gaps_and_the_current_epoch() -> None:
         epoch_range=(1, 6),
         title="<b>run</b>",
     )
-    loss, bleu = fig.data
-    assert list(loss.y) == [2.0, None, 1.0, 0.9] and loss.yaxis == "y" and bleu.yaxis == "y2"
-    assert bleu.name == "BLEU (right axis)" and fig.layout.yaxis2.overlaying == "y"
-    assert list(fig.layout.xaxis.range) == [0.5, 6.5] and fig.layout.xaxis.dtick == 1
-    (line,) = fig.layout.shapes
-    (label,) = fig.layout.annotations
-    assert (line.x0, line.x1, line.yref) == (3, 3, "y domain") and label.text == "epoch 3"
-    assert fig.layout.title.text == "&lt;b&gt;run&lt;/b&gt;"
-    many = training_curves(list(range(40)), {"loss": list(np.linspace(2, 1, 40))})
-    assert (
-        many.layout.xaxis.dtick == 4
-        and not many.layout.shapes
-        and "yaxis2" not in json.dumps(many.to_plotly_json()["layout"], default=str)
-    )
+    got = read_svg(svg)
+    loss, bleu = got["series"]["loss"], got["series"]["BLEU"]
+    assert loss["axis"] == "left" and bleu["axis"] == "right" and list(got["series"]) == ["loss", "BLEU"]
+    assert loss["points"] == [(1, 2.0), (3, 1.0), (4, 0.9)] and loss["lines"] == [2]  # the NaN is a gap
+    assert bleu["points"] == [(1, 10), (2, 20), (3, 30), (4, 31)] and bleu["lines"] == [4]
+    assert bleu["dotted"] != {None} and loss["dotted"] == {None}  # the right axis's lines are dotted
+    assert loss["tips"][1] == "epoch 3\nloss: 1.0000"
+    assert got["legend"] == ["loss", "BLEU (right axis)"]
+    assert got["texts"]["axis-left"] == "loss" and got["texts"]["axis-right"] == "BLEU"
+    assert got["texts"]["axis-x"] == "epoch" and got["texts"]["epoch-label"] == "epoch 3"
+    assert got["texts"]["title"] == "<b>run</b>" and "<b>" not in svg  # escaped, shown as typed
+    assert got["marks"] == [3] and got["ticks"] == ["1", "2", "3", "4", "5", "6"]  # the axis reaches epoch 6
+    many = read_svg(curves_svg(list(range(40)), {"loss": list(np.linspace(2, 1, 40))}))
+    assert many["ticks"] == [str(e) for e in range(0, 40, 4)] and not many["marks"]
+    assert "axis-right" not in many["texts"] and many["series"]["loss"]["lines"] == [40]
     with pytest.raises(ValueError, match="3 values for 4 epochs"):
-        training_curves(epochs, {"loss": [1.0, 2.0, 3.0]})
+        curves_svg(epochs, {"loss": [1.0, 2.0, 3.0]})
+    with pytest.raises(ValueError, match="at least one series"):
+        curves_svg(epochs, {})
+
+
+def test_curves_svg_escape_every_text_a_checkpoint_names() -> None:
+    """Metric names come from a checkpoint's config.json: markup in one is shown, never read as markup,
+    and a line break in it cannot end Markdown's HTML block (a blank line would)."""
+    name = '<img src=x onerror="alert(1)"> & \n\n*loss*'
+    svg = curves_svg([1, 2], {name: [1.0, 0.5]}, current_epoch=2, title="a 'title' <script>")
+    got = read_svg(svg)
+    assert list(got["series"]) == [name] and got["legend"] == [name] and got["texts"]["axis-left"] == name
+    assert got["series"][name]["tips"] == [f"epoch 1\n{name}: 1.0000", f"epoch 2\n{name}: 0.5000"]
+    assert "<img" not in svg and "<script" not in svg and "\n\n" not in svg
+    assert got["root"].get("aria-label") == "a 'title' <script>"
+
+
+@pytest.mark.parametrize("values", [[0.62, 0.81], [3.0, 3.0], [], [0.0], [-2.5, 140.0], [1e-4, 3e-4], [1.3, 2.9, 2.2]])
+def test_value_ticks_are_round_and_inside_the_range(values) -> None:
+    (lo, hi), ticks = value_ticks(values)
+    assert all(lo < v < hi for v in values)  # every point inside the frame, none on it
+    assert all(lo <= t <= hi for t in ticks) and 3 <= len(ticks) <= 7
+    steps = np.diff(ticks)
+    np.testing.assert_allclose(steps, steps[0])
+    mantissa = steps[0] / 10 ** np.floor(np.log10(steps[0]))
+    assert any(np.isclose(mantissa, m) for m in (1, 2, 2.5, 5))
+    assert value_ticks([0.62, 0.81])[1] == [0.65, 0.7, 0.75, 0.8]  # written as round numbers
 
 
 def test_epoch_ticks_are_thinned_and_metrics_named_for_people():
     epochs = list(range(1, 25))
-    fig = training_curves(epochs, {"train_loss": [1.0 / e for e in epochs]})
-    dtick = fig.layout.xaxis.dtick
-    assert dtick >= 2 and len(epochs) / dtick <= 12  # 24 epochs: at most 12 numbers on the axis
-    assert training_curves([1, 2, 3], {"loss": [1.0, 0.5, 0.2]}).layout.xaxis.dtick == 1
+    ticks = read_svg(curves_svg(epochs, {"train_loss": [1.0 / e for e in epochs]}))["ticks"]
+    assert 2 <= len(ticks) <= MAX_TICKS and ticks[:2] == ["2", "4"]  # 24 epochs: at most 12 numbers on the axis
+    assert read_svg(curves_svg([1, 2, 3], {"loss": [1.0, 0.5, 0.2]}))["ticks"] == ["1", "2", "3"]
+    assert epoch_dtick(24) == 2 and epoch_dtick(12) == 1 and epoch_dtick(40) == 4
     assert metric_name("train_loss") == "training loss"
     assert metric_name("val_bpc") == "validation bits per character"
     assert metric_name("dev_accuracy") == "dev accuracy" and metric_name("val_bleu") == "validation BLEU"
@@ -107,11 +159,11 @@ def test_probe_text_and_axes() -> None:
 
 
 def test_history_curves_name_metrics_and_put_scores_on_the_right() -> None:
-    from viz.history import history_curves
-
     curves = {"epoch": [1.0, 2.0], "train_loss": [2.0, 1.0], "val_accuracy": [0.6, 0.7]}
-    fig = history_curves(curves, current_epoch=2, saved_epochs=[1, 2, 3])
-    names = {t.name: t for t in fig.data}
-    assert {"training loss", "validation accuracy (right axis)"} <= set(names)
-    assert names["validation accuracy (right axis)"].yaxis == "y2" and names["training loss"].yaxis in (None, "y")
-    assert fig.layout.xaxis.range[1] >= 3  # the axis reaches the last epoch with saved attention
+    got = read_svg(history_curves(curves, current_epoch=2, saved_epochs=[1, 2, 3]))
+    assert got["texts"]["title"] == "loss and validation per epoch"
+    assert {n: s["axis"] for n, s in got["series"].items()} == {"training loss": "left", "validation accuracy": "right"}
+    assert got["series"]["validation accuracy"]["points"] == [(1, 0.6), (2, 0.7)]
+    assert "validation accuracy (right axis)" in got["legend"] and got["marks"] == [2]
+    assert got["ticks"][-1] == "3"  # the axis reaches the last epoch with saved attention
+    assert read_svg(history_curves(curves, font_size=20))["root"].get("font-size") == "20"  # projector mode

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Sequence
-
-import plotly.graph_objects as go
+from collections.abc import Callable, Sequence
 
 from viz.attention import visible_chars
-from viz.common import FONT_SIZE, HEAD_COLORS, house_layout, make_figure, margins, text_px
+from viz.common import FONT_SIZE, HEAD_COLORS, TITLE_SIZE, text_px
 
 METRIC_COLORS = HEAD_COLORS
 MAX_TICKS = 12  # more epoch numbers than this collide on a narrow axis
-LEGEND_ROOM = 120  # px under the plot: epoch numbers, the axis title and two rows of legend
+WIDTH = 380  # the SVG's own width: about the page's right-hand column at 1400 px, so text reads near FONT_SIZE
+PLOT_HEIGHT = 260  # the plotting area's height in the same units
+EPOCH_COLOR = "#D55E00"  # the line at the epoch being viewed
+DOTTED = {"stroke_dasharray": "2 6", "stroke_linecap": "round"}  # the right axis's lines
 SPLITS = {"train": "training", "val": "validation", "dev": "dev", "test": "test"}
 RIGHT_AXIS = ("accuracy", "bleu")  # validation scores (higher is better) share the right axis
 MEASURES = {
@@ -56,16 +57,23 @@ def history_curves(
     current_epoch: float | None = None,
     saved_epochs: Sequence[float] = (),
     title: str = "loss and validation per epoch",
-) -> go.Figure:
-    """:func:`training_curves` of ``model.training.history.training_curves``'s series: metrics named for
+    font_size: float = FONT_SIZE,
+) -> str:
+    """:func:`curves_svg` of ``model.training.history.training_curves``'s series: metrics named for
     people, validation scores on the right axis, and the epoch axis wide enough for ``saved_epochs`` too
     (attention is saved every epoch, the metrics only with a better model)."""
     series = {metric_name(k): v for k, v in curves.items() if k != "epoch"}
     right = [metric_name(k) for k in curves if any(word in k for word in RIGHT_AXIS)]
     seen = [*curves["epoch"], *saved_epochs]
     span = (min(seen), max(seen))
-    return training_curves(
-        curves["epoch"], series, right=right, current_epoch=current_epoch, epoch_range=span, title=title
+    return curves_svg(
+        curves["epoch"],
+        series,
+        right=right,
+        current_epoch=current_epoch,
+        epoch_range=span,
+        title=title,
+        font_size=font_size,
     )
 
 
@@ -74,17 +82,50 @@ def epoch_dtick(n_epochs: int) -> int:
     return max(1, math.ceil(n_epochs / MAX_TICKS))
 
 
-def axis_px(series: dict[str, Sequence[float]], names: Sequence[str]) -> float:
-    """Room beside the plot for a y axis that shows ``names``' values: its tick labels (plotly writes at most
-    about three significant digits, a sign and a point) and its title; 10 px when no series uses it."""
-    values = [float(v) for n in names for v in series[n] if math.isfinite(v)]
-    if not values:
-        return 10
-    ticks = [f"{v:.3g}" for v in (min(values), max(values), (min(values) + max(values)) / 2)]
-    return text_px([*ticks, "0.00"], FONT_SIZE) + 2.5 * FONT_SIZE + 10
+def value_ticks(values: Sequence[float], count: int = 5) -> tuple[tuple[float, float], list[float]]:
+    """A y axis for ``values``: its range (5 % beyond each end, so no point sits on the frame) and about
+    ``count`` round ticks inside it, in steps of 1, 2, 2.5 or 5 times a power of ten."""
+    lo, hi = (min(values), max(values)) if values else (0.0, 1.0)
+    if hi - lo < 1e-12:  # one value: a range around it
+        lo, hi = lo - (abs(lo) * 0.1 or 0.5), hi + (abs(hi) * 0.1 or 0.5)
+    pad = (hi - lo) * 0.05
+    lo, hi = lo - pad, hi + pad
+    raw = (hi - lo) / count
+    power = 10 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw * (1 - 1e-9))
+    first = math.ceil(lo / step - 1e-9)
+    n = math.floor(hi / step + 1e-9) - first + 1
+    return (lo, hi), [round((first + i) * step, 12) for i in range(n)]
 
 
-def training_curves(
+def title_lines(names: Sequence[str], fs: float) -> list[str]:
+    """A y axis's title, the names joined by commas, in lines that fit along the plot's height."""
+    lines = [names[0]]
+    for name in names[1:]:
+        joined = f"{lines[-1]}, {name}"
+        if text_px([joined], fs) * 0.85 <= PLOT_HEIGHT:
+            lines[-1] = joined
+        else:
+            lines[-1] += ","
+            lines.append(name)
+    return lines
+
+
+def tag(name: str, *children: str, text: str | None = None, **attrs: object) -> str:
+    """One SVG element: ``children`` (elements already built) or ``text`` inside it. Every attribute
+    value and the text are escaped, line breaks included (a blank line would end Markdown's HTML block);
+    floats are written to 0.1; ``stroke_width`` is written ``stroke-width`` and ``class_`` ``class``."""
+
+    def escaped(value: object) -> str:
+        value = f"{value:.1f}" if isinstance(value, float) else str(value)
+        return html.escape(value).replace("\n", "&#10;").replace("\r", "&#13;")
+
+    written = "".join(f' {k.rstrip("_").replace("_", "-")}="{escaped(v)}"' for k, v in attrs.items() if v is not None)
+    inside = "".join(children) + (escaped(text) if text is not None else "")
+    return f"<{name}{written}>{inside}</{name}>" if inside else f"<{name}{written}/>"
+
+
+def curves_svg(
     epochs: Sequence[float],
     series: dict[str, Sequence[float]],
     *,
@@ -92,70 +133,135 @@ def training_curves(
     current_epoch: float | None = None,
     epoch_range: tuple[float, float] | None = None,
     title: str = "training curves",
-) -> go.Figure:
-    """One line per series over ``epochs``; names in ``right`` (accuracy, BLEU) use a second y axis.
+    font_size: float = FONT_SIZE,
+) -> str:
+    """One line with markers per series over ``epochs``, as the text of an SVG; names in ``right``
+    (accuracy, BLEU) are dotted and use a second y axis on the right.
 
     ``current_epoch`` draws a vertical line; ``epoch_range`` widens the x axis (e.g. to every epoch
-    with saved attention, when the metrics stop at the best checkpoint). NaN points are gaps.
+    with saved attention, when the metrics stop at the best checkpoint). NaN points are gaps. Each point
+    has a ``<title>`` (its epoch and value: the browser's tooltip) and ``data-epoch``/``data-value``;
+    each series is a ``<g class="series">`` with ``data-name`` and ``data-axis``. Every text is escaped.
+    The SVG scales to its container's width; text and axes take the page's font and colour.
+
+    Drawn here rather than by Plotly: as a second Plotly chart it kept the history page's reload at about
+    1.55x the floor page's, 1.32x without it (``python -m bench.paired --pages history``).
     """
     if not series:
         raise ValueError("give at least one series of per-epoch values")
     for name, values in series.items():
         if len(values) != len(epochs):
             raise ValueError(f"{name!r} has {len(values)} values for {len(epochs)} epochs")
-    traces = []
-    for i, (name, values) in enumerate(series.items()):
-        label = html.escape(name, quote=False)
-        on_right = name in right
-        traces.append(
-            dict(
-                type="scatter",
-                x=list(epochs),
-                y=[None if not math.isfinite(v) else round(float(v), 5) for v in values],
-                name=label + (" (right axis)" if on_right else ""),
-                mode="lines+markers",
-                yaxis="y2" if on_right else "y",
-                line=dict(color=METRIC_COLORS[i % len(METRIC_COLORS)], width=3, dash="dot" if on_right else None),
-                hovertemplate=f"epoch %{{x}}<br>{label}: %{{y:.4f}}<extra></extra>",
+    fs, title_fs = font_size, font_size * TITLE_SIZE / FONT_SIZE
+    points = {n: [(float(e), float(v)) for e, v in zip(epochs, vs, strict=True)] for n, vs in series.items()}
+    side_of = {n: "right" if n in right else "left" for n in series}
+    y_axes = {}  # side -> (range, ticks)
+    for side in ("left", "right"):
+        names = [n for n in series if side_of[n] == side]
+        if names or side == "left":
+            y_axes[side] = value_ticks([v for n in names for _, v in points[n] if math.isfinite(v)])
+    titles = {side: title_lines([n for n in series if side_of[n] == side] or ["value"], fs) for side in y_axes}
+
+    def room(side: str) -> float:  # beside the plot: tick labels, then the axis title's lines
+        if side not in y_axes:
+            return fs
+        return text_px([f"{t:g}" for t in y_axes[side][1]], fs) + 10 + fs * (1.6 + 1.2 * (len(titles[side]) - 1))
+
+    left, plot_w = room("left"), WIDTH - room("left") - room("right")
+    top = title_fs * 1.8 + fs * 1.6  # the title, then the label of the current epoch's line
+    bottom = top + PLOT_HEIGHT
+    x_lo, x_hi = epoch_range if epoch_range is not None else (min(epochs), max(epochs))
+    x_min, x_max = x_lo - 0.5, x_hi + 0.5
+    px = lambda e: left + (e - x_min) / (x_max - x_min) * plot_w
+
+    def py(side: str, v: float) -> float:
+        (lo, hi), _ = y_axes[side]
+        return bottom - (v - lo) / (hi - lo) * PLOT_HEIGHT
+
+    body = [tag("text", text=title, x=6.0, y=title_fs * 1.4, font_size=f"{title_fs:g}", class_="title")]
+    # the grid (left axis), the ticks of all three axes and their titles
+    faint = dict(stroke="currentColor", stroke_opacity="0.12")
+    for side, (_, ticks) in y_axes.items():
+        x, anchor = (left - 6, "end") if side == "left" else (left + plot_w + 6, "start")
+        for t in ticks:
+            if side == "left":
+                body.append(tag("line", x1=left, x2=left + plot_w, y1=py(side, t), y2=py(side, t), **faint))
+            body.append(
+                tag("text", text=f"{t:g}", x=x, y=py(side, t) + fs * 0.35, text_anchor=anchor, class_=f"tick-{side}")
             )
-        )
-    left = [html.escape(n, quote=False) for n in series if n not in right]
-    right_names = [html.escape(n, quote=False) for n in series if n in right]
-    layout = house_layout(title=html.escape(title, quote=False), height=460)
-    # Margins set from the numbers, with the axes' automargin off (as viz.common.margins says for the
-    # heatmaps): plotly measuring every tick label and drawing again took more than half of this chart's
-    # drawing time, and the history page draws it on every reload.
-    layout["margin"] = margins(
-        l=axis_px(series, [n for n in series if n not in right]),
-        t=layout["margin"]["t"],
-        b=LEGEND_ROOM,
-        r=axis_px(series, [n for n in series if n in right]),
+    dtick = epoch_dtick(max(len(epochs), int(x_hi - x_lo) + 1))
+    for i in range(math.ceil(x_lo / dtick), math.floor(x_hi / dtick) + 1):
+        x = px(i * dtick)
+        body.append(tag("text", text=f"{i * dtick:g}", x=x, y=bottom + fs * 1.3, text_anchor="middle", class_="tick-x"))
+    body.append(
+        tag("line", x1=left, x2=left + plot_w, y1=bottom, y2=bottom, stroke="currentColor", stroke_opacity="0.5")
     )
-    layout.update(
-        xaxis=dict(title=dict(text="epoch"), dtick=epoch_dtick(len(epochs)), automargin=False),
-        yaxis=dict(title=dict(text=", ".join(left) or "value"), automargin=False),
-        legend=dict(orientation="h", yanchor="top", y=-0.2, x=0),
+    body.append(
+        tag("text", text="epoch", x=left + plot_w / 2, y=bottom + fs * 2.8, text_anchor="middle", class_="axis-x")
     )
-    if right_names:
-        title2 = dict(text=", ".join(right_names))
-        layout["yaxis2"] = dict(title=title2, overlaying="y", side="right", automargin=False)
-    if epoch_range is not None:
-        lo, hi = epoch_range
-        layout["xaxis"]["range"] = [lo - 0.5, hi + 0.5]
-        layout["xaxis"]["dtick"] = epoch_dtick(max(len(epochs), int(hi - lo) + 1))
-    if current_epoch is not None:  # what fig.add_vline(..., annotation_position="top") writes, without its cost
-        line = dict(xref="x", yref="y domain", x0=current_epoch, x1=current_epoch, y0=0, y1=1)
-        layout["shapes"] = [dict(type="line", line=dict(color="#D55E00", width=3, dash="dash"), **line)]
-        layout["annotations"] = [
-            dict(
-                text=f"epoch {current_epoch:g}",
-                x=current_epoch,
-                xref="x",
-                y=1,
-                yref="y domain",
-                xanchor="center",
-                yanchor="bottom",
-                showarrow=False,
-            )
-        ]
-    return make_figure(traces, layout)
+    middle = top + PLOT_HEIGHT / 2
+    for side, x, angle in (("left", fs * 1.0, -90), ("right", WIDTH - fs * 1.0, 90)):
+        if side in y_axes:  # the first line outermost; the next ones toward the plot
+            lines = [tag("tspan", text=line, x=0, dy=f"{1.2 * (i > 0)}em") for i, line in enumerate(titles[side])]
+            turn = f"translate({x:.1f} {middle:.1f}) rotate({angle})"
+            body.append(tag("text", *lines, transform=turn, text_anchor="middle", class_=f"axis-{side}"))
+    # the epoch being viewed, under the lines so that their points keep their tooltips
+    if current_epoch is not None and x_min <= current_epoch <= x_max:
+        x = px(current_epoch)
+        line = dict(x1=x, x2=x, y1=top, y2=bottom, stroke=EPOCH_COLOR, stroke_width=3, stroke_dasharray="9 6")
+        body.append(tag("line", class_="current-epoch", data_epoch=f"{current_epoch:g}", **line))
+        label = dict(x=x, y=top - fs * 0.4, text_anchor="middle", class_="epoch-label")
+        body.append(tag("text", text=f"epoch {current_epoch:g}", **label))
+    for i, name in enumerate(series):
+        body.append(series_group(name, points[name], METRIC_COLORS[i % len(METRIC_COLORS)], side_of[name], px, py))
+    legend, height = legend_rows(list(series), side_of, bottom + fs * 3.6, fs)
+    svg = dict(xmlns="http://www.w3.org/2000/svg", viewBox=f"0 0 {WIDTH} {height:.0f}", width="100%")
+    look = dict(
+        font_size=f"{fs:g}", fill="currentColor", role="img", aria_label=title, style=f"max-width:{WIDTH * 1.5:.0f}px"
+    )
+    return tag("svg", "\n", "\n".join([*body, *legend]), "\n", **svg, **look)
+
+
+def series_group(
+    name: str,
+    points: Sequence[tuple[float, float]],
+    colour: str,
+    side: str,
+    px: Callable[[float], float],
+    py: Callable[[str, float], float],
+) -> str:
+    """One series as ``<g class="series">``: its line in pieces between the gaps (NaN), then one point
+    per finite value with its epoch and value as a tooltip."""
+    dotted = DOTTED if side == "right" else {}
+    pieces, run = [], []
+    for e, v in [*points, (math.nan, math.nan)]:
+        if math.isfinite(v):
+            run.append(f"{px(e):.1f},{py(side, v):.1f}")
+            continue
+        if len(run) > 1:
+            line = dict(fill="none", stroke=colour, stroke_width=3, **dotted)
+            pieces.append(tag("polyline", points=" ".join(run), **line))
+        run = []
+    for e, v in points:
+        if math.isfinite(v):
+            tip = tag("title", text=f"epoch {e:g}\n{name}: {v:.4f}")
+            pieces.append(tag("circle", tip, cx=px(e), cy=py(side, v), r=4, data_epoch=f"{e:g}", data_value=f"{v:.6g}"))
+    return tag("g", *pieces, class_="series", data_name=name, data_axis=side, fill=colour)
+
+
+def legend_rows(names: Sequence[str], side_of: dict[str, str], top: float, fs: float) -> tuple[list[str], float]:
+    """The legend under the epoch axis, in as many rows as :data:`WIDTH` needs, and the SVG's height
+    below it: a line and point per series in its colour and dash, and its name ("(right axis)" added)."""
+    entries, x, y = [], 6.0, top
+    for i, name in enumerate(names):
+        label = name + (" (right axis)" if side_of[name] == "right" else "")
+        advance = 34 + text_px([label], fs) * 0.85 + 14
+        if x > 6 and x + advance > WIDTH:
+            x, y = 6.0, y + fs * 1.7
+        colour = METRIC_COLORS[i % len(METRIC_COLORS)]
+        dotted = DOTTED if side_of[name] == "right" else {}
+        sample = tag("line", x1=x, x2=x + 26, y1=y, y2=y, stroke=colour, stroke_width=3, **dotted)
+        point = tag("circle", cx=x + 13, cy=y, r=4, fill=colour)
+        entries.append(tag("g", sample, point, tag("text", text=label, x=x + 34, y=y + fs * 0.35), class_="legend"))
+        x += advance
+    return entries, y + fs * 1.2

@@ -6,8 +6,11 @@ from __future__ import annotations
 import streamlit as st
 
 from model.training.history import training_curves
-from ui.shared.display import show_figure
+from ui.shared.projector import PROJECTOR_URL
+from viz.common import FONT_SIZE
 from viz.history import history_curves
+
+PROJECTOR_SCALE = 1.4  # the curves' text in projector mode, as viz.common.for_projector grows a chart's
 
 
 def curves_section(training: dict, epochs: list[int] | None, epoch: int | None, model: str) -> None:
@@ -20,7 +23,12 @@ def curves_section(training: dict, epochs: list[int] | None, epoch: int | None, 
             f"`python -m model train {model}` writes them."
         )
         return
-    show_figure(history_curves(curves, current_epoch=epoch, saved_epochs=epochs or ()), "hist-curves")
+    size = FONT_SIZE * (PROJECTOR_SCALE if st.session_state.get(PROJECTOR_URL) else 1)
+    svg = history_curves(curves, current_epoch=epoch, saved_epochs=epochs or (), font_size=size)
+    # Not Plotly: a second Plotly chart was the page's largest cost after the heatmap. Inline rather than
+    # st.image, so that its points' tooltips work (measured about as cheap). The metric names come from
+    # the checkpoint's config.json, and curves_svg escapes every text.
+    st.markdown(svg, unsafe_allow_html=True)
     last = int(curves["epoch"][-1])
     if epochs and max(epochs) > last:
         st.caption(
