@@ -68,7 +68,10 @@ def test_stacking_lets_go_of_each_layer_while_the_output_lives(request, name, fi
     np.testing.assert_array_equal(maps, expected)  # the same float32 weights, bit for bit
 
 
-def test_one_run_is_kept_and_let_go_before_the_next(gpt2, monkeypatch):
+@pytest.fixture
+def runs_made(monkeypatch) -> tuple[list, list]:
+    """The page's runs as they are made: a weak reference to each, and for each, which earlier ones were
+    still alive (after a garbage collection) when it was asked for."""
     made, alive_when_made = [], []
 
     def spy(*args, **kwargs):
@@ -79,6 +82,11 @@ def test_one_run_is_kept_and_let_go_before_the_next(gpt2, monkeypatch):
         return out
 
     monkeypatch.setattr(page_hub, "run", spy)
+    return made, alive_when_made
+
+
+def test_one_run_is_kept_and_let_go_before_the_next(gpt2, runs_made):
+    made, alive_when_made = runs_made
     first = page_hub.run_hub(gpt2, TEXT, 0)
     assert page_hub.run_hub(gpt2, TEXT, 0) is first  # a click or a rerun: no forward pass
     del first
@@ -88,17 +96,8 @@ def test_one_run_is_kept_and_let_go_before_the_next(gpt2, monkeypatch):
     assert page_hub.run_hub(gpt2, "a dog ran in the park .", 1) is not second  # another length is another run
 
 
-def test_the_page_holds_no_earlier_run_while_it_makes_the_next(tmp_path, monkeypatch):
-    made, alive_when_made = [], []
-
-    def spy(*args, **kwargs):
-        gc.collect()
-        alive_when_made.append([ref() is not None for ref in made])
-        out = run(*args, **kwargs)
-        made.append(weakref.ref(out))
-        return out
-
-    monkeypatch.setattr(page_hub, "run", spy)
+def test_the_page_holds_no_earlier_run_while_it_makes_the_next(tmp_path, runs_made):
+    made, alive_when_made = runs_made
     folder = save_gpt2(tmp_path / "gpt2")
     at = apptest.run(apptest.page("any_model"), {"hub_id": str(folder), "hub_text": TEXT})
     assert not at.exception and at.get("bidi_component")
