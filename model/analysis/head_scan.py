@@ -141,8 +141,7 @@ def hub_reader(hub, max_tokens: int = MAX_TOKENS) -> Reader:
         ids = list(tok(line, verbose=False)["input_ids"])
         if len(ids) <= limit:
             return ids, False
-        if kind.causal:  # a decoder keeps the end, as the page does
-            return ids[-limit:], True
+        # every model keeps the start of a long line, as the page does (model.hub.run), its closing specials kept
         return list(tok(line, truncation=True, max_length=limit)["input_ids"]), True
 
     def read_batch(lines: Sequence[str]) -> list[tuple[RunResult, bool]]:
