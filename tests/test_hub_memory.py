@@ -1,6 +1,6 @@
 """What a Hugging Face model's run holds on to (issue 33: at GPT-2's 1,024 tokens one run's maps are 600 MB):
 the forward pass's per-layer maps are let go as they are stacked, so a run never holds them twice; the
-page keeps one run, and lets it go before it makes the next; the explorer's download holds the run
+page keeps runs within a budget and lets a large one go before it makes the next; the explorer's download holds the run
 only weakly (Streamlit keeps a download's callable until the session's next run ends). Tiny random
 models (fixtures/hub_tiny.py); the arrays they hold stand for the large ones."""
 
@@ -85,7 +85,8 @@ def runs_made(monkeypatch) -> tuple[list, list]:
     return made, alive_when_made
 
 
-def test_one_run_is_kept_and_let_go_before_the_next(gpt2, runs_made):
+def test_a_big_run_is_let_go_before_the_next(gpt2, runs_made, monkeypatch):
+    monkeypatch.setattr(page_hub, "BIG_RUN", 0)  # these tiny runs stand for 600 MB ones
     made, alive_when_made = runs_made
     first = page_hub.run_hub(gpt2, TEXT, 0)
     assert page_hub.run_hub(gpt2, TEXT, 0) is first  # a click or a rerun: no forward pass
@@ -96,7 +97,8 @@ def test_one_run_is_kept_and_let_go_before_the_next(gpt2, runs_made):
     assert page_hub.run_hub(gpt2, "a dog ran in the park .", 1) is not second  # another length is another run
 
 
-def test_the_page_holds_no_earlier_run_while_it_makes_the_next(tmp_path, runs_made):
+def test_the_page_holds_no_earlier_big_run_while_it_makes_the_next(tmp_path, runs_made, monkeypatch):
+    monkeypatch.setattr(page_hub, "BIG_RUN", 0)
     made, alive_when_made = runs_made
     folder = save_gpt2(tmp_path / "gpt2")
     at = apptest.run(apptest.page("any_model"), {"hub_id": str(folder), "hub_text": TEXT})
@@ -104,6 +106,27 @@ def test_the_page_holds_no_earlier_run_while_it_makes_the_next(tmp_path, runs_ma
     at.text_input(key="hub_text").set_value("a dog ran in the park .").run()
     assert not at.exception and at.get("bidi_component")
     assert alive_when_made == [[], [False]]  # neither the fragment's arguments nor the cache held the first
+
+
+def test_small_runs_stay_within_the_budget_oldest_first(gpt2, runs_made, monkeypatch):
+    """A room of students, each on a sentence: every run is kept (a click never runs the model again)
+    until together they pass the budget; then the oldest go, and the newest always stays."""
+    made, _ = runs_made
+    texts = ["the cat sat on the mat .", "a dog ran in the park .", "two men play chess ."]
+    first = [page_hub.run_hub(gpt2, t, 0) for t in texts]
+    assert [page_hub.run_hub(gpt2, t, 0) for t in texts] == first and len(made) == 3  # no forward pass again
+    one = page_hub.run_bytes(first[0])
+    assert one > 0 and all(
+        page_hub.run_bytes(r) == sum(k.weights.nbytes for k in r.result.kinds.values()) for r in first
+    )
+    monkeypatch.setattr(page_hub, "RUNS_BUDGET", 2 * one)  # room for about two
+    page_hub.run_hub(gpt2, "a woman reads a book .", 0)
+    kept = list(page_hub._run_slot()["runs"])
+    assert len(kept) <= 2 and kept[-1][-2] == "a woman reads a book ."
+    assert texts[0] not in [k[-2] for k in kept]  # the oldest went first
+    monkeypatch.setattr(page_hub, "RUNS_BUDGET", 0)
+    last = page_hub.run_hub(gpt2, "the end .", 0)
+    assert list(page_hub._run_slot()["runs"].values()) == [last]  # over budget on its own, the newest stays
 
 
 def test_the_download_holds_the_run_weakly_and_makes_it_again_when_it_is_gone(gpt2, monkeypatch):

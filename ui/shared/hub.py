@@ -1,5 +1,5 @@
 """A Hugging Face model on a page: one model per process (cached, shared read-only by every session),
-opened with a progress bar; its last run kept (one per process), explanations cached per input; a
+opened with a progress bar; its runs kept within a memory budget, explanations cached per input; a
 clicked weight explained step by step; every :class:`~model.hub.errors.HubError` shown as a message,
 never raised. Also the translator page's second explorer, :func:`hub_cross_attention_panel`.
 """
@@ -178,28 +178,54 @@ def describe(hub: HubModel) -> str:
     return f"{line} **Attention only.** {markdown_escape(hub.missing_note)}" if hub.missing else line
 
 
+# Runs kept per process, by the bytes of their maps: a room of students each on a sentence keeps all their
+# runs (a 20-token run of a 12 × 12 model is 0.2 MB), so a click never makes one again; a run larger than
+# BIG_RUN (a 1,024-token GPT-2 run is 600 MB) is let go before any other forward pass, so no two such runs
+# are held together; all kept runs together stay under RUNS_BUDGET.
+RUNS_BUDGET = 256 * 2**20
+BIG_RUN = 64 * 2**20
+
+
 @st.cache_resource(max_entries=1, show_spinner=False)
 def _run_slot() -> dict[str, Any]:
-    """The one run of a Hub model this process keeps, shared by every session as the model is: a holder
-    :func:`run_hub` fills under its lock (cleared with every other resource by ``st.cache_resource.clear``)."""
-    return {"lock": threading.Lock(), "key": None, "run": None}
+    """The runs of Hub models this process keeps, shared by every session as the model is: key -> run,
+    oldest first, which :func:`run_hub` fills under its lock (cleared with every other resource by
+    ``st.cache_resource.clear``)."""
+    return {"lock": threading.Lock(), "runs": {}}
+
+
+def run_bytes(out: HubRun) -> int:
+    """The bytes of a run's maps, what keeping it costs."""
+    return sum(k.weights.nbytes for k in out.result.kinds.values())
+
+
+def _let_go(runs: dict, budget: int, *, keep: int = 0) -> None:
+    """Drop the oldest runs of ``runs`` until they fit ``budget``; the newest ``keep`` always stay."""
+    while len(runs) > keep and sum(run_bytes(r) for r in runs.values()) > budget:
+        runs.pop(next(iter(runs)))
 
 
 def run_hub(hub: HubModel, text: str, generate: int) -> HubRun:
     """``text`` through ``hub`` (generating ``generate`` tokens where it generates), at most
     :func:`page_limit` tokens. Kept as it is, not copied: at 1,024 tokens of a 12 × 12 model the maps are
-    600 MB, which ``st.cache_data`` would pickle and copy on every rerun. One run is kept: the same text,
-    model and length again (a click, a toggle, a rerun) get it back without a forward pass; another one
-    lets the last go before its own forward pass, so no two runs' maps (1.2 GB at 1,024 tokens) are held
-    together here. Nothing changes a run once made."""
+    600 MB, which ``st.cache_data`` would pickle and copy on every rerun. The same text, model and length
+    again (a click, a toggle, a rerun) get the kept run back without a forward pass. Before a new forward
+    pass every run over :data:`BIG_RUN` is let go, so no two of them (1.2 GB at 1,024 tokens) are held
+    together; after it, the oldest go until the rest fit :data:`RUNS_BUDGET` (the newest always stays).
+    Nothing changes a run once made."""
     slot, key = _run_slot(), (*hub_key(hub), text, int(generate))
-    with slot["lock"]:  # one run at a time: two sessions asking for the same run wait for one forward pass
-        if slot["key"] != key:
-            slot["key"] = slot["run"] = None
-            with st.spinner("Running the model…"):
-                slot["run"] = run(hub, text, generate=generate, max_tokens=page_limit(hub))
-            slot["key"] = key
-        return slot["run"]
+    with slot["lock"]:  # one forward pass at a time: two sessions asking for the same run wait for one
+        runs = slot["runs"]
+        if key in runs:
+            runs[key] = runs.pop(key)  # now the newest
+            return runs[key]
+        for old in [k for k, r in runs.items() if run_bytes(r) > BIG_RUN]:
+            del runs[old]
+        _let_go(runs, RUNS_BUDGET)
+        with st.spinner("Running the model…"):
+            runs[key] = out = run(hub, text, generate=generate, max_tokens=page_limit(hub))
+        _let_go(runs, RUNS_BUDGET, keep=1)
+        return out
 
 
 def attempt_run(hub: HubModel, text: str | None, generate: int = 0) -> HubRun | None:
