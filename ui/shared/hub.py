@@ -205,6 +205,11 @@ def _let_go(runs: dict, budget: int, *, keep: int = 0) -> None:
         runs.pop(next(iter(runs)))
 
 
+def make_run(hub: HubModel, text: str, generate: int) -> HubRun:
+    """A new run of ``text`` as the page reads it (at most :func:`page_limit` tokens), kept nowhere."""
+    return run(hub, text, generate=generate, max_tokens=page_limit(hub))
+
+
 def run_hub(hub: HubModel, text: str, generate: int) -> HubRun:
     """``text`` through ``hub`` (generating ``generate`` tokens where it generates), at most
     :func:`page_limit` tokens. Kept as it is, not copied: at 1,024 tokens of a 12 × 12 model the maps are
@@ -223,7 +228,7 @@ def run_hub(hub: HubModel, text: str, generate: int) -> HubRun:
             del runs[old]
         _let_go(runs, RUNS_BUDGET)
         with st.spinner("Running the model…"):
-            runs[key] = out = run(hub, text, generate=generate, max_tokens=page_limit(hub))
+            runs[key] = out = make_run(hub, text, generate)
         _let_go(runs, RUNS_BUDGET, keep=1)
         return out
 
@@ -255,7 +260,7 @@ def hub_download(
     run's forward pass. A click after the run was let go (another run replaced it) makes it again."""
 
     def data() -> bytes:
-        out = held() or run(hub, cut_text(hub, text), generate=generate, max_tokens=page_limit(hub))
+        out = held() or make_run(hub, cut_text(hub, text), generate)
         result = hide_specials(out.result)[0] if hidden else out.result
         return explorer_file(list(result.kinds.values()), title, rollout)
 
