@@ -6,6 +6,7 @@ far past it)."""
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 
 import numpy as np
@@ -224,3 +225,9 @@ def test_a_rerun_of_the_same_long_run_reuses_its_encoding() -> None:
     assert again["title"] == "b" and again["state"]["head"] == 3
     (other,) = long_run(300, layers=2, heads=12)  # equal but another run: encoded afresh
     assert shown._encoded([other], None) is None
+    shown._remember([other], None, explorer_payload([other]))
+    key = shown._identity([kind], None)[0]
+    assert key in shown._ENCODED
+    del kind, first, again
+    gc.collect()
+    assert key not in shown._ENCODED and len(shown._ENCODED) == 1  # a run let go takes its encoding with it

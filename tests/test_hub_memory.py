@@ -13,10 +13,13 @@ import numpy as np
 import pytest
 import torch
 
+import model.core.triangle as triangle
 import ui.shared.hub as page_hub
 from fixtures.hub_tiny import save_gpt2, save_marian
+from model.core.results import causal
+from model.core.triangle import CausalMaps, compact
 from model.hub.load import load
-from model.hub.run import _maps, _stacked, run
+from model.hub.run import _batch_item, _maps, run
 from tests import apptest
 from ui.shared.explorer import explorer_file
 
@@ -46,6 +49,7 @@ def forward(hub):
         return hub.model(input_ids=x, output_attentions=True, **extra)
 
 
+@pytest.mark.parametrize("packed", [False, True], ids=["dense", "triangle"])
 @pytest.mark.parametrize(
     ("name", "field"),
     [
@@ -55,17 +59,23 @@ def forward(hub):
         ("marian", "cross_attentions"),
     ],
 )
-def test_stacking_lets_go_of_each_layer_while_the_output_lives(request, name, field):
+def test_stacking_lets_go_of_each_layer_while_the_output_lives(request, monkeypatch, name, field, packed):
+    """Dense, and (where the map is causal) packed as its triangle, which these tiny maps are made to be."""
     hub = request.getfixturevalue(name)
     out = forward(hub)
     expected = torch.stack([m[0] for m in getattr(out, field)]).numpy()
+    causal_map = field in ("attentions", "decoder_attentions")
+    monkeypatch.setattr(triangle, "PACK_FROM_BYTES", 0 if packed else 1 << 40)
     layers = _maps(out, field)
     held = [weakref.ref(layer) for layer in layers]
-    maps = _stacked(layers)
+    maps = compact(_batch_item(layers), causal(expected.shape[-1]) if causal_map else None)
     gc.collect()
     assert all(ref() is None for ref in held), "the model's output still holds the per-layer maps"
     assert out is not None and out[field] is None and getattr(out, field) is None
-    np.testing.assert_array_equal(maps, expected)  # the same float32 weights, bit for bit
+    assert isinstance(maps, CausalMaps) == (packed and causal_map)
+    np.testing.assert_array_equal(np.asarray(maps), expected)  # the same float32 weights, bit for bit
+    if isinstance(maps, CausalMaps):
+        assert maps.nbytes < expected.nbytes  # the triangle only
 
 
 @pytest.fixture

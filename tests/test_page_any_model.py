@@ -15,11 +15,14 @@ import torch
 from streamlit.testing.v1 import AppTest
 from transformers import AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer
 
+import model.core.triangle as triangle
 from fixtures.hub_tiny import FakeHub, save_bert, save_gpt2, save_marian, save_t5
+from model.core.triangle import CausalMaps
 from model.hub.download import OFFLINE
 from model.hub.load import MAX_PARAMS_ENV
+from model.hub.run import run as hub_run
 from tests import apptest
-from tests.apptest import chart, titles
+from tests.apptest import chart, clear_caches, titles
 from ui.shared.hub import MAX_GENERATE, run_id
 from viz.explorer import kind_weights, unpack_payload
 
@@ -288,6 +291,41 @@ def test_hidden_special_tokens_map_back_to_the_model(tiny):
     assert shown == pytest.approx(float(hidden[0, 1, 0, 2]), abs=1e-4)
     assert recomputed == pytest.approx(float(full[1, 3]), abs=1e-4)  # [CLS] was position 0
     assert "query 1, key 3" in " ".join(c.value for c in at.caption)
+
+
+@pytest.mark.parametrize(
+    ("name", "query", "cell"),
+    [
+        ("gpt2", {}, {"kind": "decoder", "layer": 1, "head": 0, "query": 4, "key": 2}),
+        ("gpt2", {"hub_generate": 3}, {"kind": "decoder", "layer": 0, "head": 1, "query": 7, "key": 7}),
+        ("marian", {"hub_hide": True}, {"kind": "decoder", "layer": 1, "head": 1, "query": 2, "key": 1}),
+    ],
+    ids=["gpt2", "gpt2-generate", "marian-hidden"],
+)
+def test_a_run_held_as_its_triangle_shows_and_explains_the_same(tiny, monkeypatch, name, query, cell):
+    """A long decoder run keeps its causal maps as their triangle (model.core.triangle: GPT-2's 1,024 tokens
+    take 300 MB, not 600). With the threshold at 0 these tiny runs do too, and the page sends the same bytes
+    and explains a click with the same numbers as from the dense maps; hidden special tokens leave a causal
+    map, kept as its triangle again."""
+    hidden = bool(query.get("hub_hide"))
+    shown, made = [], []
+    monkeypatch.setattr("ui.shared.hub.run", lambda *a, **k: made.append(hub_run(*a, **k)) or made[-1])
+    for threshold in (1 << 40, 0):
+        clear_caches()
+        monkeypatch.setattr(triangle, "PACK_FROM_BYTES", threshold)
+        at = run(tiny[name], **query)
+        assert not at.exception and not at.error
+        decoder = made[-1].result.kinds["decoder"]
+        assert isinstance(decoder.weights, CausalMaps) == (threshold == 0)
+        data = payload(at)
+        at = click(at, tiny[name], TEXT, cell, generate=int(query.get("hub_generate", 0)), hidden=hidden)
+        assert not at.exception and not at.error and any(PANEL.match(s.value) for s in at.subheader)
+        shown.append((data, [m.value for m in at.metric], [t.value for t in at.text]))
+    (dense, *dense_panel), (packed, *packed_panel) = shown
+    assert packed["kinds"] == dense["kinds"]
+    for meta in dense["kinds"]:
+        np.testing.assert_array_equal(sent_weights(packed, meta["name"]), sent_weights(dense, meta["name"]))
+    assert packed_panel == dense_panel
 
 
 def panel(source: str, german: str) -> None:

@@ -3,7 +3,8 @@
 A run of any model (ours or a Hugging Face one) becomes a :class:`RunResult`: the prediction, what
 the model could not read, and one :class:`AttentionKind` per kind of attention (encoder self-,
 decoder self-, cross-attention), each holding every layer and head as one
-``(layers, heads, queries, keys)`` float32 array with the tokens and names of both axes and the
+``(layers, heads, queries, keys)`` float32 array (a large causal kind only its lower triangle, which
+reads like that array: :mod:`model.core.triangle`) with the tokens and names of both axes and the
 mask that says which cells the model could not attend to. Nothing here imports streamlit.
 """
 
@@ -16,6 +17,7 @@ import numpy as np
 import torch
 
 from model.core.tokenize import EOS, PAD, SOS, UNK
+from model.core.triangle import CausalMaps, held
 
 SPECIAL_TOKENS = (SOS, EOS, PAD, UNK)
 
@@ -26,7 +28,9 @@ class AttentionKind:
 
     name: str  # "encoder", "decoder" or "cross"
     title: str  # "Encoder self-attention", shown above the view
-    weights: np.ndarray  # (layers, heads, queries, keys) float32
+    # (layers, heads, queries, keys) float32; a large causal kind holds only its lower triangle, and reads
+    # like the dense array (model.core.triangle.CausalMaps)
+    weights: np.ndarray | CausalMaps
     queries: list[str]  # row tokens, as the model read them ("<unk>" words keep their text)
     keys: list[str]  # column tokens
     query_axis: str  # "query = English"
@@ -126,8 +130,9 @@ def attention_kind(
     and axis names from its description (:mod:`model.core.specs`); without them the title is ``name`` and
     the axes "query" and "key". The mask defaults to "every cell visible", ``special`` to none;
     ``kv_heads``, ``window`` and ``window_layers`` as :class:`AttentionKind` has them."""
-    weights = layers if isinstance(layers, np.ndarray) else stack_layers(layers)
-    weights = np.ascontiguousarray(weights, dtype=np.float32)
+    weights = layers if isinstance(layers, (np.ndarray, CausalMaps)) else stack_layers(layers)
+    if not isinstance(weights, CausalMaps):
+        weights = held(np.ascontiguousarray(weights, dtype=np.float32), mask)  # a large causal map: its triangle
     q_axis, k_axis = axes or ("query", "key")
     Tq, Tk = weights.shape[-2:]
     return AttentionKind(

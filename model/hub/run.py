@@ -17,7 +17,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from model.core.memory import give_back_memory
 from model.core.results import RunResult, attention_kind, causal
+from model.core.triangle import compact
 from model.hub.errors import HubError
 from model.hub.load import HubModel
 from model.hub.tokens import prettify_tokens
@@ -91,7 +93,9 @@ def _kind(hub: HubModel, name: str, layers, queries, keys, **kwargs):
     k = hub.spec.kind(name)
     if not k.cross and hub.shape == "decoder":
         kwargs |= _layout(hub.model.config)
-    maps = layers if isinstance(layers, np.ndarray) else _stacked(layers)
+    if not isinstance(layers, np.ndarray):
+        layers = _batch_item(layers)
+    maps = layers if isinstance(layers, np.ndarray) else compact(layers, kwargs.get("mask"))
     return attention_kind(name, maps, queries, keys, title=k.title, axes=(k.query_axis, k.key_axis), **kwargs)
 
 
@@ -109,21 +113,18 @@ def _layout(config) -> dict:
     return out
 
 
-def _stacked(layers) -> np.ndarray:
-    """Per-layer ``(1, heads, queries, keys)`` maps as one ``(layers, heads, queries, keys)`` float32
-    array, each layer's tensor dropped from ``layers`` (a list) once copied: at GPT-2's 1,024 tokens the
-    maps are 600 MB, held once rather than twice while they are stacked."""
-    layers = layers if isinstance(layers, list) else list(layers)
-    out = torch.empty((len(layers), *layers[0].shape[1:]), dtype=torch.float32)
-    for i in range(len(layers)):
-        out[i].copy_(layers[i][0].detach())  # torch's copy: several times numpy's item assignment here
-        layers[i] = None
-    return out.numpy()
+def _batch_item(layers: list) -> list:
+    """Per-layer ``(1, heads, queries, keys)`` maps as ``(heads, queries, keys)`` views, in the same list."""
+    for i, layer in enumerate(layers):
+        layers[i] = layer[0]
+    return layers
 
 
 def _maps(out, field: str = "attentions") -> list:
-    """``out.<field>`` as a list the caller owns, taken out of ``out`` so that :func:`_stacked` can free
-    each layer as it goes."""
+    """``out.<field>`` as a list the caller owns, taken out of ``out`` so that
+    :func:`~model.core.triangle.compact` can free each layer as it goes: at GPT-2's 1,024 tokens the maps
+    are 600 MB dense, held once rather than twice, and a decoder's are kept as their causal triangle
+    (:class:`~model.core.triangle.CausalMaps`, 300 MB)."""
     layers = list(getattr(out, field))
     setattr(out, field, None)
     if field in getattr(out, "keys", tuple)():
@@ -375,17 +376,5 @@ def run(
         out = _decoder(hub, text, generate)
     else:
         out = _seq2seq(hub, text, generate, target)
-    _give_back_memory()
+    give_back_memory()  # the forward pass's scores and softmax copies: some 300 MB at 1,024 tokens
     return out
-
-
-def _give_back_memory() -> None:
-    """Return the memory the forward pass freed to the system (glibc's ``malloc_trim``): at 1,024 tokens
-    its scores and softmax copies leave some 300 MB that the process would otherwise keep. Elsewhere
-    (no glibc) nothing happens."""
-    import ctypes
-
-    try:
-        ctypes.CDLL(None).malloc_trim(0)
-    except (OSError, AttributeError):
-        pass

@@ -11,12 +11,13 @@ continuation does not, and invisible characters are written out. Figures add the
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 
 import numpy as np
 
 from model.core.results import AttentionKind, RunResult
+from model.core.triangle import compact
 
 SCHEMES = ("bytelevel", "metaspace", "wordpiece", "endofword", "plain")
 VISIBLE = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
@@ -103,18 +104,24 @@ def hide_kind(
     rows = _keep(rows_flags) if rows_flags is not None else list(range(len(kind.queries)))
     if not cols or not rows:
         raise ValueError(f"{kind.name}: every token is a special token; nothing is left to show")
-    w = kind.weights[:, :, rows][:, :, :, cols]
-    total = w.sum(-1, keepdims=True)
-    w = np.divide(w, total, out=np.zeros_like(w), where=total > 0).astype(np.float32)
+    mask = kind.mask[np.ix_(rows, cols)]
     hidden = replace(
         kind,
-        weights=w,
+        weights=compact(_renormalised(kind, rows, cols), mask, kind.layers),  # a layer at a time, as the run
         queries=[kind.queries[i] for i in rows],
         keys=[kind.keys[j] for j in cols],
-        mask=kind.mask[np.ix_(rows, cols)],
+        mask=mask,
         special=[False] * len(cols),
     )
     return hidden, rows, cols
+
+
+def _renormalised(kind: AttentionKind, rows: list[int], cols: list[int]) -> Iterator[np.ndarray]:
+    """Each layer's ``(heads, rows, cols)`` weights, every row divided by what is left of it."""
+    for layer in range(kind.layers):
+        w = kind.weights[layer][:, rows][:, :, cols]
+        total = w.sum(-1, keepdims=True)
+        yield np.divide(w, total, out=np.zeros_like(w), where=total > 0).astype(np.float32)
 
 
 def hide_specials(result: RunResult) -> tuple[RunResult, dict[str, tuple[list[int], list[int]]]]:

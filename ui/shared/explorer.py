@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import streamlit as st
 
+from model.core.memory import give_back_memory
 from model.core.results import AttentionKind
 from ui.shared.projector import PROJECTOR_URL
 from viz.explorer.assets import asset, script
@@ -56,10 +57,14 @@ def attention_explorer(
     """
     prefix = _prefix(url_prefix)
     state = state_from_url(st.query_params, prefix)
-    payload = explorer_payload(kinds, state=state, rollout=rollout, title=title, reuse=_encoded(kinds, rollout))
+    reuse = _encoded(kinds, rollout)
+    payload = explorer_payload(kinds, state=state, rollout=rollout, title=title, reuse=reuse)
     _remember(kinds, rollout, payload)
     data = pack_payload(payload, url_prefix=prefix, projector=bool(st.session_state.get(PROJECTOR_URL, False)))
     result = _component(key=key, data=data, height=height or "content", on_cell_change=_ignore)
+    if reuse is None and sum(k.weights.size for k in kinds) > ENCODE_ONCE:
+        del data
+        give_back_memory(later=True)  # the encoding's float copies, and the message's buffers once it is sent
     return checked_cell(kinds, result.get("cell"), rollout)
 
 
@@ -91,8 +96,11 @@ def _remember(kinds: Sequence[AttentionKind], rollout: np.ndarray | None, payloa
     if sum(k.weights.size for k in kinds) <= ENCODE_ONCE:
         return
     key, objects = _identity(kinds, rollout)
+    # once the run is let go (ui.shared.hub), so is its encoding (80 MB at 1,024 tokens): before the next
+    # run's forward pass, not when a later payload pushes it out
+    forget = lambda _gone: _ENCODED.pop(key, None)  # noqa: E731 (a dict's pop needs no lock)
     try:
-        refs = [weakref.ref(obj) for obj in objects]
+        refs = [weakref.ref(obj, forget) for obj in objects]
     except TypeError:  # an object that cannot be held weakly: not kept
         return
     with _LOCK:

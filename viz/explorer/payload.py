@@ -33,6 +33,8 @@ from typing import Any
 import numpy as np
 
 from model.core.results import AttentionKind
+from model.core.triangle import CausalMaps, is_causal
+from model.core.triangle import starts as row_starts
 from viz.common import HEAD_COLORS, WEIGHT_STOPS, printable
 from viz.explorer.state import clamp_state
 
@@ -113,7 +115,11 @@ def explorer_payload(
         mask = np.broadcast_to(np.asarray(k.mask, dtype=bool), k.weights.shape[-2:])
         packed = not mask.all()
         entry = {**_kind_meta(k, n_floats), "packed": packed, "encoding": "f4" if exact else "q8"}
-        if exact:
+        if exact and isinstance(k.weights, CausalMaps) and is_causal(mask):
+            w = k.weights.packed  # the visible cells, row by row: what a causal map sends already
+            floats.append(w.ravel())
+            n_floats += w.size
+        elif exact:
             w = np.ascontiguousarray(k.weights, dtype="<f4")
             if packed:  # only the cells the model may attend to: a causal map sends half its floats
                 w = np.ascontiguousarray(w[:, :, mask])
@@ -160,6 +166,8 @@ def quantise(weights: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndar
     holds a second float copy of every layer."""
     L, H, Tq, _ = weights.shape
     mask = np.asarray(mask, dtype=bool)
+    if isinstance(weights, CausalMaps) and is_causal(mask):
+        return _quantise_triangle(weights)
     spans = _row_spans(mask)
     scales = np.empty((L, H, Tq), dtype="<f4")
     codes = np.empty((L, H, int(mask.sum())), dtype=np.uint8)
@@ -179,6 +187,24 @@ def quantise(weights: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndar
             row += 0.5
             out[:, at : at + b - a] = row  # truncated to uint8 on assignment: the nearest code
             at += b - a
+    return scales, codes
+
+
+def _quantise_triangle(weights: CausalMaps) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`quantise` of causal maps held as their triangle, whose cells are already the visible ones in
+    the codes' order: the same arithmetic on the packed rows, with no dense layer built."""
+    L, H, n, _ = weights.shape
+    at = row_starts(n).tolist()
+    scales = np.empty((L, H, n), dtype="<f4")
+    codes = np.empty(weights.packed.shape, dtype=np.uint8)
+    for layer in range(L):
+        p, out = weights.packed[layer], codes[layer]  # (heads, visible cells)
+        s = scales[layer] = np.maximum.reduceat(p, at[:-1], axis=-1)
+        inv = np.divide(np.float32(LEVELS), s, out=np.zeros_like(s), where=s > 0)
+        for i in range(n):
+            row = p[:, at[i] : at[i + 1]] * inv[:, i, None]
+            row += 0.5
+            out[:, at[i] : at[i + 1]] = row  # truncated to uint8 on assignment: the nearest code
     return scales, codes
 
 
