@@ -1,4 +1,4 @@
-"""What a Hugging Face model's run holds on to (issue 33: at GPT-2's 1,024 tokens one run's maps are 600 MB):
+"""What a Hugging Face model's run holds on to (issue 33: at GPT-2's 1,024 tokens one run's maps are 300 MB, their causal triangle):
 the forward pass's per-layer maps are let go as they are stacked, so a run never holds them twice; the
 page keeps runs within a budget and lets a large one go before it makes the next; the explorer's download holds the run
 only weakly (Streamlit keeps a download's callable until the session's next run ends). Tiny random
@@ -96,7 +96,7 @@ def runs_made(monkeypatch) -> tuple[list, list]:
 
 
 def test_a_big_run_is_let_go_before_the_next(gpt2, runs_made, monkeypatch):
-    monkeypatch.setattr(page_hub, "BIG_RUN", 0)  # these tiny runs stand for 600 MB ones
+    monkeypatch.setattr(page_hub, "BIG_RUN", 0)  # these tiny runs stand for 300 MB ones
     made, alive_when_made = runs_made
     first = page_hub.run_hub(gpt2, TEXT, 0)
     assert page_hub.run_hub(gpt2, TEXT, 0) is first  # a click or a rerun: no forward pass

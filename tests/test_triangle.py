@@ -63,6 +63,7 @@ INDEXES = [
     (0, 0, [1, 2], [0, 1]),  # two index arrays broadcast together
     (Ellipsis, 0),
     (ALL, ALL, np.tri(N, dtype=bool)),  # a boolean mask over both token axes
+    (0, True),  # a bool is a mask (a new axis), not head 1
     (slice(1, 3), slice(None, None, 2), 5),
 ]
 
@@ -120,6 +121,11 @@ def test_compact_lets_go_of_each_layer(maps, monkeypatch):
     layers = [layer.copy() for layer in dense]
     out = compact(layers, causal(N))
     assert layers == [None] * L and isinstance(out, CausalMaps)
+    made = []
+    out = compact((made.append(i) or layer for i, layer in enumerate(dense)), causal(N), L)  # each made when asked
+    assert made == list(range(L)) and np.array_equal(np.asarray(out), dense)
+    with pytest.raises(ValueError, match="count"):
+        compact(iter(dense), causal(N))
 
 
 @pytest.mark.parametrize("exact", [True, False], ids=["f4", "q8"])

@@ -65,7 +65,7 @@ def generate_control(hub: HubModel) -> int:
 def attention(hub: HubModel, held: weakref.ref, text: str, generate: int) -> None:
     """The explorer and the explanation of a clicked weight: a click reruns this, not the model. The run
     comes held weakly, as the download holds it (Streamlit keeps a fragment's arguments until the next
-    full run ends, and at 1,024 tokens a run's maps are 600 MB): :func:`~ui.shared.hub.run_hub` keeps it;
+    full run ends, and at 1,024 tokens a run's maps are 300 MB): :func:`~ui.shared.hub.run_hub` keeps it;
     where it has let it go for other runs, it is made again."""
     out = held() or attempt_run(hub, text, generate)
     if out is None:

@@ -55,6 +55,8 @@ def compact(layers: Iterable, mask: np.ndarray | None = None, count: int | None 
     layer is ever held twice, never the whole dense maps beside their copy."""
     if isinstance(layers, list):
         count, items = len(layers), _draining(layers)
+    elif count is None:
+        raise ValueError("compact needs the count of layers an iterator gives")
     else:
         items = iter(layers)
     first = next(items)
@@ -88,7 +90,8 @@ def _array(layer: Any) -> np.ndarray:
 
 
 def _basic(index: Any) -> bool:
-    return isinstance(index, (int, np.integer, slice))
+    """One position or a slice (a bool is a mask to numpy, not a position)."""
+    return isinstance(index, (int, np.integer, slice)) and not isinstance(index, (bool, np.bool_))
 
 
 def _rows(index: Any) -> bool:

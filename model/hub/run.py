@@ -365,7 +365,7 @@ def run(
     encoder-decoders generate up to that many (0: up to twice the input plus ten) unless a
     ``target`` is given, which the decoder then reads teacher-forced. Encoders ignore both.
     ``max_tokens`` caps the input (and a decoder's whole sequence) below the model's own maximum (the
-    maps grow with its square: GPT-2's 1,024 tokens take 600 MB as float32). A text longer than the
+    maps grow with its square: GPT-2's 1,024 tokens take 300 MB, held as their causal triangle). A text longer than the
     model reads keeps its start (``truncated`` and a note say so).
     """
     if max_tokens is not None and max_tokens < hub.max_tokens:

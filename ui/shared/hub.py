@@ -180,7 +180,7 @@ def describe(hub: HubModel) -> str:
 
 # Runs kept per process, by the bytes of their maps: a room of students each on a sentence keeps all their
 # runs (a 20-token run of a 12 × 12 model is 0.2 MB), so a click never makes one again; a run larger than
-# BIG_RUN (a 1,024-token GPT-2 run is 600 MB) is let go before any other forward pass, so no two such runs
+# BIG_RUN (a 1,024-token GPT-2 run is 300 MB, its maps' triangle) is let go before any other forward pass, so no two such runs
 # are held together; all kept runs together stay under RUNS_BUDGET.
 RUNS_BUDGET = 256 * 2**20
 BIG_RUN = 64 * 2**20
@@ -213,9 +213,9 @@ def make_run(hub: HubModel, text: str, generate: int) -> HubRun:
 def run_hub(hub: HubModel, text: str, generate: int) -> HubRun:
     """``text`` through ``hub`` (generating ``generate`` tokens where it generates), at most
     :func:`page_limit` tokens. Kept as it is, not copied: at 1,024 tokens of a 12 × 12 model the maps are
-    600 MB, which ``st.cache_data`` would pickle and copy on every rerun. The same text, model and length
+    300 MB (their causal triangle), which ``st.cache_data`` would pickle and copy on every rerun. The same text, model and length
     again (a click, a toggle, a rerun) get the kept run back without a forward pass. Before a new forward
-    pass every run over :data:`BIG_RUN` is let go, so no two of them (1.2 GB at 1,024 tokens) are held
+    pass every run over :data:`BIG_RUN` is let go, so no two of them (600 MB at 1,024 tokens) are held
     together; after it, the oldest go until the rest fit :data:`RUNS_BUDGET` (the newest always stays).
     Nothing changes a run once made."""
     slot, key = _run_slot(), (*hub_key(hub), text, int(generate))
@@ -256,7 +256,7 @@ def hub_download(
 ) -> None:
     """The explorer's "Download as interactive HTML" button for the run ``held`` refers to (weakly), as
     shown (``hidden``: without special tokens). Streamlit keeps a download's callable until the session's
-    next run ends: holding the run there would keep its maps (600 MB at 1,024 tokens) through the next
+    next run ends: holding the run there would keep its maps (300 MB at 1,024 tokens) through the next
     run's forward pass. A click after the run was let go (another run replaced it) makes it again."""
 
     def data() -> bytes:
