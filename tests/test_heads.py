@@ -38,6 +38,7 @@ from model.analysis.heads import (
     probe_sums,
 )
 from model.analysis.profiles import spearman
+from model.core.triangle import CausalMaps
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -101,6 +102,26 @@ def test_row_metrics_equal_a_loop_over_their_definitions(cross, causal, sink):
                     s, c = got[key][0][layer, head], got[key][1][layer, head]
                     assert c == len(values) > 0, key
                     assert s / c == pytest.approx(np.mean(values), abs=1e-12), key
+
+
+@pytest.mark.parametrize("cross", [False, True])
+@pytest.mark.parametrize("chunk", [1, 2 * 36, 3 * 36])
+def test_a_long_line_is_scored_a_block_of_heads_at_a_time(monkeypatch, cross, chunk):
+    """At 1,024 tokens a whole 12 × 12 map is 1.2 GB as float64: it is scored in blocks of heads (one head;
+    two heads of three, the last block short; a whole layer), and the sums are those of the whole map, bit for
+    bit; a causal run's triangle gives them too."""
+    import model.analysis.heads as heads
+
+    w = random_map(2, 3, 6, 6, causal=not cross, seed=11, sink=4.0).astype(np.float32)  # as runs hold them
+    whole = line_sums(w, cross=cross)
+    monkeypatch.setattr(heads, "CHUNK", chunk)
+    sources = [w] if cross else [w, CausalMaps.from_dense(w)]
+    for source in sources:
+        got = line_sums(source, cross=cross)
+        assert got.keys() == whole.keys()
+        for metric in whole:
+            np.testing.assert_array_equal(got[metric][0], whole[metric][0], err_msg=metric)
+            np.testing.assert_array_equal(got[metric][1], whole[metric][1], err_msg=metric)
 
 
 def test_cross_metrics_reuse_the_profiles_and_pool_over_steps():

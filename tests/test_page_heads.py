@@ -180,3 +180,32 @@ def test_corpus_lines_are_escaped_in_the_examples():
     row = md.splitlines()[2]
     assert "\\<b\\>" in row and "\\|" in row and "\\[click\\]\\(javascript" in row and "\\*y\\*" in row
     assert row.endswith("[open in the explorer](classifier?a=1) |")
+
+
+def test_a_runs_scores_are_computed_once_and_go_with_the_run(monkeypatch):
+    """A page reruns many times on one run; a 1,024-token run takes seconds to score, so its scores are
+    kept with it (weakly: they go when the run goes)."""
+    import gc
+    import weakref
+
+    import ui.shared.heads as page_heads
+    from fixtures.long_runs import long_run
+    from model.analysis.heads import line_sums
+    from model.core.results import RunResult
+
+    calls = []
+    monkeypatch.setattr(page_heads, "line_sums", lambda w, cross: calls.append(cross) or line_sums(w, cross=cross))
+    (kind,) = long_run(24, layers=2, heads=3)
+    result = RunResult(task="hub", kinds={kind.name: kind}, prediction="")
+    first = page_heads.run_sums(result)
+    assert page_heads.run_sums(result) is first and calls == [False]
+    want = line_sums(kind.weights, cross=False)
+    assert first[kind.name].keys() == want.keys()
+    for metric, (total, count) in want.items():
+        np.testing.assert_array_equal(first[kind.name][metric][0], total)
+        np.testing.assert_array_equal(first[kind.name][metric][1], count)
+    ref = weakref.ref(result)
+    assert ref in page_heads._SCORED.keyrefs()
+    del result, kind
+    gc.collect()
+    assert ref() is None and ref not in page_heads._SCORED.keyrefs()  # the scores did not keep the run

@@ -248,3 +248,15 @@ def test_figures_benchmark_builds_every_family() -> None:
     figures = json.loads(out.stdout)["figures"]
     assert {"heatmap 20x20", "grid 3x8 (translator)", "causal step, the open tab's 20x20 (generator)"} <= set(figures)
     assert all(f["build_ms"] > 0 and f["streamlit_ms"] > 0 for f in figures.values())
+
+
+def test_the_roles_benchmark_scores_a_run_held_as_the_page_holds_it(monkeypatch) -> None:
+    import model.analysis.heads as heads
+    import model.core.triangle as triangle
+    from bench.roles import measure
+
+    monkeypatch.setattr(heads, "CHUNK", heads.CHUNK)  # --whole changes it: put it back
+    monkeypatch.setattr(triangle, "PACK_FROM_BYTES", 0)  # this short run stands for a long one
+    for whole in (False, True):
+        got = measure(32, whole)
+        assert got["held_as"] == "CausalMaps" and got["seconds"] >= 0 and got["peak_growth_mb"] >= 0

@@ -54,6 +54,7 @@ PROBE_METRICS = ("induction", "duplicate")
 CROSS_METRICS = ("monotonic", "forward")
 BASE_METRICS = ROW_METRICS + PROBE_METRICS + CROSS_METRICS
 METRICS = tuple(m for name in BASE_METRICS for m in (name, f"{name}_nosink"))
+CHUNK = 1 << 22  # weights a line's metrics work on at once (32 MB as float64)
 EMPTY = 1e-6  # a row left with less weight than this once the sink is dropped is not renormalised
 PATTERN_MAX = 8  # the largest drawn pattern: each line keeps its first PATTERN_MAX × PATTERN_MAX block
 METRIC_HELP = {
@@ -129,8 +130,27 @@ def _pooled(values: dict[str, tuple[np.ndarray, np.ndarray]], kept: np.ndarray |
 
 
 def line_sums(w, *, cross: bool) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Every row metric of one line's ``(L, H, Tq, Tk)`` map, with and without the sink, as (sum, count)."""
-    w = np.asarray(w, dtype=np.float64)
+    """Every row metric of one line's ``(L, H, Tq, Tk)`` map, with and without the sink, as (sum, count).
+
+    Worked a block of heads at a time (every metric is one head's own): at 1,024 tokens a 12 × 12 map is
+    1.2 GB as float64 and each metric copies it, so at most :data:`CHUNK` weights are held as float64.
+    ``w`` may be an array or a run's :class:`~model.core.triangle.CausalMaps`."""
+    L, H, Tq, Tk = w.shape
+    if L * H * Tq * Tk <= CHUNK:
+        return _line_sums(np.asarray(w, dtype=np.float64), cross=cross)
+    step = max(1, min(H, CHUNK // (Tq * Tk)))  # heads at a time
+    out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    for layer in range(L):
+        for h in range(0, H, step):
+            block = _line_sums(np.asarray(w[layer, h : h + step], dtype=np.float64)[None], cross=cross)
+            for metric, (total, count) in block.items():
+                sums, counts = out.setdefault(metric, (np.zeros((L, H)), np.zeros((L, H))))
+                sums[layer, h : h + step], counts[layer, h : h + step] = total[0], count[0]
+    return out
+
+
+def _line_sums(w: np.ndarray, *, cross: bool) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """:func:`line_sums` of a float64 ``(L, H, Tq, Tk)`` map, whole."""
     out = _pooled(row_values(w, cross=cross), None, "")
     if w.shape[-1] > 1 and (cross or w.shape[-2] > 1):
         v, kept = drop_sink(w, cross=cross)

@@ -5,6 +5,8 @@ which of the finder's heads do their role on a model page's current input (● /
 from __future__ import annotations
 
 import json
+import threading
+import weakref
 from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import urlencode
@@ -192,15 +194,33 @@ def top_markdown(table: pd.DataFrame) -> str:
     return "\n".join(["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols), *rows])
 
 
+# each run's scores on the finder's metrics, held as long as the run: a 1,024-token GPT-2 run takes
+# seconds to score, and a page reruns many times on one run (a toggle, a widget elsewhere)
+_SCORED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_SCORED_LOCK = threading.Lock()
+
+
+def run_sums(result: RunResult) -> dict[str, dict]:
+    """:func:`~model.analysis.heads.line_sums` of each kind of ``result``, computed once per run."""
+    with _SCORED_LOCK:
+        hit = _SCORED.get(result)
+    if hit is None:
+        hit = {name: line_sums(kind.weights, cross=kind.cross) for name, kind in result.kinds.items()}
+        with _SCORED_LOCK:
+            _SCORED[result] = hit
+    return hit
+
+
 def roles_here(result: RunResult, report: dict) -> list[dict]:
     """For each role (:data:`ROLES`) of each kind, the finder's top head over the corpus and its score on
     ``result``: ``{"role", "kind", "layer", "head", "corpus", "here", "active"}``."""
     out = []
-    for name, kind in result.kinds.items():
+    sums = run_sums(result) if any(r["kind"] in result.kinds for r in report["heads"]) else {}
+    for name in result.kinds:
         rows = [r for r in report["heads"] if r["kind"] == name]
         if not rows:
             continue
-        here = line_sums(kind.weights, cross=kind.cross)
+        here = sums[name]
         for metric, role in ROLES.items():
             scored = [r for r in rows if r.get(metric) is not None]
             if not scored or metric not in here:
