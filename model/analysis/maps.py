@@ -122,7 +122,7 @@ def without_special(kind: AttentionKind) -> AttentionKind:
     cross-attention keeps every query."""
     keep_keys = [not s for s in kind.special]
     keep_queries = [True] * len(kind.queries) if kind.cross else keep_keys
-    w = drop_tokens(torch.from_numpy(kind.weights), keep_queries, keep_keys).numpy()
+    w = drop_tokens(torch.from_numpy(np.asarray(kind.weights)), keep_queries, keep_keys).numpy()
     pick = lambda xs, keep: [x for x, k in zip(xs, keep) if k]  # noqa: E731
     mask = kind.mask[np.ix_(keep_queries, keep_keys)]
     return replace(
