@@ -105,8 +105,8 @@ def _remember(kinds: Sequence[AttentionKind], rollout: np.ndarray | None, payloa
         return
     with _LOCK:
         _ENCODED.pop(key, None)
-        while len(_ENCODED) >= KEEP_ENCODED:
-            _ENCODED.pop(next(iter(_ENCODED)))
+        while len(_ENCODED) >= KEEP_ENCODED:  # the keys copied: a run let go meanwhile takes its entry out
+            _ENCODED.pop(next(iter(list(_ENCODED)), None), None)
         _ENCODED[key] = (refs, payload)
 
 
