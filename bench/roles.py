@@ -5,9 +5,9 @@ causal, random peaked heads: fixtures/long_runs.py) held as the page holds it (i
     python -m bench.roles [--tokens 1024] [--whole]
 
 Each measure runs in a process of its own: the growth printed is the resident memory's peak during the
-scoring (``VmHWM``, reset just before it) less the resident memory when it started. ``--whole`` also scores the map whole
-(``CHUNK`` set past its size), as ``line_sums`` did before it worked a block of heads at a time: at 1,024
-tokens that takes several GB. Prints one JSON object.
+scoring (``VmHWM``, reset just before it) less the resident memory when it started. ``--whole`` also scores
+the map whole (``CHUNK`` set past its size), as ``line_sums`` did before it worked a block of heads at a
+time: at 1,024 tokens that takes several GB. Prints one JSON object.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""What a Hugging Face model's run holds on to (issue 33: at GPT-2's 1,024 tokens one run's maps are 300 MB, their causal triangle):
-the forward pass's per-layer maps are let go as they are stacked, so a run never holds them twice; the
+"""What a Hugging Face model's run holds on to (issue 33: at GPT-2's 1,024 tokens one run's maps are 300 MB,
+their causal triangle): the forward pass's per-layer maps are let go as they are stacked, so a run never holds them twice; the
 page keeps runs within a budget and lets a large one go before it makes the next; the explorer's download holds the run
 only weakly (Streamlit keeps a download's callable until the session's next run ends). Tiny random
 models (fixtures/hub_tiny.py); the arrays they hold stand for the large ones."""

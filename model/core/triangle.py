@@ -64,11 +64,7 @@ def compact(layers: Iterable, mask: np.ndarray | None = None, count: int | None 
     items = itertools.chain([first], items)
     del first
     if worth_packing(shape, mask):
-        heads, n = shape[1], shape[-1]
-        out = CausalMaps(np.empty((shape[0], heads, n * (n + 1) // 2), dtype=np.float32), n)
-        for i, layer in enumerate(items):
-            out._pack_into(out.packed[i], _array(layer))
-        return out
+        return CausalMaps.from_layers(items, shape[0])
     dense = np.empty(shape, dtype=np.float32)
     for i, layer in enumerate(items):
         dense[i] = _array(layer)
@@ -119,13 +115,22 @@ class CausalMaps(NDArrayOperatorsMixin):
     # building -------------------------------------------------------------------------------------
 
     @classmethod
-    def from_dense(cls, weights: np.ndarray) -> CausalMaps:
-        """Pack a dense ``(layers, heads, n, n)`` array (its upper triangle is not read)."""
-        L, H, n, _ = weights.shape
-        out = cls(np.empty((L, H, n * (n + 1) // 2), dtype=np.float32), n)
-        for layer in range(L):
-            out._pack_into(out.packed[layer], weights[layer])
+    def from_layers(cls, layers: Iterable, count: int) -> CausalMaps:
+        """Pack ``count`` per-layer ``(heads, n, n)`` tensors or arrays, one at a time (their upper triangles
+        are not read)."""
+        out = None
+        for i, layer in enumerate(layers):
+            layer = _array(layer)
+            if out is None:
+                heads, n = layer.shape[0], layer.shape[-1]
+                out = cls(np.empty((count, heads, n * (n + 1) // 2), dtype=np.float32), n)
+            out._pack_into(out.packed[i], layer)
         return out
+
+    @classmethod
+    def from_dense(cls, weights: np.ndarray) -> CausalMaps:
+        """Pack a dense ``(layers, heads, n, n)`` array."""
+        return cls.from_layers(weights, len(weights))
 
     def _pack_into(self, target: np.ndarray, dense: np.ndarray) -> None:
         s = self._starts

@@ -180,8 +180,8 @@ def describe(hub: HubModel) -> str:
 
 # Runs kept per process, by the bytes of their maps: a room of students each on a sentence keeps all their
 # runs (a 20-token run of a 12 × 12 model is 0.2 MB), so a click never makes one again; a run larger than
-# BIG_RUN (a 1,024-token GPT-2 run is 300 MB, its maps' triangle) is let go before any other forward pass, so no two such runs
-# are held together; all kept runs together stay under RUNS_BUDGET.
+# BIG_RUN (a 1,024-token GPT-2 run is 300 MB, its maps' triangle) is let go before any other forward pass,
+# so no two such runs are held together; all kept runs together stay under RUNS_BUDGET.
 RUNS_BUDGET = 256 * 2**20
 BIG_RUN = 64 * 2**20
 
@@ -213,8 +213,8 @@ def make_run(hub: HubModel, text: str, generate: int) -> HubRun:
 def run_hub(hub: HubModel, text: str, generate: int) -> HubRun:
     """``text`` through ``hub`` (generating ``generate`` tokens where it generates), at most
     :func:`page_limit` tokens. Kept as it is, not copied: at 1,024 tokens of a 12 × 12 model the maps are
-    300 MB (their causal triangle), which ``st.cache_data`` would pickle and copy on every rerun. The same text, model and length
-    again (a click, a toggle, a rerun) get the kept run back without a forward pass. Before a new forward
+    300 MB (their causal triangle), which ``st.cache_data`` would pickle and copy on every rerun. The same
+    text, model and length again (a click, a toggle, a rerun) get the kept run back without a forward pass. Before a new forward
     pass every run over :data:`BIG_RUN` is let go, so no two of them (600 MB at 1,024 tokens) are held
     together; after it, the oldest go until the rest fit :data:`RUNS_BUDGET` (the newest always stays).
     Nothing changes a run once made."""
