@@ -63,6 +63,9 @@ def _train(args: argparse.Namespace) -> None:
         "average_last",
         "max_minutes",
         "threads",
+        "init_from",
+        "repeat_share",
+        "objective",
     ):
         if getattr(args, key) is not None:
             d[key] = getattr(args, key)
@@ -72,6 +75,7 @@ def _train(args: argparse.Namespace) -> None:
         out_dir=args.out,
         work_dir=args.work,
         device=args.device,
+        keep_snapshots=args.keep_snapshots,
         model=model_kw,
         **d,
     )
@@ -353,6 +357,27 @@ def _attribute(args: argparse.Namespace) -> None:
     print(a.disagreement)
 
 
+def _snapshots(args: argparse.Namespace) -> None:
+    """Score every kept snapshot of a training run and add each role's best head to ``history.json``."""
+    from pathlib import Path
+
+    from model.analysis.head_scan import default_corpus, read_corpus
+    from model.analysis.snapshots import score_snapshots, write_roles
+    from model.core.checkpoint import CheckpointError, default_dir, load_checkpoint
+
+    out = Path(args.checkpoint) if args.checkpoint else default_dir(args.task)
+    try:
+        ck = load_checkpoint(out, task=args.task)
+        lines = read_corpus(args.corpus or default_corpus(ck.spec))
+        scored = score_snapshots(
+            ck, Path(args.work), lines, progress=lambda i, n: print(f"snapshot {i} of {n}", file=sys.stderr)
+        )
+    except (CheckpointError, FileNotFoundError, ValueError) as err:
+        sys.exit(f"error: {err}")
+    write_roles(out, scored)
+    print(json.dumps({str(e): v for e, v in scored.items()}))
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m model", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -376,8 +401,12 @@ def main(argv: list[str] | None = None) -> None:
         ("average-last", int),
         ("max-minutes", float),
         ("threads", int),
+        ("init-from", str),
+        ("repeat-share", float),
+        ("objective", str),
     ):
         t.add_argument(f"--{name}", type=typ, default=None)
+    t.add_argument("--keep-snapshots", action="store_true", help="keep every evaluation's weights in --work")
     t.add_argument("--set", action="append", metavar="KEY=JSON", help="override a model setting, e.g. --set dim=128")
     t.set_defaults(func=_train)
 
@@ -434,6 +463,13 @@ def main(argv: list[str] | None = None) -> None:
     )
     h.add_argument("--device", default="cpu")
     h.set_defaults(func=_hub)
+
+    sn = sub.add_parser("snapshots", help="score each kept training snapshot's heads into history.json")
+    sn.add_argument("task", choices=tasks)
+    sn.add_argument("--work", required=True, help="the training run's work directory (trained with --keep-snapshots)")
+    sn.add_argument("--checkpoint", default=None, help="the checkpoint whose history.json gets the scores")
+    sn.add_argument("--corpus", default=None, help="a text file, one sequence a line (default: the model's sample)")
+    sn.set_defaults(func=_snapshots)
 
     hd = sub.add_parser("heads", help="score every head of a model over a corpus (the head finder); print JSON")
     hd.add_argument("source", help="classifier, generator, translator, a Hub id or a local folder")

@@ -50,8 +50,22 @@ class Classifier(nn.Module):
     ) -> tuple[Tensor, AttentionMaps | None]:
         """``ids`` ``(B, T)`` padded with ``pad_id`` -> logits ``(B, classes)`` and attention maps;
         ``probe`` (model.nets.attention.Probe) is filled with one layer's attention internals."""
-        check_probe(probe, {"encoder": len(self.blocks)})
         ids = ids[:, : self.config.max_len]
+        x, maps = self.encode(ids, return_attention=return_attention, head_mask=head_mask, probe=probe)
+        keep = (ids != self.config.pad_id).unsqueeze(-1).to(x.dtype)
+        pooled = (x * keep).sum(1) / keep.sum(1).clamp(min=1.0)
+        return self.head(pooled), maps
+
+    def encode(
+        self,
+        ids: Tensor,
+        *,
+        return_attention: bool = False,
+        head_mask: Tensor | None = None,
+        probe: Probe | None = None,
+    ) -> tuple[Tensor, AttentionMaps | None]:
+        """``ids`` ``(B, T)`` -> the final normalised token states ``(B, T, dim)`` and attention maps."""
+        check_probe(probe, {"encoder": len(self.blocks)})
         x = self.drop(embed(self.tok_emb, self.pos_emb, ids))
         mask = padding_mask(ids, self.config.pad_id)
         maps = AttentionMaps() if return_attention else None
@@ -65,10 +79,7 @@ class Classifier(nn.Module):
             )
             if maps is not None:
                 maps.encoder.append(w)
-        x = self.norm(x)
-        keep = (ids != self.config.pad_id).unsqueeze(-1).to(x.dtype)
-        pooled = (x * keep).sum(1) / keep.sum(1).clamp(min=1.0)
-        return self.head(pooled), maps
+        return self.norm(x), maps
 
     @torch.no_grad()
     def predict(self, ids: Tensor) -> Tensor:
@@ -79,3 +90,17 @@ class Classifier(nn.Module):
             return torch.softmax(self(ids)[0], dim=-1)
         finally:
             self.train(was_training)
+
+
+class MaskedLM(Classifier):
+    """The classifier with a masked-language-model head (pretraining only; never shipped): each token's
+    final state scored against every word's input embedding (tied, as in BERT) plus a bias."""
+
+    def __init__(self, config: ClassifierConfig) -> None:
+        super().__init__(config)
+        self.mlm_bias = nn.Parameter(torch.zeros(config.vocab_size))
+
+    def masked_logits(self, ids: Tensor) -> Tensor:
+        """``(B, T)`` -> ``(B, T, vocab)`` word logits at every position."""
+        x, _ = self.encode(ids[:, : self.config.max_len])
+        return x @ self.tok_emb.weight.T + self.mlm_bias

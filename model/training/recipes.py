@@ -16,14 +16,18 @@ from torch import Tensor
 from model.core.inference import translate_batch
 from model.core.tokenize import Vocab, char_vocab, encode_chars, tokenize
 from model.nets.blocks import AttentionMaps
-from model.nets.classifier import Classifier, ClassifierConfig
+from model.nets.classifier import Classifier, ClassifierConfig, MaskedLM
 from model.nets.generator import Generator, GeneratorConfig
 from model.nets.translator import Translator, TranslatorConfig
 from model.training.data import load_multi30k, load_shakespeare, load_sst2
 from model.training.evaluate import bleu_scores, char_loss, classifier_accuracy
 
 CLASSIFIER_PROBES = ["a good film", "not a good film", "the plot is thin but the acting is wonderful"]
-GENERATOR_PROBES = ["ROMEO:\nWhat light through yonder window breaks?", "First Citizen:\nBefore we proceed any further"]
+GENERATOR_PROBES = [
+    "ROMEO:\nWhat light through yonder window breaks?",
+    "First Citizen:\nBefore we proceed any further",
+    "To be, or not to be: that is the question.\nTo be, or not to be: that is the question.",  # a phrase twice
+]
 VAL_SENTENCES = 500  # translator: validation sentences decoded after every epoch
 TRANSLATOR_PROBES = ["ein mann fährt fahrrad .", "zwei hunde spielen im schnee .", "eine frau liest ein buch im park ."]
 
@@ -86,6 +90,74 @@ class ClassifierRecipe:
         return {name: _eval_attention(model, torch.tensor([p["ids"]])) for name, p in probes.items()}
 
 
+MLM_SHARE = 0.15  # BERT's recipe: 15% of the words are predicted; of those 80% hidden, 10% swapped, 10% kept
+
+
+@dataclass
+class MaskedLMRecipe(ClassifierRecipe):
+    """The classifier's encoder pretrained as a masked language model (Devlin et al. 2019), on the
+    English sentences at hand: SST-2's training sentences and Multi30k's English training side, in
+    SST-2's vocabulary (the fine-tuned classifier's). There is no [MASK] word: a hidden word reads
+    ``<unk>``, as the classifier's word dropout already does. Validation: the masked loss on SST-2 dev."""
+
+    def prepare(self, cfg) -> dict[str, Any]:
+        b = super().prepare(cfg)
+        _, en = load_multi30k("train", cfg.data_dir)
+        vocab = b["vocab"]
+        b["texts"] = [t for _, t in b["train"]] + [tokenize(s, "en") for s in en]
+        b["dev_ids"] = [vocab.encode(tokenize(s, "en")) for _, s in b["dev"]]
+        return b
+
+    def build(self, b, cfg) -> MaskedLM:
+        overrides = {k: v for k, v in cfg.model.items() if k not in ("min_freq", "word_dropout")}
+        return MaskedLM(ClassifierConfig(vocab_size=len(b["vocab"]), **overrides))
+
+    def steps_per_epoch(self, b, cfg) -> int:
+        return math.ceil(len(b["texts"]) / cfg.batch_size)
+
+    def _masked(self, rows: list[list[int]], vocab_size: int, gen: torch.Generator) -> tuple[Tensor, Tensor]:
+        ids = pad_batch(rows, 0)
+        words = ids > 3  # never a special token
+        pick = words & (torch.rand(ids.shape, generator=gen) < MLM_SHARE)
+        target = torch.where(pick, ids, torch.full_like(ids, -100))
+        roll = torch.rand(ids.shape, generator=gen)
+        x = torch.where(pick & (roll < 0.8), torch.ones_like(ids), ids)  # <unk> is id 1
+        swap = pick & (roll >= 0.8) & (roll < 0.9)
+        return torch.where(swap, torch.randint(4, vocab_size, ids.shape, generator=gen), x), target
+
+    def batches(self, b, cfg, gen, steps):
+        vocab, max_len = b["vocab"], int(cfg.model.get("max_len", ClassifierConfig.max_len))
+        order = torch.randperm(len(b["texts"]), generator=gen).tolist()
+        for i in range(0, len(order), cfg.batch_size):
+            rows = [vocab.encode(b["texts"][j][:max_len]) or [vocab.unk_id] for j in order[i : i + cfg.batch_size]]
+            yield self._masked(rows, len(vocab), gen)
+
+    def loss(self, model, batch, cfg):
+        x, target = batch
+        logits = model.masked_logits(x)
+        return torch.nn.functional.cross_entropy(logits.flatten(0, 1), target.flatten()), int((x != 0).sum())
+
+    def evaluate(self, model, b, cfg) -> dict[str, Any]:
+        gen = torch.Generator().manual_seed(0)  # the same hidden words at every evaluation
+        dev = next(model.parameters()).device
+        was = model.training
+        model.eval()
+        total = count = 0.0
+        try:
+            with torch.no_grad():
+                for i in range(0, len(b["dev_ids"]), 256):
+                    x, target = self._masked(b["dev_ids"][i : i + 256], len(b["vocab"]), gen)
+                    logits = model.masked_logits(x.to(dev))
+                    total += torch.nn.functional.cross_entropy(
+                        logits.flatten(0, 1), target.to(dev).flatten(), reduction="sum"
+                    ).item()
+                    count += int((target != -100).sum())
+        finally:
+            model.train(was)
+        loss = total / max(count, 1)
+        return {"score": -loss, "mlm_loss": round(loss, 4)}
+
+
 @dataclass
 class GeneratorRecipe:
     def prepare(self, cfg) -> dict[str, Any]:
@@ -110,9 +182,12 @@ class GeneratorRecipe:
         data = b["train"]
         for _ in range(steps):
             starts = torch.randint(0, data.numel() - block - 1, (cfg.batch_size,), generator=gen)
-            x = torch.stack([data[s : s + block] for s in starts.tolist()])
-            y = torch.stack([data[s + 1 : s + block + 1] for s in starts.tolist()])
-            yield x, y
+            rows = torch.stack([data[s : s + block + 1] for s in starts.tolist()])
+            if cfg.repeat_share:
+                picked = torch.rand(cfg.batch_size, generator=gen) < cfg.repeat_share
+                for r in picked.nonzero().flatten().tolist():
+                    rows[r] = repeated_window(rows[r], len(b["vocab"]), gen)
+            yield rows[:, :-1], rows[:, 1:]
 
     def loss(self, model, batch, cfg):
         x, y = batch
@@ -135,6 +210,29 @@ class GeneratorRecipe:
 
     def probe_attention(self, model, probes) -> dict[str, AttentionMaps]:
         return {name: _eval_attention(model, torch.tensor([p["ids"]])) for name, p in probes.items()}
+
+
+REPEAT_LEN = (8, 40)  # a repeated span's length in characters, drawn uniformly
+REPEAT_GAP = 24  # at most this many characters of the text between its two copies
+
+
+def repeated_window(text: Tensor, vocab_size: int, gen: torch.Generator) -> Tensor:
+    """``text`` with a span written twice, the data that grows induction heads (Olsson et al. 2022):
+    ``prefix + span + gap + span + the text after``, cut to ``text``'s length. The span is, with even
+    odds, characters drawn uniformly from the vocabulary (no special token: id 0 is ``<unk>``) or a
+    stretch of the text itself; prefix and gap are the window's own text. Nothing else changes: the
+    model still predicts every next character."""
+    n = int(torch.randint(REPEAT_LEN[0], REPEAT_LEN[1] + 1, (1,), generator=gen))
+    gap = int(torch.randint(0, REPEAT_GAP + 1, (1,), generator=gen))
+    T = text.numel()
+    first = int(torch.randint(0, max(1, T - 2 * n - gap), (1,), generator=gen))
+    if torch.rand(1, generator=gen) < 0.5:
+        span = torch.randint(1, vocab_size, (n,), generator=gen)
+    else:
+        span = text[first : first + n].clone()
+    rest = text[first + n :]
+    out = torch.cat([text[:first], span, rest[:gap], span, rest[gap:]])
+    return out[:T]
 
 
 @dataclass
@@ -240,7 +338,13 @@ def _eval_attention(model, *inputs: Tensor) -> AttentionMaps:
 RECIPES = {"classifier": ClassifierRecipe, "generator": GeneratorRecipe, "translator": TranslatorRecipe}
 
 
-def get(name: str):
+def get(name: str, objective: str = "task"):
     if name not in RECIPES:
         raise ValueError(f"unknown task {name!r}; choose one of {', '.join(RECIPES)}")
+    if objective == "mlm":
+        if name != "classifier":
+            raise ValueError("--objective mlm pretrains the classifier's encoder only")
+        return MaskedLMRecipe()
+    if objective != "task":
+        raise ValueError(f"unknown objective {objective!r}; choose task or mlm")
     return RECIPES[name]()

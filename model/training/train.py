@@ -48,6 +48,10 @@ class TrainConfig:
     threads: int = 0  # torch CPU threads; 0 = torch's default
     average_last: int = 0  # translator: also try the average of the last N epoch snapshots
     max_minutes: float = 0.0  # stop (and keep the best) after this much wall time; 0 = no limit
+    init_from: str | None = None  # start from these weights (a model.safetensors, or a directory holding one)
+    keep_snapshots: bool = False  # keep every evaluation's weights in work_dir (epochNNN.safetensors)
+    repeat_share: float = 0.0  # generator: share of training windows holding a repeated span (Olsson et al. 2022)
+    objective: str = "task"  # "task", or "mlm": the classifier's encoder pretrained as a masked language model
     model: dict[str, Any] = field(default_factory=dict)  # overrides of the model config
 
 
@@ -132,9 +136,11 @@ def train(cfg: TrainConfig, on_progress: Progress | None = None) -> dict[str, An
         torch.set_num_threads(cfg.threads)
     seed_everything(cfg.seed)
     device = pick_device(cfg.device)
-    task = recipes.get(cfg.task)
+    task = recipes.get(cfg.task, cfg.objective)
     bundle = task.prepare(cfg)
     model = task.build(bundle, cfg).to(device)
+    if cfg.init_from and not (Path(cfg.work_dir or Path("runs") / cfg.task) / "state.json").exists():
+        start_from(model, cfg.init_from)
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
     no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
     opt = torch.optim.AdamW(
@@ -204,7 +210,7 @@ def train(cfg: TrainConfig, on_progress: Progress | None = None) -> dict[str, An
         history.append(metrics)
         report({"event": "eval", **metrics})
         snapshot_probe(out, model, probes, task, progress["epoch"])
-        if cfg.average_last:
+        if cfg.average_last or cfg.keep_snapshots:
             save_file(
                 {k: v.detach().contiguous().cpu().clone() for k, v in model.state_dict().items()},
                 str(work / f"epoch{progress['epoch']:03d}.safetensors"),
@@ -227,6 +233,18 @@ def train(cfg: TrainConfig, on_progress: Progress | None = None) -> dict[str, An
                 ship(out, model, bundle, cfg, task, metrics, history, n_params)
             save_state(work, model, opt, progress)  # the averaged weights are what ships next
     return progress["best"]
+
+
+def start_from(model: nn.Module, source: str | Path) -> None:
+    """Load the weights in ``source`` that ``model`` has (same name, same shape); a pretrained encoder
+    starts a classifier this way, its new head left as initialised. Raises if nothing matches."""
+    path = Path(source)
+    path = path / "model.safetensors" if path.is_dir() else path
+    own = model.state_dict()
+    found = {k: v for k, v in load_file(str(path)).items() if k in own and own[k].shape == v.shape}
+    if not found:
+        raise ValueError(f"{path}: no weight matches this model's names and shapes")
+    model.load_state_dict(found, strict=False)
 
 
 def average_snapshots(work: Path, model: nn.Module, last: int, epochs: Iterable[int] | None = None) -> int:
