@@ -14,15 +14,18 @@ else, the start page included, is passed through untouched.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import streamlit as st
 from starlette.middleware import Middleware
 from streamlit import config
 
+from pages import PAGES
+
 ROOT = Path(__file__).resolve().parent
-# app.py names each page by its file (tests/test_serve.py checks that they agree)
-PAGE_PATHS = frozenset(p.stem for p in (ROOT / "ui").glob("*.py") if not p.stem.startswith("_"))
+# every page address of the registry (pages/__init__.py), which app.py routes
+PAGE_PATHS = frozenset(p.address for p in PAGES)
 # Runs before Streamlit's script: the base is the page address minus its last part, resolved in the
 # browser (behind a proxy that adds a prefix, the server never sees that prefix).
 BASE_SCRIPT = (
@@ -96,4 +99,26 @@ class PageBase:
         await self.app(scope, receive, collect)
 
 
+def declare_router() -> None:
+    """Tell Streamlit, before any session, that this app routes with ``st.navigation``.
+
+    Streamlit decides once per process, when its first session starts, whether the entry script's
+    sibling ``pages/`` folder is a legacy multipage app; the public rule is that an app calling
+    ``st.navigation`` is not one, but app.py's call comes only after that first decision. So the first
+    request of a fresh server (every Community Cloud wake) ran the legacy mode, which knows none of our
+    pages: a page address got "Page not found. Running the app's main page." before the router took over
+    (tests/browser/test_fresh_server.py). Calling ``st.navigation`` here, at start-up and outside any
+    script run, applies that rule from the first request: no page runs and nothing is sent (with no
+    session Streamlit only returns the default page). Its "missing ScriptRunContext" warnings, which say
+    exactly that, are kept out of the log."""
+    quiet = logging.getLogger("streamlit.runtime.scriptrunner_utils.script_run_context")
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)
+    try:
+        st.navigation([st.Page(ROOT / "app.py", default=True)], position="hidden")
+    finally:
+        quiet.setLevel(level)
+
+
+declare_router()
 app = st.App(ROOT / "app.py", middleware=[Middleware(PageBase)])

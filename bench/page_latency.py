@@ -93,8 +93,8 @@ PAGES: dict[str, PageSpec] = {
     "floor_page": PageSpec("floor_text", "floor-chart", path="floor", app="bench/floor_pages.py"),
 }
 APP = "serve.py"  # what `make run` serves: app.py behind serve.py's page addresses (--router app.py: without)
-MISSING_MODEL_TEXT = "model could not be loaded"  # ui.shared.models.require_checkpoint's message
-ROUTER_TEXT = "CPU thread"  # in ui.shared.sidebar.sidebar's caption: shown only when app.py (the router) ran
+MISSING_MODEL_TEXT = "model could not be loaded"  # pages.shared.models.require_checkpoint's message
+ROUTER_TEXT = "CPU thread"  # in pages.router.sidebar.sidebar's caption: shown only when app.py (the router) ran
 INPUT_TOKENS = 20
 TARGETS_MS = {"warm_interaction_median": 300, "warm_render_median": 1000}
 TARGET_INTERACTION_PAGES = ("classifier", "translator")
@@ -314,7 +314,7 @@ def prime(browser: Any, url: str, *, timeout_ms: float) -> bool:
     """Open the root URL once, so that app.py runs ``st.navigation``; returns whether the router ran.
 
     Until some session has run app.py, Streamlit 1.67 serves a deep link such as ``/classifier`` in
-    its legacy mode for apps with a ``ui/`` folder: it runs ``ui/classifier.py`` alone (no
+    its legacy mode for apps with a ``ui/`` folder: it runs ``pages/models/classifier.py`` alone (no
     app.py, no shared sidebar) and lists every file of ``ui/`` in the navigation. The warm
     measurements prime the server so that they time the app as designed."""
     page = new_page(browser, PageSpec(None, None), 300)

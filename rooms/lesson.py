@@ -1,5 +1,5 @@
 """Lesson links: a page's state (its URL keys: the input, the model, the explorer's view) pinned into one
-signed token, with an optional expiry. No Streamlit, no torch: ``ui/shared/lesson.py`` reads the secret
+signed token, with an optional expiry. No Streamlit, no torch: ``pages/router/lesson.py`` reads the secret
 and puts the token on a page.
 
 The token is ``v1.<payload>.<signature>``: the payload is the JSON ``{"p": page, "q": {key: value},

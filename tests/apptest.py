@@ -17,8 +17,10 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def page(name: str) -> str:
-    """The path of ``ui/<name>.py``, for :func:`run`."""
-    return str(ROOT / "ui" / f"{name}.py")
+    """The script of the page at address ``name`` (the registry's, pages/__init__.py), for :func:`run`."""
+    from pages import page as entry
+
+    return str(ROOT / entry(name).script)
 
 
 def run(page: str, /, query: dict | None = None, **state) -> AppTest:

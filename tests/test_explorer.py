@@ -15,8 +15,8 @@ from streamlit.testing.v1 import AppTest
 
 from fixtures.explorer_runs import MARKUP, classifier_run, generator_run, rollout_of, translator_run
 from model.core.results import AttentionKind, attention_kind, causal
+from pages.shared.explorer import _prefix, checked_cell
 from tests.apptest import ROOT
-from ui.shared.explorer import _prefix, checked_cell
 from viz.explorer import (
     clamp_state,
     display_token,

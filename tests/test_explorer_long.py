@@ -215,7 +215,7 @@ def test_our_models_read_the_context_they_were_trained_on(task, field) -> None:
 
 
 def test_a_rerun_of_the_same_long_run_reuses_its_encoding() -> None:
-    from ui.shared import explorer as shown
+    from pages.shared import explorer as shown
 
     (kind,) = long_run(300, layers=2, heads=12)
     first = explorer_payload([kind], title="a")

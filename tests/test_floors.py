@@ -39,7 +39,7 @@ def test_model_imports_only_downward(path: Path):
     here = FLOORS["__main__" if path.name == "__main__.py" else path.relative_to(ROOT / "model").parts[0]]
     up = sorted(m for m in imports(path) if (f := floor_of(m)) is not None and f > here)
     assert not up, f"{path.relative_to(ROOT)} (floor {here}) imports upward: {up}"
-    outside = sorted(m for m in imports(path) if m.split(".")[0] in {"streamlit", "plotly", "viz", "ui", "argparse"})
+    outside = sorted(m for m in imports(path) if m.split(".")[0] in {"streamlit", "plotly", "viz", "pages", "argparse"})
     assert not outside or path.name == "__main__.py", f"{path.relative_to(ROOT)} imports {outside}"
 
 

@@ -14,14 +14,14 @@ import pytest
 import torch
 
 import model.core.triangle as triangle
-import ui.shared.hub as page_hub
+import pages.shared.hub as page_hub
 from fixtures.hub_tiny import save_gpt2, save_marian
 from model.core.results import causal
 from model.core.triangle import CausalMaps, compact
 from model.hub.load import load
 from model.hub.run import _batch_item, _maps, run
+from pages.shared.explorer import explorer_file
 from tests import apptest
-from ui.shared.explorer import explorer_file
 
 TEXT = "the cat sat on the mat ."
 

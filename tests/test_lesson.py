@@ -94,7 +94,7 @@ def test_too_long_a_state_is_refused_when_pinned():
 
 
 def test_the_link_keeps_the_page_keys_only(monkeypatch):
-    from ui.shared import lesson as ui_lesson
+    from pages.shared import lesson as ui_lesson
 
     monkeypatch.setenv(ui_lesson.SECRET_ENV, SECRET.decode())
     href = (
@@ -115,7 +115,7 @@ def test_the_link_keeps_the_page_keys_only(monkeypatch):
 
 
 def test_without_a_configured_secret_the_process_has_its_own(monkeypatch):
-    from ui.shared import lesson as ui_lesson
+    from pages.shared import lesson as ui_lesson
 
     monkeypatch.delenv(ui_lesson.SECRET_ENV, raising=False)
     secret, lasting = ui_lesson.lesson_secret()
@@ -123,7 +123,7 @@ def test_without_a_configured_secret_the_process_has_its_own(monkeypatch):
 
 
 def test_the_stylesheet_hides_inputs_under_the_prefixes_only():
-    from ui.shared.lesson import hide_inputs_css
+    from pages.router.lesson import hide_inputs_css
 
     css = hide_inputs_css(("cls_", 'bad prefix"]{}', ""))
     assert css.startswith("<style>") and css.endswith("</style>")

@@ -10,10 +10,10 @@ import time
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from pages.router.lesson import SECRET_ENV, hide_inputs_css
 from rooms.lesson import Lesson, sign
 from tests import apptest
 from tests.apptest import explorer, url
-from ui.shared.lesson import SECRET_ENV, hide_inputs_css
 
 APP = str(apptest.ROOT / "app.py")
 SECRET = "the tests' lesson secret"
@@ -39,7 +39,7 @@ def test_a_pinned_link_opens_the_page_as_pinned():
     lesson = token(time.time() + 3600)
     at = AppTest.from_file(APP, default_timeout=60)
     at.query_params["lesson"] = lesson
-    at.switch_page("ui/classifier.py").run()
+    at.switch_page("pages/models/classifier.py").run()
     assert not at.exception
     assert at.text_input(key="cls_text").value == TEXT  # the pinned input...
     state = explorer(at)["state"]
@@ -70,7 +70,7 @@ def test_a_link_opened_on_another_page_goes_to_its_page():
 def test_an_expired_or_changed_link_says_so_and_the_page_opens_as_usual(make, said):
     at = AppTest.from_file(APP, default_timeout=60)
     at.query_params["lesson"] = make()
-    at.switch_page("ui/classifier.py").run()
+    at.switch_page("pages/models/classifier.py").run()
     assert not at.exception
     assert any(said in w.value and "opens as usual" in w.value for w in at.warning), [w.value for w in at.warning]
     assert at.text_input(key="cls_text").value != TEXT  # the page's own default

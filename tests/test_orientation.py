@@ -14,7 +14,7 @@ NOTEBOOK = re.compile(r"\bseeds? 0+[0-4]\b")  # a notebook's number; seed=123 ar
 def test_no_python_file_cites_a_seed_notebook():
     cited = [
         f"{path.relative_to(ROOT)}:{n}: {line.strip()}"
-        for folder in ("app.py", "model", "ui", "viz", "bench", "tests")
+        for folder in ("app.py", "model", "pages", "viz", "bench", "tests")
         for path in ([ROOT / folder] if folder.endswith(".py") else sorted((ROOT / folder).rglob("*.py")))
         for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
         if NOTEBOOK.search(line)

@@ -12,9 +12,9 @@ from streamlit.testing.v1 import AppTest
 
 from fixtures.tiny import CLASSIFIER, GENERATOR, TRANSLATOR
 from model.core.checkpoint import Checkpoint, load_checkpoint
+from pages.shared import models as shared_models
 from tests import apptest
 from tests.apptest import chart, charts, matrix, run_on, url
-from ui.shared import models as shared_models
 
 PAGE = apptest.page("ablation")
 run = partial(apptest.run, PAGE)

@@ -21,9 +21,9 @@ from model.core.triangle import CausalMaps
 from model.hub.download import OFFLINE
 from model.hub.load import MAX_PARAMS_ENV
 from model.hub.run import run as hub_run
+from pages.shared.hub import MAX_GENERATE, run_id
 from tests import apptest
 from tests.apptest import chart, clear_caches, titles
-from ui.shared.hub import MAX_GENERATE, run_id
 from viz.explorer import kind_weights, unpack_payload
 
 PAGE = apptest.page("any_model")
@@ -309,7 +309,7 @@ def test_a_run_held_as_its_triangle_shows_and_explains_the_same(tiny, monkeypatc
     map, kept as its triangle again."""
     hidden = bool(query.get("hub_hide"))
     shown, made = [], []
-    monkeypatch.setattr("ui.shared.hub.run", lambda *a, **k: made.append(hub_run(*a, **k)) or made[-1])
+    monkeypatch.setattr("pages.shared.hub.run", lambda *a, **k: made.append(hub_run(*a, **k)) or made[-1])
     for threshold in (1 << 40, 0):
         clear_caches()
         monkeypatch.setattr(triangle, "PACK_FROM_BYTES", threshold)
@@ -329,7 +329,7 @@ def test_a_run_held_as_its_triangle_shows_and_explains_the_same(tiny, monkeypatc
 
 
 def panel(source: str, german: str) -> None:
-    from ui.shared.hub import hub_cross_attention_panel
+    from pages.shared.hub import hub_cross_attention_panel
 
     hub_cross_attention_panel(source, german)
 

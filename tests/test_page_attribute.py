@@ -10,10 +10,10 @@ import pytest
 from fixtures.hub_tiny import save_bert_base, save_gpt2
 from model.analysis.runs import run as run_model
 from model.core.checkpoint import load_checkpoint
+from pages.shared.explain import result_id
+from pages.shared.hub import run_id
 from tests import apptest
 from tests.apptest import chart
-from ui.shared.explain import result_id
-from ui.shared.hub import run_id
 
 TITLE = "Layer "
 TEXT = "the acting is wonderful but the plot is thin"  # the classifier page's default

@@ -12,10 +12,10 @@ from streamlit.testing.v1 import AppTest
 from fixtures.widget_events import component_event
 from model.lessons.questions import CREDIT, build_question
 from model.lessons.workshop import hand_question
+from pages.shared.text import markdown_escape
 from rooms.rules import MAX_PARTICIPANTS
 from rooms.store import open_store, reset_stores
 from tests.apptest import charts, explorers, page, run, url
-from ui.shared.text import markdown_escape
 
 PAGE = page("classroom")
 pytestmark = pytest.mark.usefixtures("app_env")

@@ -173,7 +173,7 @@ def test_the_classifier_page_marks_the_roles_its_heads_play_here():
 def test_corpus_lines_are_escaped_in_the_examples():
     import pandas as pd
 
-    from ui.shared.heads import examples_markdown
+    from pages.shared.heads import examples_markdown
 
     nasty = "<b>x</b> | [click](javascript:alert(1)) *y*"
     md = examples_markdown(pd.DataFrame([{"which": "top", "score": 0.5, "line": nasty, "open": "classifier?a=1"}]))
@@ -188,7 +188,7 @@ def test_a_runs_scores_are_computed_once_and_go_with_the_run(monkeypatch):
     import gc
     import weakref
 
-    import ui.shared.heads as page_heads
+    import pages.shared.heads as page_heads
     from fixtures.long_runs import long_run
     from model.analysis.heads import line_sums
     from model.core.results import RunResult

@@ -14,7 +14,7 @@ import pytest
 from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
-import ui.shared.display
+import pages.shared.display
 from fixtures.tiny import CLASSIFIER, GENERATOR, TRANSLATOR
 from tests import apptest
 from tests.apptest import chart, charts, explorers, matrices, matrix, run_on, titles, url
@@ -73,7 +73,7 @@ def click(monkeypatch):
     """Clicks a download button whose file is built on click (AppTest keeps no runtime to do it): returns
     the figures the page exported (as JSON specs) and the HTML file."""
     callables, exported = {}, []
-    real_add, real_html = MediaFileManager.add_deferred, ui.shared.display.figures_to_html
+    real_add, real_html = MediaFileManager.add_deferred, pages.shared.display.figures_to_html
 
     def add_deferred(self, data_callable, *args, **kwargs):
         file_id = real_add(self, data_callable, *args, **kwargs)
@@ -85,7 +85,7 @@ def click(monkeypatch):
         return real_html(figs, *args, **kwargs)
 
     monkeypatch.setattr(MediaFileManager, "add_deferred", add_deferred)
-    monkeypatch.setattr(ui.shared.display, "figures_to_html", figures_to_html)
+    monkeypatch.setattr(pages.shared.display, "figures_to_html", figures_to_html)
 
     def press(at: AppTest, label: str = EXPORT) -> tuple[list[dict], str]:
         [button] = [b for b in at.get("download_button") if b.proto.label == label]

@@ -50,7 +50,7 @@ def test_decoding_step_survives_an_edited_reference():
 
 
 def test_url_casts_for_toggles_and_index_lists():
-    from ui.shared.state import flag, index_list
+    from pages.shared.state import flag, index_list
 
     assert flag("True") is True and flag("False") is False and flag("yes") is False
     cast = index_list(4)

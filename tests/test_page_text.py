@@ -1,7 +1,7 @@
 """The pages' text helpers: user words in messages show invisible characters as code points (as the
 axes do), counts agree with their nouns, and a sentence never gets a second full stop."""
 
-from ui.shared.text import listing, plural, sentence_end
+from pages.shared.text import listing, plural, sentence_end
 
 
 def test_listing_shows_invisible_characters_by_code_point():

@@ -9,13 +9,13 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from model.lessons.workshop import hand_question, score_shape_guess, shape_question
+from pages.lessons.stepper import STEP_KEYS_JS
+from pages.shared.projector import PROJECTOR_CSS
 from tests.apptest import charts, explorer, matrices, matrix, run, url
-from ui.shared.projector import PROJECTOR_CSS
-from ui.shared.stepper import STEP_KEYS_JS
 from viz.common import HEAD_COLORS
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGE, HAND, APP = (str(ROOT / p) for p in ("ui/workshop.py", "ui/hand.py", "app.py"))
+PAGE, HAND, APP = (str(ROOT / p) for p in ("pages/teach/workshop.py", "pages/lessons/hand.py", "app.py"))
 WEIGHTS_OF_IS = [0.2912, 0.0106, 0.0982, 0.0625, 0.4917, 0.0458]  # the hand example's weights for the query "is"
 pytestmark = pytest.mark.usefixtures("app_env")
 
@@ -270,7 +270,7 @@ def test_the_key_script_is_fixed_and_clicks_the_step_buttons():
 
 
 def projector_script():
-    from ui.shared.projector import projector_toggle
+    from pages.shared.projector import projector_toggle
 
     projector_toggle()
 

@@ -2,7 +2,6 @@
 page list is app.py's (the served behaviour in a real browser: tests/browser/test_serve.py)."""
 
 import json
-import re
 import subprocess
 import sys
 
@@ -12,9 +11,15 @@ from serve import BASE_SCRIPT, PAGE_PATHS, ROOT, page_of, with_base
 
 
 def test_page_paths_are_the_routers_pages():
-    """app.py names each page by its file; serve.py lists the files, so the two must agree."""
-    routed = set(re.findall(r'url_path="(\w+)"', (ROOT / "app.py").read_text()))
-    assert routed == set(PAGE_PATHS) and "classifier" in routed and "translator" in routed
+    """app.py routes every registry entry (pages/__init__.py); serve.py lists the same addresses, and each
+    entry's script is a file in its section folder, never directly in pages/."""
+    from pages import PAGES
+
+    assert set(PAGE_PATHS) == {p.address for p in PAGES} and {"classifier", "translator"} <= set(PAGE_PATHS)
+    assert "in_section(section)" in (ROOT / "app.py").read_text()
+    for p in PAGES:
+        assert (ROOT / p.script).is_file() and len((ROOT / p.script).relative_to(ROOT / "pages").parts) == 2
+    assert not [f.name for f in (ROOT / "pages").glob("*.py") if f.name != "__init__.py"]
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,7 @@ Hugging Face model from its layer's projections or from what its attention funct
 (:mod:`model.hub.explain`). Both hand the query vector, every key and value vector, the row's mask and
 the scale to :func:`row_steps`, which rebuilds the cell in float64 — dot product, scaling, soft-capping
 where the model has it, mask, softmax, weighted sum — and both return one
-:class:`Explanation` that the figures (:mod:`viz.explain`) and the panel (``ui/shared/explain.py``) read.
+:class:`Explanation` that the figures (:mod:`viz.explain`) and the panel (``pages/shared/explain.py``) read.
 Where a family cannot recompute a weight it raises :class:`NotExplained` with the reason.
 """
 

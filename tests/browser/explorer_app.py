@@ -17,7 +17,7 @@ import streamlit as st
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run from anywhere: the repository root
 
 from fixtures.explorer_runs import classifier_run, generator_run, rollout_of, translator_run  # noqa: E402
-from ui.shared.explorer import attention_explorer, explorer_download  # noqa: E402
+from pages.shared.explorer import attention_explorer, explorer_download  # noqa: E402
 
 CASES = {
     "translator": lambda n: translator_run(src=n, tgt=n),

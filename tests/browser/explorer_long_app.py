@@ -20,7 +20,7 @@ import streamlit as st
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run from anywhere: the repository root
 
 from fixtures.long_runs import long_run  # noqa: E402
-from ui.shared.explorer import attention_explorer  # noqa: E402
+from pages.shared.explorer import attention_explorer  # noqa: E402
 
 
 def number(name: str, default: int) -> int:

@@ -14,8 +14,8 @@ from playwright.sync_api import expect
 
 from fixtures.server import streamlit_server
 from model.core.checkpoint import WEIGHTS, default_dir
+from pages.router.lesson import SECRET_ENV
 from rooms.lesson import Lesson, sign
-from ui.shared.lesson import SECRET_ENV
 
 from .conftest import ARTIFACTS, STARTUP_SECONDS
 from .test_explorer import ROOT, TIMEOUT_S, until

@@ -3,7 +3,7 @@
 ``payload.py`` packs the run for the browser, ``state.py`` clamps the view and maps it to the URL,
 ``export.py`` writes the standalone HTML file, ``assets.py`` joins the ES modules under ``js/``
 (``main.js`` is the entry) into the one script Streamlit and the file take; ``explorer.css`` styles
-both. ``ui/shared/explorer.py`` puts it on a page. Nothing here imports streamlit. The names below
+both. ``pages/shared/explorer.py`` puts it on a page. Nothing here imports streamlit. The names below
 are re-exported so callers import them from ``viz.explorer``.
 """
 

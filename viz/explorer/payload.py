@@ -15,7 +15,7 @@ go sparse (:func:`sparse_codes`: a bit a cell, then the codes that are not 0): a
 are 0, and 12 × 12 maps take about 16 MB instead of 77 MB of bytes. The
 maps are drawn in 256 colours, so the heatmap is what the float32 copy would draw; the tooltip reads
 "≈". Nothing is computed from the copy: a click is explained from the model's own tensors, and the
-weight it reports is read from the run (:func:`ui.shared.explorer.checked_cell`).
+weight it reports is read from the run (:func:`pages.shared.explorer.checked_cell`).
 
 Tokens reach the browser only as display labels (:func:`display_token`): control, format and other
 invisible characters become their code point (``U+202E``), so no bidi control reaches the page; the

@@ -7,7 +7,7 @@ v2 element, plain JavaScript, no build step) it costs a few milliseconds, prints
 stays selectable text that a screen reader reads as a table.
 
 ``payload.py`` builds what the table draws, ``assets.py`` reads the script and style;
-``ui/shared/matrixview.py`` puts it on a page. Nothing here imports streamlit. The names below are
+``pages/shared/matrixview.py`` puts it on a page. Nothing here imports streamlit. The names below are
 re-exported so callers import them from ``viz.matrixview``.
 """
 

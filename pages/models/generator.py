@@ -1,0 +1,112 @@
+"""Shakespeare generator: the next-character distribution under the sampling controls, the generated text,
+the causal mask step by step, what the model looked at for each new character, every layer and head."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+from model.core.checkpoint import Checkpoint
+from model.core.results import RunResult
+from pages import heading
+from pages.models.sampling import sampling, sampling_used
+from pages.shared.attribute import checkpoint_contributions
+from pages.shared.display import export_view_button, output_text
+from pages.shared.heads import head_roles
+from pages.shared.models import require_checkpoint
+from pages.shared.runs import attempt, input_notes, read_input, run_generation
+from pages.shared.state import bounded, on_request, range_slider, url_widget
+from pages.shared.steps import causal_steps, generation_step
+from pages.shared.text import be, plural
+from pages.shared.views import attention_downloads, attention_views
+
+MODEL = "generator"  # its description: model.core.specs.SPECS
+DEFAULT_PROMPT = "ROMEO:"
+MIN_LENGTH, MAX_LENGTH = 20, 400
+MAX_SEED = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class Options:
+    prompt: str  # as typed
+    length: int  # characters to write
+    seed: int
+    temperature: float  # the sampling the shown text is written with (the sliders may differ until asked)
+    top_k: int  # 0: every character
+
+
+def options(vocab_size: int) -> Options:
+    temperature, top_k = sampling_used(vocab_size)
+    left, right = st.columns([2, 3])
+    hint = "The model continues this text."
+    prompt = url_widget(left.text_area, "Prompt", "gen_prompt", DEFAULT_PROMPT, height=110, help=hint)
+    a, b = right.columns(2)
+    length = range_slider("gen_length", MIN_LENGTH, MAX_LENGTH, 200, label="Length (characters)", parent=a, step=10)
+    seeds = dict(min_value=0, max_value=MAX_SEED, step=1, help="The same seed gives the same text.")
+    seed = url_widget(b.number_input, "Seed", "gen_seed", 0, bounded(0, MAX_SEED), **seeds)
+    return Options(prompt, int(length), int(seed), float(temperature), int(top_k))
+
+
+@st.fragment
+def attention(ck: Checkpoint, result: RunResult) -> None:
+    st.subheader("Every layer and head")
+    T = len(result.kinds["encoder"].keys)
+    st.caption(
+        f"The final context window of {T} characters, as the model read it. The masked cells (hatched) are the "
+        "future: a character never sees what comes after it. Click a weight to see how it was computed; the steps "
+        "below follow the head you clicked."
+    )
+    title = "Shakespeare generator: " + result.notes["prompt"][:40]
+    cell = attention_views(result, "gen", ck=ck, title=title)
+    checkpoint_contributions(ck, result, "gen")
+    layer, head = (cell["layer"], cell["head"]) if cell and cell["head"] is not None else (0, 0)
+    # lazy: five charts that every new text would redraw, built only while the section is open
+    steps = on_request("Step by step: the causal mask, and what each new character looked at", "gen_steps")
+    if not steps.open:
+        return
+    with steps:
+        label, hint = "Characters shown in the steps below", "The last N characters."
+        window = range_slider("gen_window", 2, min(ck.spec.window, T), min(16, T), label=label, help=hint)
+        full = result.notes["prompt"] + result.notes["new_text"]
+        figs = causal_steps(ck, full[-window:], layer, head)
+        figs += generation_step(ck, result, layer, window)
+        export_view_button(figs, "Shakespeare generator", "gen-export", notes=f"Prompt and generated text:\n{full}")
+
+
+def body(ck: Checkpoint, opts: Options) -> None:
+    """The next character (on request), the generated text and its attention."""
+    prompt = read_input(ck.spec, opts.prompt, "prompt")
+    if prompt is None:
+        return
+    next_char = on_request("The next character: how temperature and top-k choose it", "gen_next")
+    if next_char.open:  # lazy, like the steps below: a chart and two sliders, drawn only while open
+        with next_char:
+            sampling(ck, prompt)
+    temp, top_k = opts.temperature, opts.top_k
+    result = attempt(run_generation, ck, prompt, opts.length, temp, top_k, opts.seed, what="Nothing to continue")
+    if result is None or not input_notes(result, "the prompt"):
+        return
+    st.subheader("Generated text")
+    output_text(result.notes["prompt"] + result.notes["new_text"])
+    n, m = len(result.notes["prompt"]), len(result.notes["new_text"])
+    st.caption(
+        f"The first {plural(n, 'character')} {be(n)} the prompt; the next {plural(m, 'character')} "
+        f"{be(m, past=True)} sampled at temperature {temp:g}, top-k {top_k or 'all'}."
+    )
+    attention(ck, result)
+    attention_downloads("gen", MODEL)
+    head_roles(result, MODEL)  # which of the head finder's heads play their role on this text
+
+
+def main() -> None:
+    st.title(heading("generator"))
+    st.caption(
+        "A character-level transformer trained on Tiny Shakespeare writes one character at a time. It is causal: "
+        "each character attends only to itself and to what came before."
+    )
+    ck = require_checkpoint(MODEL)
+    body(ck, options(len(ck.vocabs["chars"])))
+
+
+main()

@@ -1,0 +1,36 @@
+"""The sidebar every page shares: device choice, projector mode, which models are loaded."""
+
+from __future__ import annotations
+
+import streamlit as st
+import torch
+
+from model.core.checkpoint import Checkpoint
+from pages.shared.models import TRAIN_COMMANDS, available_devices, device, get_checkpoint
+from pages.shared.projector import projector_toggle
+from pages.shared.state import url_value
+from pages.shared.text import plural
+
+
+def sidebar() -> None:
+    """Every element here is drawn on every page load, so it is kept to the few that do something: the
+    device choice only where there is a choice, and one caption for what is loaded."""
+    devices = available_devices()
+    if len(devices) > 1:
+        initial = url_value("device", "cpu", str)
+        st.sidebar.selectbox(
+            "Device",
+            devices,
+            index=devices.index(initial) if initial in devices else 0,
+            key="device",
+            help="Where the models run.",
+        )
+    else:
+        st.session_state.pop("device", None)  # device() is then CPU
+    projector_toggle()
+    where = "" if len(devices) > 1 else " (no GPU on this machine)"
+    lines = [f"torch {torch.__version__} · {plural(torch.get_num_threads(), 'CPU thread')} · {device()}{where}"]
+    for task in TRAIN_COMMANDS:
+        ck = get_checkpoint(task, device())
+        lines.append(f"{task}: {'✅ trained model loaded' if isinstance(ck, Checkpoint) else '⚠️ no model'}")
+    st.sidebar.caption("  \n".join(lines))

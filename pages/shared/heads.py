@@ -1,0 +1,299 @@
+"""The head finder on a page: stored scores of our models, Hub models scored on request (cached per model and
+corpus, with a progress bar), links that open the explorer on a line and a head, the drawn pattern, and
+which of the finder's heads do their role on a model page's current input (● / ○)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import weakref
+from collections.abc import Sequence
+from pathlib import Path
+from urllib.parse import urlencode
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from model.analysis.head_scan import (
+    CORPORA,
+    CorpusError,
+    HeadScores,
+    corpus_lines,
+    corpus_name,
+    default_corpus,
+    hub_reader,
+    our_reader,
+    scan,
+)
+from model.analysis.heads import line_sums, pattern_scores
+from model.core.checkpoint import Checkpoint, default_dir
+from model.core.results import RunResult
+from model.core.specs import SPECS
+from model.hub.load import HubModel
+from pages import page as page_entry
+from pages.shared.hub import hub_key, open_hub
+from pages.shared.models import require_checkpoint
+from pages.shared.runs import checkpoint_key
+from pages.shared.state import bounded, on_request, one_of, select_choice, url_widget
+from pages.shared.text import markdown_escape
+from viz.heads import pattern_table
+
+ROOT = CORPORA.parents[2]  # the checkout
+# the page a head's line opens: a model's own page (registry: its address and text key), else Any model
+HUB_PAGE = "any_model"
+PATTERN_LINES = 60  # lines a drawn pattern is matched on for our models (their stored scores keep no maps)
+ROLES = {
+    "previous": "previous-token",
+    "first": "first-token (sink)",
+    "self": "self",
+    "monotonic": "monotonic alignment",
+}
+ACTIVE = 0.75  # a head does its role here when its score on this input is at least this share of its corpus score
+MAX_SCANS = 4
+HUB_REPORTS = "heads_hub_reports"  # session: source -> the report the finder computed (the model pages read it)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _read_json(path: str, mtime: float) -> dict:
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _read_lines(path: str, mtime: float) -> list[str]:
+    return corpus_lines(Path(path).read_bytes(), name=Path(path).name)
+
+
+def stored_path(task: str) -> Path:
+    return default_dir(task) / "heads.json"
+
+
+def stored_report(task: str) -> dict | None:
+    """The scores stored beside ``task``'s checkpoint (with their corpus lines), or None."""
+    path = stored_path(task)
+    if not path.is_file():
+        return None
+    report = dict(_read_json(str(path), path.stat().st_mtime))
+    corpus = ROOT / report.get("corpus", "")
+    report["lines"] = _read_lines(str(corpus), corpus.stat().st_mtime) if corpus.is_file() else []
+    if len(report["lines"]) != report["sequences"]:
+        command = f"python -m model heads {task} --examples --json > {path}"
+        report["notes"] = [
+            *report.get("notes", []),
+            f"the corpus has {len(report['lines'])} lines now, not the {report['sequences']} these scores were "
+            f"computed on: recompute them with {command}",
+        ]
+    return report
+
+
+def read_upload(upload) -> list[str] | None:
+    """An uploaded corpus as lines, or None after a message saying what is wrong."""
+    try:
+        return corpus_lines(upload.getvalue(), name=upload.name)
+    except CorpusError as err:
+        st.error(markdown_escape(str(err)))
+        return None
+
+
+def default_lines(hub: HubModel) -> list[str]:
+    path = default_corpus(hub.spec)
+    return _read_lines(str(path), path.stat().st_mtime)
+
+
+class _Bar:
+    """A progress bar a scan reports to."""
+
+    def __init__(self, text: str) -> None:
+        self.bar = st.progress(0.0, text=text)
+
+    def __call__(self, fraction: float, text: str) -> None:
+        self.bar.progress(min(max(fraction, 0.0), 1.0), text=text)
+
+
+@st.cache_resource(show_spinner=False)
+def _scans() -> dict:
+    """Scans shared by every session, per model and corpus: a dict filled outside a cached function, because
+    Streamlit replays what a cached function draws, and one session's progress bar is not in another's page."""
+    return {}
+
+
+def _cached_scan(key: tuple, reader, lines: tuple[str, ...], text: str) -> HeadScores:
+    store = _scans()
+    if key not in store:
+        bar = _Bar(text)
+        try:
+            store[key] = scan(reader(), lines, progress=bar)
+        finally:
+            bar.bar.empty()
+        while len(store) > MAX_SCANS:  # the oldest goes: a GPT-2's scan keeps ~4 MB of pattern blocks
+            store.pop(next(iter(store)))
+    return store[key]
+
+
+def hub_scores(source: str, lines: Sequence[str] | None) -> tuple[dict, HeadScores] | None:
+    """A Hub model's heads scored over ``lines`` (its default sample when None), with a progress bar the first
+    time; cached per model and corpus. None after a message when the model cannot be opened."""
+    hub = open_hub(source)
+    if hub is None:
+        return None
+    lines = tuple(lines or default_lines(hub))
+    text = f"scoring the heads of {markdown_escape(source)} over {len(lines)} lines"
+    scores = _cached_scan(("hub", *hub_key(hub), hash(lines)), lambda: hub_reader(hub), lines, text)
+    report = scores.to_json(examples=True, corpus=corpus_name(default_corpus(hub.spec)))
+    report["lines"] = list(lines)
+    st.session_state.setdefault(HUB_REPORTS, {})[source] = {k: v for k, v in report.items() if k != "lines"}
+    return report, scores
+
+
+def pattern_blocks(ck: Checkpoint, lines: Sequence[str]) -> dict[str, list[np.ndarray]]:
+    """Each square kind's first blocks over the first :data:`PATTERN_LINES` lines (one scan, cached)."""
+    lines = tuple(lines[:PATTERN_LINES])
+    text = f"reading {len(lines)} lines for the pattern"
+    scores = _cached_scan(("ours", *checkpoint_key(ck), hash(lines)), lambda: our_reader(ck), lines, text)
+    return {name: t.blocks for name, t in scores.kinds.items() if t.blocks}
+
+
+def explorer_link(source: str, line: str, kind: str, layer: int, head: int) -> str:
+    """The model page's address that opens ``line`` in the explorer at ``kind``, ``layer``, ``head``."""
+    entry = page_entry(source if source in SPECS else HUB_PAGE)
+    page, text_key = entry.address, entry.text_key
+    prefix = SPECS[source].short if source in SPECS else "hub"
+    params = {text_key: line, f"{prefix}_kind": kind, f"{prefix}_layer": layer, f"{prefix}_head": head}
+    if source not in SPECS:
+        params = {"hub_id": source, **params}
+    return f"{page}?{urlencode(params)}"
+
+
+def pattern_editor(size: int) -> np.ndarray:
+    """A ``size × size`` query × key grid of checkboxes the student paints (the previous token to start)."""
+    start = pd.DataFrame(np.eye(size, k=-1, dtype=bool), columns=[f"key {j}" for j in range(size)])
+    start.index = [f"query {i}" for i in range(size)]
+    edited = st.data_editor(start, key=f"heads_pattern_{size}", width="content")
+    return edited.to_numpy(dtype=float)
+
+
+def examples_markdown(table: pd.DataFrame) -> str:
+    """:func:`viz.heads.decile_table` as a Markdown table: corpus lines escaped, each with its explorer link
+    (a relative address whose query is URL-encoded, so a line cannot break out of the link)."""
+    head = "| | score | line | |\n|---|---|---|---|\n"
+    rows = [
+        f"| {r.which} | {r.score:.3f} | {markdown_escape(r.line)} | [open in the explorer]({r.open}) |"
+        for r in table.itertuples()
+    ]
+    return head + "\n".join(rows)
+
+
+def top_markdown(table: pd.DataFrame) -> str:
+    """:func:`viz.heads.top_heads` as a Markdown table, scores to three decimals."""
+    cols = list(table.columns)
+    cell = lambda v: f"{v:.3f}" if isinstance(v, float) else markdown_escape(str(v))
+    rows = ["| " + " | ".join(cell(v) for v in r) + " |" for r in table.itertuples(index=False)]
+    return "\n".join(["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols), *rows])
+
+
+# each run's scores on the finder's metrics, held as long as the run: a 1,024-token GPT-2 run takes
+# seconds to score, and a page reruns many times on one run (a toggle, a widget elsewhere)
+_SCORED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_SCORED_LOCK = threading.Lock()
+
+
+def run_sums(result: RunResult) -> dict[str, dict]:
+    """:func:`~model.analysis.heads.line_sums` of each kind of ``result``, computed once per run."""
+    with _SCORED_LOCK:
+        hit = _SCORED.get(result)
+    if hit is None:
+        hit = {name: line_sums(kind.weights, cross=kind.cross) for name, kind in result.kinds.items()}
+        with _SCORED_LOCK:
+            _SCORED[result] = hit
+    return hit
+
+
+def roles_here(result: RunResult, report: dict) -> list[dict]:
+    """For each role (:data:`ROLES`) of each kind, the finder's top head over the corpus and its score on
+    ``result``: ``{"role", "kind", "layer", "head", "corpus", "here", "active"}``."""
+    out = []
+    sums = run_sums(result) if any(r["kind"] in result.kinds for r in report["heads"]) else {}
+    for name in result.kinds:
+        rows = [r for r in report["heads"] if r["kind"] == name]
+        if not rows:
+            continue
+        here = sums[name]
+        for metric, role in ROLES.items():
+            scored = [r for r in rows if r.get(metric) is not None]
+            if not scored or metric not in here:
+                continue
+            top = max(scored, key=lambda r: r[metric])
+            s, c = here[metric]
+            l, h = top["layer"], top["head"]
+            if l >= s.shape[0] or h >= s.shape[1] or c[l, h] == 0:
+                continue
+            value = float(s[l, h] / c[l, h])
+            active = value >= ACTIVE * top[metric] if top[metric] > 0 else value > 0
+            out.append(dict(role=role, kind=name, layer=l, head=h, corpus=top[metric], here=value, active=active))
+    return out
+
+
+def head_roles(result: RunResult, source: str) -> None:
+    """One caption on a model page: which of the head finder's heads do their role on this input (● / ○)."""
+    report = stored_report(source) if source in SPECS else st.session_state.get(HUB_REPORTS, {}).get(source)
+    if not report:
+        if source not in SPECS:
+            st.caption("Score this model's heads on the Head finder page to see which roles they play here.")
+        return
+    roles = roles_here(result, report)
+    if roles:
+        parts = [
+            f"{'●' if r['active'] else '○'} {r['role']}: {r['kind']} L{r['layer']} H{r['head']} "
+            f"({r['here']:.2f} here, {r['corpus']:.2f} over the corpus)"
+            for r in roles
+        ]
+        st.caption(
+            f"**Head finder roles on this input** (● at least {ACTIVE:.0%} of its corpus score): " + " · ".join(parts)
+        )
+
+
+def load_scores(source: str):
+    """The report (rows, lines, notes) and a function giving each square kind's pattern blocks; None after a message."""
+    if source in SPECS:
+        report = stored_report(source)
+        if report is None:
+            st.error(f"No stored head scores for the {source}. Compute them with:")
+            st.code(f"python -m model heads {source} --examples --json > checkpoints/{source}/heads.json")
+            return None
+        ck = require_checkpoint(source)
+        return report, lambda: pattern_blocks(ck, report["lines"])
+    if not source:
+        st.info("Type a model id (e.g. gpt2) or a folder.")
+        return None
+    upload = st.file_uploader(
+        "Corpus (optional): a UTF-8 text file, one sequence a line", type=["txt"], key="heads_corpus"
+    )
+    lines = read_upload(upload) if upload is not None else None
+    got = None if upload is not None and lines is None else hub_scores(source, lines)
+    return got and (got[0], lambda: {n: t.blocks for n, t in got[1].kinds.items() if t.blocks})
+
+
+def draw_pattern(blocks) -> None:
+    """Draw a pattern; every head ranked by TransformerLens's detect_head score against it over the corpus."""
+    section = on_request("Draw a pattern: which heads attend like this?", "heads_draw")
+    if not section.open:
+        return
+    with section:
+        st.caption(
+            "Tick the keys each query should attend to. Each head's first rows and columns on every line long enough are scored as TransformerLens's `detect_head` does: **mul** = the share of the head's weight on the ticked cells; **abs** = 1 − Σ|attention − pattern| / size."
+        )
+        a, b, c = st.columns(3)
+        size = int(url_widget(a.slider, "Size", "heads_size", 5, bounded(2, 8), min_value=2, max_value=8))
+        measure = url_widget(
+            b.radio, "Score", "heads_measure", "mul", one_of(("mul", "abs")), options=("mul", "abs"), horizontal=True
+        )
+        bos = url_widget(c.toggle, "Exclude the first key", "heads_bos", False)
+        pattern = pattern_editor(size)
+        kinds = blocks()
+        kind = select_choice("heads_draw_kind", list(kinds), next(iter(kinds)), label="Attention")
+        try:
+            ranked = pattern_scores(kinds[kind], pattern, measure=measure, exclude_bos=bos)
+        except ValueError as err:
+            st.warning(markdown_escape(str(err)))
+            return
+        st.table(pattern_table(ranked, kind, 10).style.format({"score": "{:.3f}"}).hide(axis="index"))

@@ -1,0 +1,147 @@
+"""A classroom round as every device shows it (the Classroom page's teacher and student views both
+use it): the question, the answer (a click on a key in the attention explorer, or a pill), the
+reveal with the head's real weights in the explorer, and the polling fragment that brings the
+teacher's changes to every device."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import streamlit as st
+
+from model.lessons.classroom_kinds import answers_by_key, choice_from_cell, choice_kinds, reveal_kinds
+from pages.shared.display import show_figure
+from pages.shared.explorer import attention_explorer
+from pages.shared.text import markdown_escape
+from rooms.question import Question
+from rooms.rules import RoomError, RoomStatus
+from rooms.store import RoomStore
+from viz.classroom import answer_histogram, candidate_heads
+
+POLL_S = 1.5  # how often a room page asks the store for news
+# Every HEAL_POLLS-th poll (12 s) redraws the whole page even when nothing changed. Under load, a
+# fragment run that meets another run (this poll, a student's answer, a teacher's button) can leave
+# the page without elements that run drew: seen in the browser test on a busy machine (a student's
+# "Answer sent" caption, the teacher's "Close the room" button gone while the store held the
+# answer). A full redraw puts every element back; it costs one page run per device every 12 s.
+HEAL_POLLS = 8
+CHOICE_URL, REVEAL_URL = "crk", "crr"  # the explorers' URL prefixes: the reveal does not open in the choice's view
+
+
+def rooms(kind: str) -> dict:
+    """This session's rooms: ``"teacher"`` code -> secret, ``"member"`` code -> (id, nickname)."""
+    return st.session_state.setdefault(f"cr_{kind}", {})
+
+
+def flash(kind: str, text: str) -> None:
+    """A message for the next run (callbacks cannot draw)."""
+    st.session_state["cr_flash"] = (kind, text)
+
+
+def show_flash() -> None:
+    kind, text = st.session_state.pop("cr_flash", (None, None))
+    if kind:
+        getattr(st, kind)(text)
+
+
+def get_question(store: RoomStore, code: str, round: int) -> Question:
+    cache = st.session_state.setdefault("cr_questions", {})
+    if (code, round) not in cache:
+        cache[(code, round)] = store.question(code, round)
+    return cache[(code, round)]
+
+
+def show_question(q: Question, round: int) -> None:
+    st.subheader(f"Question {round}: {q.title}")
+    st.markdown(markdown_escape(q.prompt))
+    if q.figure:
+        show_figure(candidate_heads(q.figure), f"cr-figure-{round}")
+
+
+def show_reveal(q: Question, status: RoomStatus, round: int, mine: int | None = None) -> None:
+    """The answer, everyone's answers, and the head's real weights in the explorer."""
+    verdict = ""
+    if mine is not None:
+        verdict = " You got it." if mine == q.answer else f" You chose {markdown_escape(q.options[mine])}."
+    (st.success if mine == q.answer else st.info)(f"The answer: **{markdown_escape(q.options[q.answer])}**.{verdict}")
+    st.markdown(markdown_escape(q.explanation))
+    show_figure(
+        answer_histogram(q.options, status.counts, answer=q.answer, title="everyone's answers"), f"cr-hist-{round}"
+    )
+    kinds = reveal_kinds(q)
+    if kinds:
+        attention_explorer(kinds, key=f"cr-reveal-{status.code}-{round}", url_prefix=REVEAL_URL, title=q.title)
+
+
+# ---- answering -----------------------------------------------------------------------------------
+
+
+def answer_widget(options: tuple[str, ...], *, key: str, disabled: bool, on_change: Callable, args: tuple) -> None:
+    """One pill per option, for answers that are not a key (shapes, heads, outcomes); pill labels read
+    Markdown, so each is escaped."""
+    st.pills(
+        "Your answer",
+        range(len(options)),
+        format_func=lambda i: markdown_escape(options[i]),
+        key=key,
+        disabled=disabled,
+        on_change=on_change,
+        args=args,
+        width="stretch",
+    )
+
+
+def send_answer(store: RoomStore, code: str, member: str, round: int, key: str) -> None:
+    """Send the choice in ``st.session_state[key]``; ``{key}_sent`` remembers the last one the store took."""
+    choice = st.session_state.get(key)
+    if choice is None:  # a second click on the chosen pill: the answer stays
+        st.session_state[key] = st.session_state.get(f"{key}_sent")
+        return
+    try:
+        store.answer(code, member, round, choice)
+        st.session_state[f"{key}_sent"] = choice
+    except RoomError as e:
+        flash("warning", str(e))
+
+
+def key_choice(store: RoomStore, code: str, member: str, q: Question, round: int, key: str) -> None:
+    """The explorer with the query's row, every key alike; a click (or Enter) on a key answers."""
+    st.caption("Click or tap the key you think wins (keyboard: focus the explorer, arrow keys, then Enter).")
+    cell = attention_explorer(choice_kinds(q), key=f"cr-keys-{code}-{round}", url_prefix=CHOICE_URL, title=q.title)
+    choice = choice_from_cell(q, cell)
+    if choice is not None:
+        st.session_state[key] = choice
+        send_answer(store, code, member, round, key)
+
+
+@st.fragment
+def answer_box(store: RoomStore, code: str, member: str, q: Question, round: int, mine: int | None) -> None:
+    """Where a student answers; a click reruns only this fragment."""
+    key = f"cr_pick_{code}_{round}"
+    if key not in st.session_state:
+        st.session_state[key] = st.session_state[f"{key}_sent"] = mine
+    if answers_by_key(q):
+        key_choice(store, code, member, q, round, key)
+    else:
+        answer_widget(q.options, key=key, disabled=False, on_change=send_answer, args=(store, code, member, round, key))
+    sent = st.session_state.get(f"{key}_sent")
+    if "cr_flash" in st.session_state:  # a refused answer, when only this fragment reruns
+        show_flash()
+    elif sent is not None:
+        st.caption(f"Answer sent: {markdown_escape(q.options[sent])}. You can change it until the teacher reveals.")
+
+
+@st.fragment(run_every=POLL_S)
+def watch(store: RoomStore, code: str, seen: int, live: Callable[[RoomStatus], None] | None = None) -> None:
+    """Every ``POLL_S`` seconds: redraw the whole page when the teacher changed the room (and every
+    ``HEAL_POLLS``-th time), else only ``live`` (the projector's counts)."""
+    try:
+        status = store.get(code)
+    except RoomError as e:
+        st.error(str(e))
+        return
+    polls = st.session_state["cr_polls"] = st.session_state.get("cr_polls", 0) + 1
+    if status.version != seen or polls % HEAL_POLLS == 0:
+        st.rerun(scope="app")
+    if live:
+        live(status)
