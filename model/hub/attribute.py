@@ -1,5 +1,7 @@
-"""Contributions beside attention for a Hugging Face model: the methods of :mod:`model.analysis.attribute`
-(their formulas and papers are there), obtained through transformers' own ``AttentionInterface``.
+"""Contributions beside attention for a Hugging Face model: its :class:`~model.analysis.contributions.Sources`,
+obtained through transformers' own ``AttentionInterface`` and assembled by
+:func:`model.analysis.contributions.assemble`, as our own models' are (the measures, their formulas and
+papers are there).
 
 One pass over the run's ids, with gradients, on a *shadow* of the model (a copy of its module tree sharing
 every parameter, whose config names :func:`attribute_attention`; the model every session shares is not
@@ -27,7 +29,7 @@ from contextvars import ContextVar
 import numpy as np
 import torch
 
-from model.analysis.attribute import Attribution, alti, norms, rollout_rows, shadow, value_zeroing
+from model.analysis.contributions import Attribution, Sources, alti, assemble, shadow
 from model.core.results import RunResult
 from model.hub.explain import POST_NORM_SEQ2SEQ
 from model.hub.load import HubModel
@@ -170,6 +172,11 @@ def _rerun(hub, twin, layer_module, layer: int, x, given: list, memory=None) -> 
 
 def attribute(hub: HubModel, result: RunResult, kind: str, query: int) -> Attribution:
     """Every method for query ``query`` of ``result``'s ``kind`` attention (``result`` is a run of ``hub``)."""
+    return assemble(sources(hub, result, kind, query))
+
+
+def sources(hub: HubModel, result: RunResult, kind: str, query: int) -> Sources:
+    """What :func:`attribute` assembles: one recorded pass of a shadow of ``hub``'s model (module docstring)."""
     if kind not in result.kinds:
         raise ValueError(f"this model has no {kind!r} attention; choose one of {', '.join(result.kinds)}")
     view = result.kinds[kind]
@@ -184,59 +191,42 @@ def attribute(hub: HubModel, result: RunResult, kind: str, query: int) -> Attrib
             out = _forward(hub, twin, result)
     finally:
         _state.reset(token)
-    residuals = list(residuals)  # the pass's own; value zeroing's re-runs below go through the hooks again
+    residuals = list(residuals)  # the pass's own; value zeroing's re-runs go through the hooks again
     weights, layer_calls, hidden = _kind_tensors(hub, out, calls, kind)
-    methods = {"attention": torch.stack([w[0, :, query] for w in weights])}
-    absent = {}
-    norm, norm_layer = [], []
+    transformed = []
     for w, (module, value, _) in zip(weights, layer_calls):
-        a = w[0, :, query].detach()  # (H, K)
-        H, groups, s = a.shape[0], a.shape[0] // value.shape[0], value.shape[-1]
-        v = value.detach().repeat_interleave(groups, dim=0)  # (H, K, s): each query head's key/value head
+        H, s = w.shape[1], value.shape[-1]
+        v = value.detach().repeat_interleave(H // value.shape[0], dim=0)  # (H, K, s): each query head's kv head
         w_o = _out_projection(twin, module).detach().view(H, s, -1)
-        f = torch.einsum("hks,hsd->hkd", v, w_o)  # f_lh(x_j)
-        per_head, layer = norms(a, f)
-        norm.append(per_head)
-        norm_layer.append(layer)
-    methods.update(norm=torch.stack(norm), norm_layer=torch.stack(norm_layer))
-    try:
-        methods["value_zeroing"] = _value_zeroing(hub, twin, out, calls, kind, query, weights, layer_calls, hidden)
-    except Exception as why:  # a family whose layer cannot be called alone: said, the rest shown
-        absent["value_zeroing"] = f"a {kind} layer could not be re-run alone for {hub.model_type} ({why})"
-    if view.cross:
-        absent["rollout"] = "rollout multiplies self-attention layers; cross-attention maps one sequence onto another"
-    else:
-        methods["rollout"] = rollout_rows([w[0].detach() for w in weights], query)
+        transformed.append(torch.einsum("hks,hsd->hkd", v, w_o))  # f_lh(x_j)
+
+    def zeroed(l: int) -> torch.Tensor:
+        return _zeroed_outputs(hub, twin, out, calls, kind, query, l, weights[l], layer_calls[l], hidden)
+
     ids = result.inputs.get("ids", result.inputs.get("src", []))
     score, score_text = _score(hub, out, kind, query, ids)
-    if score is None:
-        absent["grad_attention"] = score_text
-    else:
-        grads = torch.autograd.grad(score, weights, allow_unused=True)
-        methods["grad_attention"] = torch.stack(
-            [w[0, :, query] * (0 if g is None else g[0, :, query]) for w, g in zip(weights, grads)]
-        )
-    visible = np.asarray(view.mask[query], dtype=bool)
-    notes = [] if visible.any() else [f"position {query} may attend to no key: every contribution is zero"]
-    shares = None
+    share = None
     if hub.shape == "encoder-decoder" and kind != "encoder":
         if residuals:
-            enc = len(out.encoder_attentions)
-            shares = _source_share(twin, calls[enc:][1::2], out.cross_attentions, residuals)
+            cross_calls = calls[len(out.encoder_attentions) :][1::2]
+            share = lambda: _source_share(twin, cross_calls, out.cross_attentions, residuals)
         else:
-            notes.append(f"the source share is computed for the post-norm Marian and BART, not {hub.model_type}")
-    return Attribution(
+            share = f"the source share is computed for the post-norm Marian and BART, not {hub.model_type}"
+    return Sources(
         model=hub.source,
         kind=kind,
         query=query,
         query_tokens=list(view.queries),
         key_tokens=list(view.keys),
-        visible=visible,
-        methods={k: v.detach().to("cpu", torch.float64).numpy() for k, v in methods.items()},
-        absent=absent,
-        score=score_text if score is not None else "",
-        notes=notes,
-        source_share=None if shares is None else shares.to("cpu", torch.float64).numpy(),
+        visible=np.asarray(view.mask[query], dtype=bool),
+        weights=weights,
+        transformed=transformed,
+        zeroed=zeroed,
+        score=score,
+        score_text=score_text,
+        cross=view.cross,
+        zeroing_failure=f"a {kind} layer could not be re-run alone for {hub.model_type}",
+        source_share=share,
     )
 
 
@@ -276,30 +266,29 @@ def _source_share(twin, cross_calls: list, weights, residuals: list) -> torch.Te
     return torch.stack(rows)
 
 
-def _value_zeroing(hub, twin, out, calls, kind, query, weights, layer_calls, hidden) -> torch.Tensor:
-    """``(L, K)``: every layer re-run on position I with each key's value zeroed (module docstring)."""
-    rows = []
+def _zeroed_outputs(hub, twin, out, calls, kind, query, l, w, call, hidden) -> torch.Tensor:
+    """``(K + 1, dim)``: layer ``l`` re-run on position I as computed and with each key's value zeroed
+    (module docstring), checked against the pass's own output where there is one to check it by."""
     enc = len(out.encoder_attentions) if hub.shape == "encoder-decoder" else 0
-    for l, (w, (module, value, output)) in enumerate(zip(weights, layer_calls)):
-        a = w[0, :, query].detach()
-        H, K = a.shape
-        v = value.detach().repeat_interleave(H // value.shape[0], dim=0)  # (H, K, s)
-        full = output[query].detach()  # (H, s) as computed
-        without = full[None] - a.t()[..., None] * v.transpose(0, 1)  # (K, H, s): minus a[h,I,j] v[h,j]
-        given_rows = torch.cat([full[None], without])[:, None]  # (K + 1, 1, H, s)
-        x = hidden[l][0, query].detach().expand(K + 1, -1)[:, None]
-        memory, given = None, [given_rows]
-        if hub.shape == "encoder-decoder" and kind != "encoder":
-            memory = out.encoder_last_hidden_state.detach().expand(K + 1, -1, -1)
-            if kind == "cross":  # the decoder self-attention before it keeps its output at I
-                self_output = calls[enc:][0::2][l][2][query].detach()
-                given = [self_output[None, None].expand(K + 1, -1, -1, -1), given_rows]
-            else:
-                given = [given_rows, None]  # then the cross-attention runs for real
-        result = _rerun(hub, twin, _layer_of(twin, module), l, x, given, memory)[:, 0]
-        if l + 1 < len(hidden) - 1:  # the last entry may come after a final norm: nothing to check it by
-            expected = hidden[l + 1][0, query].detach()
-            if not torch.allclose(result[0], expected, atol=TOLERANCE * max(1.0, float(expected.abs().max()))):
-                raise ValueError(f"re-running layer {l} on one position does not give its output")
-        rows.append(value_zeroing(result, (a == 0).all(0)).to(a.dtype))
-    return torch.stack(rows)
+    module, value, output = call
+    a = w[0, :, query].detach()
+    H, K = a.shape
+    v = value.detach().repeat_interleave(H // value.shape[0], dim=0)  # (H, K, s)
+    full = output[query].detach()  # (H, s) as computed
+    without = full[None] - a.t()[..., None] * v.transpose(0, 1)  # (K, H, s): minus a[h,I,j] v[h,j]
+    given_rows = torch.cat([full[None], without])[:, None]  # (K + 1, 1, H, s)
+    x = hidden[l][0, query].detach().expand(K + 1, -1)[:, None]
+    memory, given = None, [given_rows]
+    if hub.shape == "encoder-decoder" and kind != "encoder":
+        memory = out.encoder_last_hidden_state.detach().expand(K + 1, -1, -1)
+        if kind == "cross":  # the decoder self-attention before it keeps its output at I
+            self_output = calls[enc:][0::2][l][2][query].detach()
+            given = [self_output[None, None].expand(K + 1, -1, -1, -1), given_rows]
+        else:
+            given = [given_rows, None]  # then the cross-attention runs for real
+    result = _rerun(hub, twin, _layer_of(twin, module), l, x, given, memory)[:, 0]
+    if l + 1 < len(hidden) - 1:  # the last entry may come after a final norm: nothing to check it by
+        expected = hidden[l + 1][0, query].detach()
+        if not torch.allclose(result[0], expected, atol=TOLERANCE * max(1.0, float(expected.abs().max()))):
+            raise ValueError(f"re-running layer {l} on one position does not give its output")
+    return result
