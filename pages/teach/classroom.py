@@ -20,6 +20,7 @@ from pages import heading
 from pages.shared.display import show_figure
 from pages.shared.models import get_checkpoint
 from pages.shared.text import markdown_escape
+from pages.teach.join_link import JoinLink, join_link, lan_address, listen_address
 from pages.teach.room_parts import (
     answer_box,
     flash,
@@ -48,6 +49,17 @@ def page_url() -> str:
     """This page's address as the browser sees it (without the query)."""
     url = (st.context.url or f"http://localhost:8501/{PAGE_PATH}").rstrip("/")
     return url if url.endswith("/" + PAGE_PATH) else f"{url}/{PAGE_PATH}"
+
+
+@st.cache_data(ttl=60, show_spinner=False)
+def this_machine() -> str | None:
+    """This machine's local-network address (looked up once a minute: a laptop may change networks)."""
+    return lan_address()
+
+
+def student_link(code: str) -> JoinLink:
+    """The join link for room ``code`` as students' devices can open it (:mod:`pages.teach.join_link`)."""
+    return join_link(f"{page_url()}?{ROOM_URL}={code}", listen_address(), this_machine())
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -166,10 +178,15 @@ def projector(status: RoomStatus, q: Question | None) -> None:
 
 
 def teacher_view(store: RoomStore, code: str, status: RoomStatus) -> None:
-    join_url = f"{page_url()}?{ROOM_URL}={code}"
+    link = student_link(code)
+    join_url = link.url
+    if not link.reachable:
+        st.warning(link.problem)
     info, qr = st.columns([3, 2])
     info.subheader(f"Room code: {code}")
-    info.markdown("Join at this address or scan the code:")
+    info.markdown(
+        "Join at this address or scan the code:" if link.reachable else "Once restarted, students join at this address:"
+    )
     info.code(join_url, language=None, wrap_lines=True)  # as typed: Markdown would show its escapes
     with info.expander("Teacher link (keep it private: it controls the room)"):
         st.text(f"{join_url}&{TEACHER_URL}={rooms('teacher')[code]}")
@@ -272,8 +289,15 @@ def student_view(store: RoomStore, code: str, status: RoomStatus) -> None:
     own_summary(summarise(store.data(code)), nickname)
 
 
+INTRO = (
+    "A live quiz about real attention heads: the teacher starts a room and asks, every student answers on their "
+    "own phone or laptop, and the reveal shows everyone the head's real weights."
+)
+
+
 def main() -> None:
     st.title(heading("classroom"))
+    st.caption(INTRO)
     store = open_store()
     raw = st.query_params.get(ROOM_URL)
     show_flash()

@@ -1,0 +1,89 @@
+"""The Classroom's join link as the students' devices can open it. The teacher's browser may show the
+app at ``127.0.0.1`` or ``localhost`` (``make run`` serves on loopback by default), an address that
+names each phone itself; the link is then built from this machine's address on the local network, and
+when the server listens on loopback only, no other device can reach it at all: the teacher is told
+what to run instead. No streamlit here but :func:`listen_address`."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from dataclasses import dataclass
+from urllib.parse import urlsplit, urlunsplit
+
+RESTART = "make run HOST=0.0.0.0"  # what the teacher runs so that other devices can reach the app
+ALL_INTERFACES = {"", "0.0.0.0", "::", "[::]"}
+
+
+@dataclass(frozen=True)
+class JoinLink:
+    url: str  # what the QR code and the shown link carry
+    reachable: bool  # whether a student's device can open it as the app runs now
+    problem: str = ""  # when not reachable: what the teacher should do, as Markdown
+
+
+def is_loopback(host: str | None) -> bool:
+    """Whether ``host`` (a name or an address) names the device it is typed on."""
+    host = (host or "").strip("[]").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def lan_address() -> str | None:
+    """This machine's address on its local network (the interface its default route leaves by), or None.
+    A UDP socket's connect sends nothing; it only picks the interface."""
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.connect(("192.0.2.1", 9))  # TEST-NET-1: never routed anywhere, but it selects a route
+            address = s.getsockname()[0]
+    except OSError:
+        return None
+    return None if is_loopback(address) or address == "0.0.0.0" else address
+
+
+def listen_address() -> str:
+    """The address the Streamlit server listens on ("" when unset: every interface)."""
+    import streamlit as st
+
+    return str(st.get_option("server.address") or "")
+
+
+def _with_host(url: str, host: str) -> str:
+    parts = urlsplit(url)
+    netloc = f"[{host}]" if ":" in host else host
+    if parts.port:
+        netloc += f":{parts.port}"
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def join_link(url: str, listen: str, lan: str | None) -> JoinLink:
+    """The link students should open for ``url`` (the page as the teacher's browser shows it), given the
+    address the server ``listen``s on and this machine's ``lan`` address."""
+    host = urlsplit(url).hostname
+    if not is_loopback(host):  # the teacher opened the app by a name or address others can use too
+        return JoinLink(url, True)
+    if listen not in ALL_INTERFACES and not is_loopback(listen):  # one network address only: that one
+        return JoinLink(_with_host(url, listen), True)
+    shared = _with_host(url, lan) if lan else url
+    if is_loopback(listen):
+        where = f"then share **{shared}**" if lan else "then share this machine's network address instead of 127.0.0.1"
+        return JoinLink(
+            shared,
+            False,
+            f"**Students cannot join yet.** The app listens on {listen} (this computer only), so no phone or "
+            f"laptop can open the link. Stop it and start it again with `{RESTART}`, {where}. "
+            "Every device must be on the same network as this computer.",
+        )
+    if lan is None:
+        return JoinLink(
+            url,
+            False,
+            f"**Students cannot join yet.** This link names {host}, which every device reads as itself, and this "
+            "computer has no address on a local network. Connect it to the room's network (Wi-Fi), then reload "
+            "this page: the link will carry its address.",
+        )
+    return JoinLink(shared, True)
