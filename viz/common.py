@@ -112,6 +112,18 @@ def printable(text: str) -> str:
     return "".join(map(show, str(text)))
 
 
+def shown_token(token: str) -> str:
+    """One token as every label and message names it: :func:`printable`, and a token of spaces only
+    drawn with ``␣`` (a lone space as the explorer shows it), the empty one as ``∅``: no token is blank,
+    and none breaks a line."""
+    token = str(token)
+    if not token:
+        return "∅"
+    if not token.strip(" "):
+        return "␣" * len(token)
+    return printable(token)
+
+
 def number_text(value: float, decimals: int) -> str:
     """``value`` with ``decimals`` places, and never ``-0.00``: a tiny negative shows as ``0.00``."""
     text = f"{value:.{decimals}f}"
@@ -120,10 +132,10 @@ def number_text(value: float, decimals: int) -> str:
 
 def plot_labels(labels: Sequence[str], *, numbered: bool = True, limit: int | None = MAX_LABEL) -> list[str]:
     """The one label helper: ``"i:token"`` when ``numbered`` (so repeated tokens never merge),
-    invisible characters shown (:func:`printable`), cut to ``limit`` characters with an ellipsis
+    invisible characters shown (:func:`shown_token`: a lone space ``␣``), cut to ``limit`` characters with an ellipsis
     (``limit=None``: whole, for hover text), and escaped for plotly."""
-    raw = unique_labels(labels) if numbered else [str(label) for label in labels]
-    raw = [printable(t) for t in raw]
+    shown = [shown_token(t) for t in labels]
+    raw = unique_labels(shown) if numbered else shown
     if limit is not None:
         raw = [t if len(t) <= limit else t[: limit - 1] + "…" for t in raw]
     return [escape(label) for label in raw]
@@ -131,7 +143,8 @@ def plot_labels(labels: Sequence[str], *, numbered: bool = True, limit: int | No
 
 def hover_labels(labels: Sequence[str], *, numbered: bool = True) -> list[str]:
     """Whole labels for hover text (see :func:`plot_labels`), long ones broken into lines."""
-    whole = [printable(t) for t in (unique_labels(labels) if numbered else map(str, labels))]
+    shown = [shown_token(t) for t in labels]
+    whole = unique_labels(shown) if numbered else shown
     return ["<br>".join(escape(t[i : i + HOVER_LINE]) for i in range(0, max(len(t), 1), HOVER_LINE)) for t in whole]
 
 

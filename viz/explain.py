@@ -17,25 +17,44 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from model.core.explanation import Explanation
-from viz.common import DIVERGING, FONT_SIZE, escape, house_layout, margins, plot_labels, printable, text_px
+from model.core.specs import kind_label
+from viz.common import DIVERGING, FONT_SIZE, escape, house_layout, margins, plot_labels, shown_token, text_px
 
 CHOSEN, OTHER, MASKED = "#D55E00", "#0072B2", "#BBBBBB"  # Okabe-Ito vermilion / blue, grey
 MAX_TEXT = 16  # print values in the cells up to this many dimensions
 
 
-def _esc(text: str) -> str:
-    """Token text as plotly shows it literally, control characters made visible."""
-    return escape(printable(text))
+def query_name(e: Explanation, row_token: str | None = None) -> str:
+    """The query as the map's row names it, ``"query 2:is"``; where the row shows another token than the
+    one the query vector was computed from (a decoder's row shows the word it wrote, its query reads the
+    word before), both: ``"query 2:is (input: woman)"``. Plain text: escape it for plotly or Markdown."""
+    read = shown_token(e.query_token)
+    if row_token is None or row_token == e.query_token:
+        return f"query {e.query}:{read}"
+    return f"query {e.query}:{shown_token(row_token)} (input: {read})"
 
 
-def _cell_name(e: Explanation) -> str:
-    return (
-        f"{e.kind} layer {e.layer} · head {e.head} · query {e.query}:{_esc(e.query_token)} → "
-        f"key {e.key}:{_esc(e.key_token)}"
-    )
+def key_name(e: Explanation) -> str:
+    """The key as the map's column names it, ``"key 3:spielt"`` (a space as ``␣``). Plain text."""
+    return f"key {e.key}:{shown_token(e.key_token)}"
 
 
-def vector_figure(e: Explanation) -> go.Figure:
+def cell_name(e: Explanation, row_token: str | None = None) -> str:
+    """``"query 2:is (input: woman) → key 3:spielt"``: the one name of the cell in the panel's heading, its
+    charts, its steps and its caption. Plain text."""
+    return f"{query_name(e, row_token)} → {key_name(e)}"
+
+
+def kind_word(e: Explanation) -> str:
+    """The kind's display word (``"decoder"`` for the generator's causal self-attention, stored as "encoder")."""
+    return kind_label(e.model, e.kind)
+
+
+def _cell_name(e: Explanation, row_token: str | None = None) -> str:
+    return escape(f"{kind_word(e)} layer {e.layer} · head {e.head} · {cell_name(e, row_token)}")
+
+
+def vector_figure(e: Explanation, row_token: str | None = None) -> go.Figure:
     """q_i, k_j and q_i × k_j as a three-row strip over the head's ``s`` dimensions; the title gives
     their sum, the raw score. Colour is relative within each row; hover and cells show the numbers."""
     rows = {"q_i (query)": e.q, "k_j (key)": e.k, "q_i × k_j": e.product}
@@ -60,7 +79,7 @@ def vector_figure(e: Explanation) -> go.Figure:
             hovertemplate="%{y}<br>dimension %{x}<br>value %{customdata:.4f}<extra></extra>",
         )
     )
-    title = f"{_cell_name(e)}<br>q_i · k_j = sum of the {e.head_dim} products = {e.raw_score:.4f}"
+    title = f"{_cell_name(e, row_token)}<br>q_i · k_j = sum of the {e.head_dim} products = {e.raw_score:.4f}"
     fig.update_layout(
         house_layout(title=title, height=260),
         xaxis=dict(
@@ -74,7 +93,7 @@ def vector_figure(e: Explanation) -> go.Figure:
     return fig
 
 
-def row_figure(e: Explanation) -> go.Figure:
+def row_figure(e: Explanation, row_token: str | None = None) -> go.Figure:
     """The whole row of this query: scaled scores (top) and softmax weights (bottom), one bar per key,
     the chosen key in vermilion, masked keys grey and labelled with the reason."""
     labels = plot_labels(e.key_tokens)
@@ -112,8 +131,9 @@ def row_figure(e: Explanation) -> go.Figure:
             ),
         ]
     )
-    title = f"{_cell_name(e)}<br>softmax over the row: weight {e.weight:.4f} (the map: {e.map_weight:.4f})" + (
-        " · this key is masked" if e.masked else ""
+    title = (
+        f"{_cell_name(e, row_token)}<br>softmax over the row: weight {e.weight:.4f} (the map: {e.map_weight:.4f})"
+        + (" · this key is masked" if e.masked else "")
     )
     tick = dict(size=12)
     angle = -60 if len(labels) > 6 else 0
@@ -129,7 +149,7 @@ def row_figure(e: Explanation) -> go.Figure:
             type="category",
             tickangle=angle,
             tickfont=tick,
-            title=dict(text=f"key (column) · query {e.query}:{_esc(e.query_token)} (row)"),
+            title=dict(text=f"key (column) · {escape(query_name(e, row_token))} (row)"),
         ),
         yaxis2=dict(domain=[0, 0.42], anchor="x2", title=dict(text="softmax weight"), range=[0, 1.15]),
         margin=margins(l=70, t=100, b=bottom),
@@ -152,7 +172,7 @@ def row_figure(e: Explanation) -> go.Figure:
     return fig
 
 
-def split_figure(e: Explanation) -> go.Figure:
+def split_figure(e: Explanation, row_token: str | None = None) -> go.Figure:
     """Why this weight, at layer 0: the score's token·token, token·position, position·token,
     position·position and bias terms as bars, their sum (the score) in the title."""
     if e.position_split is None:
@@ -164,7 +184,7 @@ def split_figure(e: Explanation) -> go.Figure:
         marker_color=[OTHER if v >= 0 else CHOSEN for v in values],
         text=[f"{v:+.4f}" for v in values],
     )
-    title = f"{_cell_name(e)}: the score {sum(values):.4f} = token and position parts of the layer-0 input"
+    title = f"{_cell_name(e, row_token)}: the score {sum(values):.4f} = token and position parts of the layer-0 input"
     layout = house_layout(title=title, height=320)
     layout.update(margin=margins(l=60, t=80, b=50))
     fig = go.Figure([bar])
@@ -173,7 +193,7 @@ def split_figure(e: Explanation) -> go.Figure:
     return fig
 
 
-def output_figure(e: Explanation) -> go.Figure:
+def output_figure(e: Explanation, row_token: str | None = None) -> go.Figure:
     """Each key's weighted value vector (weight_j × v_j, one row per key) and their sum, this head's
     output for the query (bottom row). The chosen key's row is outlined."""
     shares = e.head_factor * e.weights[:, None] * e.values  # (keys, s)
@@ -210,7 +230,7 @@ def output_figure(e: Explanation) -> go.Figure:
     (t, hs), (_, dim) = e.concat_shape, e.unify_shape
     off = "" if e.head_factor == 1.0 else f" × head mask {e.head_factor:g}"
     title = (
-        f"head {e.head}'s output for query {e.query}: Σ_j weight_j · v_j{off} ({e.head_dim} numbers)<br>"
+        f"head {e.head}'s output for {escape(query_name(e, row_token))}: Σ_j weight_j · v_j{off} ({e.head_dim} numbers)<br>"
         f"next: concatenated with the other heads ({t} × {hs}), then unify ({hs} → {dim})"
     )
     height = int(min(max(300, 150 + 26 * len(rows)), 900))
@@ -223,9 +243,11 @@ def output_figure(e: Explanation) -> go.Figure:
     return fig
 
 
-def explanation_steps(e: Explanation) -> list[str]:
-    """The computation in five plain-text steps (tokens included as typed: escape before HTML); a model's
-    q/k norm, rotary position, grouped-query heads, soft-capping and sliding window add a sentence each."""
+def explanation_steps(e: Explanation, row_token: str | None = None) -> list[str]:
+    """The computation in five plain-text steps (tokens as the labels show them, a space ``␣``, a newline
+    ``⏎``: escape before HTML); a model's q/k norm, rotary position, grouped-query heads, soft-capping and
+    sliding window add a sentence each. ``row_token``: the token the map's row shows, where it is not the
+    query's input (:func:`query_name`)."""
     s, hs = e.head_dim, e.heads * e.head_dim
     lines = [
         f"1. q_i = W_q × query input, from {e.query_from} ({e.dim} numbers); head {e.head} keeps its {s} of "
@@ -233,11 +255,11 @@ def explanation_steps(e: Explanation) -> list[str]:
         f"2. Multiply them number by number and add: q_i · k_j = {e.raw_score:.4f}. Scaling: {e.scale_text}, "
         f"so the score is {e.score:.4f}.",
     ]
-    hidden = [f"{j}:{e.key_tokens[j]} ({r})" for j, r in enumerate(e.mask_reasons) if r]
+    hidden = [f"{j}:{shown_token(e.key_tokens[j])} ({r})" for j, r in enumerate(e.mask_reasons) if r]
     mask = f"masked (weight 0): {', '.join(hidden)}" if hidden else "no key is masked"
     chosen = "is masked, so its weight is 0" if e.masked else f"gets {e.weight:.4f}"
     lines.append(
-        f"3. Mask for this row: {mask}. Softmax over the row's {len(e.key_tokens)} scores: key {e.key}:{e.key_token} "
+        f"3. Mask for this row: {mask}. Softmax over the row's {len(e.key_tokens)} scores: {key_name(e)} "
         f"{chosen} (the map shows {e.map_weight:.4f})."
     )
     lines.append(
@@ -249,6 +271,11 @@ def explanation_steps(e: Explanation) -> list[str]:
         f"5. Next: the {e.heads} heads' outputs are concatenated ({t} × {hs}) and the output projection "
         f"unify maps {hs} numbers to {e.dim} for each query."
     )
+    if row_token is not None and row_token != e.query_token:  # a decoder's row: the word it wrote there
+        lines[0] += (
+            f" The map's row {e.query} shows {shown_token(row_token)}, the word written at that step; the query "
+            f"vector is computed from the input at that position, {shown_token(e.query_token)}."
+        )
     # why this weight: the dimensions that decide the score, and at layer 0 its token and position parts
     top = ", ".join(f"d{d} ({v:+.4f}, {share:.0%})" for d, v, share in e.deciding_dimensions(3))
     lines[1] += f" The dimensions that decide it (q_d × k_d, share of Σ|q_d × k_d|): {top}."
@@ -288,10 +315,11 @@ def explanation_steps(e: Explanation) -> list[str]:
     return lines
 
 
-def explanation_frame(e: Explanation) -> pd.DataFrame:
+def explanation_frame(e: Explanation, row_token: str | None = None) -> pd.DataFrame:
     """Every number of the panel as one long table (one value a row), ready for ``to_csv``.
 
-    Columns: the cell (kind, layer, head, query, key and their tokens), ``quantity``, ``position``
+    Columns: the cell (kind as the app names it, :func:`kind_word`; layer, head, query, key and their
+    tokens; ``query_row_token``, the token the map's row shows, :func:`query_name`), ``quantity``, ``position``
     (a key position, where the quantity has one per key), ``dimension`` (within the head; for the rotary angles,
     the pair (d, d + r/2)) and ``value``.
     """
@@ -331,11 +359,12 @@ def explanation_frame(e: Explanation) -> pd.DataFrame:
             add("value", float(v), j, d)
     frame = pd.DataFrame(rows, columns=["quantity", "position", "token", "dimension", "value"])
     cell = {
-        "kind": e.kind,
+        "kind": kind_word(e),
         "layer": e.layer,
         "head": e.head,
         "query": e.query,
         "query_token": e.query_token,
+        "query_row_token": e.query_token if row_token is None else row_token,
         "key": e.key,
         "key_token": e.key_token,
     }

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 Output = Literal["classes", "next", "text", "masked", ""]
+CAUSAL_LABEL = "decoder"  # what the app calls a causal self-attention, whatever its stored name (STYLE.md 30)
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,13 @@ class KindSpec:
     def cross(self) -> bool:
         """Queries and keys are different sequences."""
         return self.query_input != self.key_input
+
+    @property
+    def label(self) -> str:
+        """The kind's one word in captions, charts and tables: "decoder" for every causal self-attention
+        (the generator's is stored as "encoder", :attr:`name`, in its checkpoints and heads.json), else
+        :attr:`name`."""
+        return CAUSAL_LABEL if self.causal and not self.cross else self.name
 
 
 @dataclass(frozen=True)
@@ -177,6 +185,16 @@ def spec_for(name: str) -> ModelSpec:
     if name not in SPECS:
         raise ValueError(f"unknown model {name!r}; choose one of {', '.join(SPECS)}")
     return SPECS[name]
+
+
+def kind_label(model: str, kind: str) -> str:
+    """The display word of attention ``kind`` of ``model`` (:attr:`KindSpec.label`): stored rows (heads.json,
+    an Explanation, RunResult.kinds) name the generator's causal self-attention "encoder", and every caption
+    and table shows "decoder". A Hugging Face model's kinds, and names no model has, are shown as they are."""
+    spec = SPECS.get(model)
+    if spec is None or kind not in spec.kind_names:
+        return kind
+    return spec.kind(kind).label
 
 
 # a Hugging Face model's prediction head -> what its prediction is

@@ -17,7 +17,7 @@ from pages.shared.heads import head_roles
 from pages.shared.models import require_checkpoint
 from pages.shared.runs import attempt, input_notes, read_input, run_generation
 from pages.shared.state import bounded, on_request, range_slider, url_widget
-from pages.shared.steps import causal_steps, generation_step
+from pages.shared.steps import causal_steps, followed_head, generation_step
 from pages.shared.text import be, plural
 from pages.shared.views import attention_downloads, attention_views
 
@@ -60,7 +60,7 @@ def attention(ck: Checkpoint, result: RunResult) -> None:
     title = "Shakespeare generator: " + result.notes["prompt"][:40]
     cell = attention_views(result, "gen", ck=ck, title=title)
     checkpoint_contributions(ck, result, "gen")
-    layer, head = (cell["layer"], cell["head"]) if cell and cell["head"] is not None else (0, 0)
+    layer, head = followed_head(result, "gen", cell, "encoder")  # the explorer's head, not always layer 0, head 0
     # lazy: five charts that every new text would redraw, built only while the section is open
     steps = on_request("Step by step: the causal mask, and what each new character looked at", "gen_steps")
     if not steps.open:

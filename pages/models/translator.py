@@ -17,7 +17,7 @@ from pages.shared.hub import TRANSLATOR_HUB, hub_cross_attention_panel
 from pages.shared.models import require_checkpoint
 from pages.shared.runs import attempt, input_notes, run_translation, teacher_forced
 from pages.shared.state import bounded, init_state, on_request, one_of, sync_url, url_widget
-from pages.shared.steps import translation_steps
+from pages.shared.steps import followed_head, translation_steps
 from pages.shared.text import clean_text, example_picker, text_box
 from pages.shared.views import attention_downloads, attention_views, no_run
 
@@ -81,7 +81,7 @@ def attention(ck: Checkpoint, result: RunResult) -> None:
     steps = on_request("Decoding step by step: what each output word attended to", "tr_steps")
     if steps.open:
         with steps:
-            figs = translation_steps(result, cell["layer"] if cell and cell["layer"] is not None else 0)
+            figs = translation_steps(result, followed_head(result, "tr", cell, "cross")[0])
             notes = f"German: {' '.join(result.kinds['encoder'].keys[1:-1])}\nEnglish: {result.prediction}"
             export_view_button(figs, "Translator: decoding step by step", "tr-export", notes=notes)
 

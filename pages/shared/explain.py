@@ -20,9 +20,20 @@ from model.core.explanation import Explanation, NotExplained
 from model.core.results import AttentionKind, RunResult
 from pages.shared.display import show_figure
 from pages.shared.explorer import checked_cell
+from pages.shared.glossary import glossary
 from pages.shared.runs import CACHE
 from pages.shared.text import listing
-from viz.explain import explanation_frame, explanation_steps, output_figure, row_figure, split_figure, vector_figure
+from viz.common import shown_token
+from viz.explain import (
+    cell_name,
+    explanation_frame,
+    explanation_steps,
+    kind_word,
+    output_figure,
+    row_figure,
+    split_figure,
+    vector_figure,
+)
 
 Explainer = Callable[[str, int, int, int, int], Explanation]  # (kind, layer, head, query, key) -> steps
 
@@ -79,7 +90,8 @@ def explain_panel(
     if kept:
         rows, cols = kept[cell["kind"]]
         q, k = rows[q], cols[k]
-    pair = listing([f"{kind.queries[q]} → {kind.keys[k]}"], width=80)
+    row = kind.queries[q]  # the token the map's row shows: a decoder's row, the word it wrote there
+    pair = listing([f"{shown_token(row)} → {shown_token(kind.keys[k])}"], width=80)
     if cell["head"] is None:
         what = "the rollout over all layers" if cell["layer"] is None else f"the mean of layer {cell['layer']}'s heads"
         st.info(
@@ -92,7 +104,8 @@ def explain_panel(
     except NotExplained as why:
         st.info(f"{pair}: the model's weight is {cell['weight']:.4f}. {listing([str(why)], width=400)}.")
         return None
-    st.subheader(f"How {kind.title.lower()}, layer {e.layer}, head {e.head} computed {pair}: {e.weight:.4f}")
+    named = listing([cell_name(e, row)], width=160)  # the heading, the charts and the steps name it alike
+    st.subheader(f"How {kind.title.lower()}, layer {e.layer}, head {e.head} computed {named}: {e.weight:.4f}")
     shown, recomputed = st.columns(2)
     shown.metric("Weight in the map", f"{cell['weight']:.4f}")
     recomputed.metric("Recomputed step by step", f"{e.weight:.4f}")
@@ -101,18 +114,20 @@ def explain_panel(
             f"Special tokens are hidden, so the map's rows are renormalised over the other keys. The steps "
             f"below are the model's own row (query {q}, key {k}), special tokens included: {e.map_weight:.4f}."
         )
-    for line in explanation_steps(e):
+    for line in explanation_steps(e, row):
         st.text(line)  # the steps hold the user's tokens: plain text, never markup
-    for fig, name in ((vector_figure(e), "vectors"), (row_figure(e), "row"), (output_figure(e), "output")):
+    figures = ((vector_figure(e, row), "vectors"), (row_figure(e, row), "row"), (output_figure(e, row), "output"))
+    for fig, name in figures:
         show_figure(fig, f"{prefix}-explain-{name}")
     if e.position_split is not None:  # why this weight: layer 0 of a model with absolute positions
-        show_figure(split_figure(e), f"{prefix}-explain-split")
+        show_figure(split_figure(e, row), f"{prefix}-explain-split")
     st.download_button(
         "Download these numbers (CSV)",
-        data=lambda: explanation_frame(e).to_csv(index=False).encode("utf-8"),
-        file_name=f"explain-{e.kind}-layer{e.layer}-head{e.head}-{e.query}-{e.key}.csv",
+        data=lambda: explanation_frame(e, row).to_csv(index=False).encode("utf-8"),
+        file_name=f"explain-{kind_word(e)}-layer{e.layer}-head{e.head}-{e.query}-{e.key}.csv",
         mime="text/csv",
         key=f"{prefix}-explain-csv",
         on_click="ignore",
     )
+    glossary(key=f"{prefix}-explain-glossary")  # the words the steps use, for a learner who meets them here
     return e

@@ -3,6 +3,9 @@ generator), and the generator's causal mask, scores to softmax, for one head."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import streamlit as st
 
 from model.analysis.runs import chars_read
@@ -14,9 +17,30 @@ from pages.shared.state import init_state, one_of, range_slider, sync_url
 from pages.shared.text import markdown_escape
 from pages.shared.views import axes
 from viz.attention import causal_step_figures, visible_chars, weights_frame
+from viz.common import shown_token
+from viz.explorer.state import clamp_state, state_from_url
 from viz.steps import decoding_step_figures, step_figures
 
 STEP_TITLES = {"scores": "1. scores", "mask": "2. mask", "masked": "3. masked scores", "softmax": "4. softmax"}
+FOLLOWED = (  # which head the steps draw, said under them
+    "the head of the weight last clicked in the explorer, or the one it opened on; click a weight of another "
+    "head to follow it"
+)
+
+
+def followed_head(result: RunResult, prefix: str, cell: Mapping[str, Any] | None, kind: str) -> tuple[int, int]:
+    """The layer and head the steps below the explorer draw, as the explorer shows them: the clicked weight's
+    (a click in the mean view gives its layer), else the view the explorer opened on (its URL keys under
+    ``prefix``, clamped to ``kind`` of this run, as the explorer clamps them), else layer 0, head 0. The
+    browser keeps the view it moves to with the keys to itself until a click."""
+    view = clamp_state([result.kinds[kind]], state_from_url(st.query_params, prefix))
+    layer, head = view["layer"], view["head"]
+    if cell is not None and cell.get("layer") is not None:  # a cell of any kind: its layer, where this kind has it
+        shown = result.kinds[kind]
+        layer = min(int(cell["layer"]), shown.layers - 1)
+        if cell.get("head") is not None:
+            head = min(int(cell["head"]), shown.heads - 1)
+    return layer, head
 
 
 def translation_steps(result: RunResult, layer: int) -> list:
@@ -25,11 +49,13 @@ def translation_steps(result: RunResult, layer: int) -> list:
     hint = "Output token n: what its query attended to."
     step = range_slider("tr_step", 1, len(cross.queries), 1, label="Decoding step n", help=hint)
     layer = min(layer, cross.layers - 1)
-    out = cross.queries[step - 1]
-    query = f"{step - 1}:{out}"
+    out, read = cross.queries[step - 1], decoder.keys[step - 1]  # the word written there, the decoder's input
+    query = f"{step - 1}:{shown_token(out)} (input: {shown_token(read)})"  # as the explanation names it
     st.caption(
-        f"Step {step} (output position {step - 1}; positions count from 0): the decoder wrote **{markdown_escape(out)}**. Its query looked at the German words "
-        f"(cross-attention) and at the English written so far (decoder self-attention). Layer {layer}."
+        f"Step {step} (output position {step - 1}; positions count from 0): the decoder wrote "
+        f"**{markdown_escape(shown_token(out))}**, reading **{markdown_escape(shown_token(read))}** there: query "
+        f"{markdown_escape(query)}. Its query looked at the German words (cross-attention) and at the English "
+        f"written so far (decoder self-attention). Layer {layer}."
     )
     cross_row = cross.weights[layer, :, step - 1]  # (heads, German keys)
     self_row = decoder.weights[layer, :, step - 1, :step]  # (heads, English written so far)
@@ -45,7 +71,7 @@ def causal_steps(ck: Checkpoint, text: str, layer: int, head: int) -> list:
     each; returns the figures of the tabs drawn."""
     st.subheader("The causal mask, step by step")
     st.caption(
-        f"Layer {layer}, head {head}, reading only the last {len(text)} characters, so each row of the softmax "
+        f"Layer {layer}, head {head}: {FOLLOWED}. It reads only the last {len(text)} characters, so each row of the softmax "
         "sums to 1. A character may look at itself and at earlier characters, never at later ones: those "
         "would give away what comes next."
     )
@@ -75,7 +101,7 @@ def generation_step(ck: Checkpoint, result: RunResult, layer: int, window: int) 
     row = run_last_query(ck, context)[layer]  # (heads, keys)
     k = min(window, row.shape[1])
     keys = visible_chars(chars_read(ck, context[-k:]))
-    query = f"{k}:{keys[-1]}"
+    query = f"{k - 1}:{keys[-1]}"  # the last key drawn: the bars' own label of it
     hidden = 1.0 - row[:, -k:].mean(axis=0).sum()
     st.caption(
         f"Character {n} is **{markdown_escape(visible_chars([full[p]])[0])}**. To write it, the model's query was "
