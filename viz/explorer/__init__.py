@@ -1,6 +1,7 @@
 """The attention explorer: one run's attention, every kind, layer and head, viewed in the browser.
 
 ``payload.py`` packs the run for the browser, ``state.py`` clamps the view and maps it to the URL,
+``views.py`` names the views (as ``js/views.js`` does in the browser),
 ``export.py`` writes the standalone HTML file, ``assets.py`` joins the ES modules under ``js/``
 (``main.js`` is the entry) into the one script Streamlit and the file take; ``explorer.css`` styles
 both. ``pages/shared/explorer.py`` puts it on a page. Nothing here imports streamlit. The names below
@@ -19,7 +20,8 @@ from viz.explorer.payload import (
     unpack_payload,
     weights_array,
 )
-from viz.explorer.state import VIEWS, clamp_state, state_from_url, state_to_url, url_prefix
+from viz.explorer.state import clamp_state, state_from_url, state_to_url, url_prefix
+from viz.explorer.views import VIEWS
 
 __all__ = [
     "MAX_WEIGHTS",

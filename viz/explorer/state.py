@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 
 from model.core.results import AttentionKind
+from viz.explorer.views import view_for
 
-VIEWS = ("heatmap", "lines", "grid", "mean", "rollout")
 URL_FIELDS = ("kind", "layer", "head", "view")
 
 
@@ -22,15 +22,13 @@ def url_prefix(prefix: str) -> str:
 def clamp_state(kinds: Sequence[AttentionKind], state: Mapping[str, Any] | None, rollout_of: str | None = None) -> dict:
     """``state`` (kind name, layer, head, view; any of them missing, mistyped or out of range) as the
     nearest state that exists in ``kinds``: a new input keeps the layer and head where it still has them.
-    The "rollout" view exists only when ``rollout_of`` names the kind the rollout belongs to."""
+    ``rollout_of`` names the kind the run's rollout belongs to (None: it has none); which view a state
+    gets is :func:`viz.explorer.views.view_for`'s answer."""
     state = dict(state or {})
     names = [k.name for k in kinds]
     kind = state.get("kind") if state.get("kind") in names else names[0]
     ak = kinds[names.index(kind)]
-    views = VIEWS if rollout_of else VIEWS[:-1]
-    view = state.get("view") if state.get("view") in views else "heatmap"
-    if view == "rollout" and kind != rollout_of:
-        view = "mean"
+    view = view_for(state.get("view"), kind, rollout_of)
     return {
         "kind": kind,
         "layer": _clamped_int(state.get("layer"), ak.layers),

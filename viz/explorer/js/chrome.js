@@ -1,12 +1,14 @@
 // The chrome around the map: the bar (kind and view tabs, layer and head steppers, the colour-scale
-// button), the caption and axis names, the head swatches of the lines view, the colour legend and the
-// status line with the selected weight. buildChrome makes the elements once; drawChrome fills them.
+// button), the caption and axis names, the colour legend and the status line with the selected weight.
+// buildChrome makes the elements once; drawChrome fills them, and lets each view draw what it keeps
+// over the map (the lines view's head swatches). The view tabs are the registry's (views.js).
 
 import { mapMax } from "./data.js";
 import { el, sizeCanvas, tokenSpan } from "./dom.js";
-import { cellInfo, mapOf, shownHeads, VIEWS } from "./state.js";
+import { cellInfo, mapOf } from "./state.js";
 import { weightText } from "./readouts.js";
 import { svgButton } from "./svg.js";
+import { eachView, listedViews, viewOf } from "./views.js";
 
 export function buildChrome(ex) {
   const d = ex.doc;
@@ -24,7 +26,6 @@ export function buildChrome(ex) {
   ex.caption = el(d, "div", "ae-caption");
   ex.caption.setAttribute("aria-live", "polite");
   ex.axes = el(d, "div", "ae-axes");
-  ex.swatches = el(d, "div", "ae-swatches");
   ex.legend = el(d, "div", "ae-legend");
   ex.legendBar = el(d, "canvas", "ae-legend-bar");
   ex.legendText = el(d, "span");
@@ -52,7 +53,7 @@ function stepper(ex, what) {
   return out;
 }
 
-// a tab per kind (none for a single kind) and per view (rollout only where the run has one)
+// a tab per kind (none for a single kind) and per view the run has (views.js: listedViews)
 export function buildTabs(ex) {
   const d = ex.doc;
   ex.kindTabs.replaceChildren(...ex.kinds.map((k) => {
@@ -62,51 +63,46 @@ export function buildTabs(ex) {
     return b;
   }));
   ex.kindTabs.hidden = ex.kinds.length < 2;
-  const views = ex.rollout ? VIEWS : VIEWS.slice(0, -1);
-  ex.viewTabs.replaceChildren(...views.map((v) => {
-    const b = el(d, "button", "ae-tab", v);
+  ex.viewTabs.replaceChildren(...listedViews(ex).map((v) => {
+    const b = el(d, "button", "ae-tab", v.key);
     b.type = "button";
-    b.dataset.view = v;
+    b.dataset.view = v.key;
     return b;
   }));
 }
 
 export function drawChrome(ex) {
-  const s = ex.state, k = ex.kind;
+  const s = ex.state, k = ex.kind, v = ex.view;
   for (const b of ex.kindTabs.children) b.setAttribute("aria-pressed", String(b.dataset.kind === s.kind));
   for (const b of ex.viewTabs.children) {
     b.setAttribute("aria-pressed", String(b.dataset.view === s.view));
-    b.disabled = b.dataset.view === "rollout" && !(ex.rollout && ex.rollout.kind === s.kind);
-    if (b.disabled) b.title = "rollout is computed for the encoder's self-attention only";
+    const tab = viewOf(b.dataset.view);
+    b.disabled = !tab.available(ex, s.kind);
+    if (b.disabled) b.title = tab.unavailable;
   }
-  ex.layerOut.textContent = `layer ${s.layer} / ${k.layers - 1}`;
-  ex.headOut.textContent = `head ${s.head} / ${k.heads - 1}`;
+  // numbered from 0, as every caption and table names them; "of" counts them (one alone: no stepper)
+  stepperText(ex.layerOut, "layer", s.layer, k.layers);
+  stepperText(ex.headOut, "head", s.head, k.heads);
+  // compact (header.compact: a classroom question): the map, its tabs and legend, no tools around them
+  for (const e of [ex.viewTabs, ex.scaleBtn, ex.svgBtn, ex.statusHelp]) e.style.display = ex.header.compact ? "none" : "";
   ex.scaleBtn.textContent = s.scale === "max" ? "colour: 0 – map max" : "colour: 0 – 1";
-  ex.caption.textContent = `${k.title} · layer ${s.layer} · head ${s.head} · ${s.view}`;
-  const lines = s.view === "lines";
-  const what = { mean: ` · the mean over the ${k.heads} heads of layer ${s.layer}`, rollout: " · rollout over all layers" }[s.view] || "";
-  ex.axes.textContent = (lines ? `left: ${k.query_axis} · right: ${k.key_axis}` : `rows: ${k.query_axis} · columns: ${k.key_axis}`) + what;
-  ex.swatches.hidden = !lines;
-  if (lines) drawSwatches(ex);
-  ex.maskNote.hidden = !k.masked || lines;
+  const which = k.layers * k.heads > 1 ? ` · layer ${s.layer} · head ${s.head}` : "";  // one map: its title names it
+  ex.caption.textContent = `${k.title}${which} · ${s.view}`;
+  ex.axes.textContent = v.axes(k) + v.describe(ex);
+  eachView(ex, "chrome");
+  ex.maskNote.hidden = !k.masked || !v.showsMask;
   drawLegend(ex);
 }
 
-function drawSwatches(ex) {
-  const k = ex.kind, shown = new Set(shownHeads(ex)), d = ex.doc;
-  if (ex.swatches.dataset.kind !== k.name) {
-    ex.swatches.dataset.kind = k.name;
-    ex.swatches.replaceChildren(...Array.from({ length: k.heads }, (_, h) => {
-      const b = el(d, "button", "ae-swatch");
-      b.type = "button";
-      b.dataset.head = String(h);
-      const dot = el(d, "span", "ae-dot");
-      dot.style.background = ex.headColours[h % ex.headColours.length];
-      b.append(dot, el(d, "span", "", `head ${h}`));
-      return b;
-    }));
-  }
-  for (const b of ex.swatches.children) b.setAttribute("aria-pressed", String(shown.has(Number(b.dataset.head))));
+function stepperText(out, what, at, count) {
+  out.textContent = `${what} ${at} of ${count}`;
+  out.title = `${count} ${what}s, numbered 0 to ${count - 1}`;
+  out.parentElement.style.display = count < 2 ? "none" : "";
+}
+
+// data.js leaves rows with one key to attend to (a causal map's first) out of the colour scale's top
+function k1Note(k) {
+  return k.trivialRows ? ", not counting rows with one key, which hold 1 and show darkest" : "";
 }
 
 function drawLegend(ex) {
@@ -122,7 +118,7 @@ function drawLegend(ex) {
   }
   const s = ex.state;
   let top = "1";
-  if (s.scale === "max" && s.view !== "grid" && s.view !== "lines") top = `${mapMax(mapOf(ex), ex.kind.mask).toFixed(4)} (the largest weight here)`;
+  if (s.scale === "max" && ex.view.oneMap) top = `${mapMax(mapOf(ex), ex.kind.mask).toFixed(4)} (the largest weight here${k1Note(ex.kind)})`;
   else if (s.scale === "max") top = "the largest weight of each map";
   ex.legendText.textContent = `0 → ${top}`;
 }

@@ -48,8 +48,9 @@ export function prepareKind(meta, weights) {
     masked += !mask[i];
   }
   const sameTokens = !meta.cross && nq === nk && meta.queries.every((t, i) => t === meta.keys[i]);
+  const { rows: scaleRows, trivial: trivialRows } = scaleRowsOf(mask, nq, nk);
   const k = {
-    ...meta, nq, nk, size, mask, masked, sameTokens, means: new Map(), blockMasks: new Map(),
+    ...meta, nq, nk, size, mask, masked, sameTokens, scaleRows, trivialRows, means: new Map(), blockMasks: new Map(),
     quantised: meta.encoding === "q8",
     shortQ: meta.queries.map(shorten), shortK: meta.keys.map(shorten),
     // a group of query heads that share one key/value head (grouped-query attention), else 1
@@ -118,7 +119,7 @@ function q8Maps(k, meta, weights, maps) {
       out = new Float32Array(size);
       each(m, (i, v) => { out[i] = v; });
       let top = 0;  // a map's largest weight is the largest of its rows' (each row's is exact)
-      for (let q = 0; q < nq; q++) top = Math.max(top, scales[m * nq + q]);
+      for (let q = 0; q < nq; q++) if (!k.scaleRows || k.scaleRows[q]) top = Math.max(top, scales[m * nq + q]);
       maxes.set(out, top || 1);
       if (kept.size >= KEPT_MAPS) kept.delete(kept.keys().next().value);
       kept.set(m, out);
@@ -167,13 +168,36 @@ function shorten(label) {
 }
 
 const maxes = new WeakMap();  // a decoded q8 map -> its largest weight, known without a pass over it
+const topCells = new WeakMap();  // a kind's mask -> the cells its colour scale's top is read from
 
-// The largest weight of a map among the cells the model may attend to (1 when all are 0).
+// A row with one key to attend to (a causal map's first row: a token can only see itself) always holds
+// 1; as the colour scale's top it would wash every other cell out. The rows that count toward the top
+// (null: all of them) and how many are left out; the mask's cells of the counted rows are registered for
+// mapMax. A map whose every row has one key keeps them all.
+export function scaleRowsOf(mask, nq, nk) {
+  const rows = new Uint8Array(nq);
+  let trivial = 0;
+  for (let q = 0; q < nq; q++) {
+    let n = 0;
+    for (let j = 0; j < nk && n < 2; j++) n += mask[q * nk + j];
+    rows[q] = n > 1 ? 1 : 0;
+    trivial += n === 1 ? 1 : 0;
+  }
+  if (!trivial || trivial === nq) return { rows: null, trivial: 0 };
+  const cells = new Uint8Array(mask.length);
+  for (let i = 0; i < mask.length; i++) cells[i] = mask[i] && rows[(i / nk) | 0];
+  topCells.set(mask, cells);
+  return { rows, trivial };
+}
+
+// The largest weight of a map among the cells the model may attend to, rows with one such cell left out
+// (scaleRowsOf); 1 when all are 0. A cell above it (in a row left out) is drawn in the top colour.
 export function mapMax(values, mask) {
   const known = maxes.get(values);
   if (known !== undefined) return known;
+  const cells = topCells.get(mask) || mask;
   let m = 0;
-  for (let i = 0; i < values.length; i++) if (mask[i] && values[i] > m) m = values[i];
+  for (let i = 0; i < values.length; i++) if (cells[i] && values[i] > m) m = values[i];
   return m || 1;
 }
 

@@ -2,21 +2,19 @@
 // this.state, the canvases, the theme) and the drawing loop: a change records what it makes stale
 // (changed), the next animation frame redraws only that (flush). data.js decodes the run, state.js
 // keeps the view, url.js the address bar, theme.js the colours, chrome.js and readouts.js the text
-// around the map, heatmap.js, lines.js and grid.js draw the views, input.js handles the input.
+// around the map, input.js handles the input; views.js lists the views, each its own module, which
+// draws it (heatmap.js, lines.js, grid.js, mean.js, rollout.js) and keeps what only it needs.
 
 import { buildChrome, buildTabs, drawChrome, drawStatus } from "./chrome.js";
 import { prepareKind } from "./data.js";
 import { el } from "./dom.js";
-import { gridView } from "./grid.js";
-import { heatmapView } from "./heatmap.js";
 import { listen } from "./input.js";
-import { linesView } from "./lines.js";
 import { buildReadouts, drawStrip, drawTip } from "./readouts.js";
-import { ALL, BASE, CHROME, OVER, freshState, moveTo, shownHeads, stateJson } from "./state.js";
+import { freshState, moveTo, stateJson } from "./state.js";
 import { colourTable, hexColours, readTheme } from "./theme.js";
 import { flushUrl, readUrl, scheduleUrl } from "./url.js";
-
-const PANES = { heat: heatmapView, lines: linesView, grid: gridView };  // "mean" and "rollout" are heatmaps
+import { ALL, BASE, CHROME, OVER } from "./view.js";
+import { VIEWS, eachView, paneNames, viewOf } from "./views.js";
 
 export class Explorer {
   constructor(parent) {
@@ -44,21 +42,24 @@ export class Explorer {
     buildChrome(this);
     buildReadouts(this);
     this.stage = el(d, "div", "ae-stage");
-    // one pair of canvases (the map, and the hover marks over it) per kind of view, each keeping its
-    // size: switching views shows another pane instead of reallocating and repainting one canvas
+    // one pair of canvases (the map, and the hover marks over it) per pane the views draw on, each
+    // keeping its size: switching views shows another pane instead of reallocating and repainting one
+    // canvas; a pane's view is the one that drew it last
     this.panes = {};
-    for (const [type, view] of Object.entries(PANES)) {
+    for (const type of paneNames()) {
       const pane = el(d, "div", "ae-pane"), base = el(d, "canvas", "ae-base"), over = el(d, "canvas", "ae-over");
       pane.dataset.pane = type;
       pane.hidden = true;
       pane.append(base, over);
-      this.panes[type] = { pane, base, over, view, drawn: "" };
+      this.panes[type] = { pane, base, over, view: VIEWS.find((v) => v.pane === type), drawn: "" };
     }
-    this.pane = this.panes.heat;
+    this.pane = this.panes[VIEWS[0].pane];
     this.base = this.pane.base;
     this.over = this.pane.over;
-    this.stage.append(...Object.values(this.panes).map((p) => p.pane), this.tip, this.peek);
-    root.append(this.bar, this.caption, this.axes, this.strip, this.swatches, this.stage, this.legend, this.status);
+    const own = eachView(this, "build");  // what views keep over the map or beside it (view.js)
+    this.stage.append(...Object.values(this.panes).map((p) => p.pane), this.tip, ...own.map((o) => o.stage).filter(Boolean));
+    root.append(this.bar, this.caption, this.axes, this.strip, ...own.map((o) => o.above).filter(Boolean), this.stage,
+      this.legend, this.status);
     this.parent.appendChild(root);
     listen(this);
     this.width = 0;
@@ -104,7 +105,7 @@ export class Explorer {
         : { ...header.state, ...readUrl(this.win, this.prefix) };
       this.state = freshState(this, wanted, prev);
       this.stripKey = "";
-      this.strip.dataset.kind = this.swatches.dataset.kind = "";  // new tokens: rebuild both
+      this.strip.dataset.kind = "";  // new tokens: rebuild the strip (and the views theirs: freshState)
       buildTabs(this);
     }
     readTheme(this);
@@ -112,6 +113,8 @@ export class Explorer {
   }
 
   get kind() { return this.byName.get(this.state.kind); }
+
+  get view() { return viewOf(this.state.view); }  // the shown view (views.js)
 
   // the state changed: the root's data-state says so at once, the next frame redraws what `flags` name
   changed(flags, url = false) {
@@ -137,15 +140,14 @@ export class Explorer {
     if (f & (BASE | OVER)) this.drawOverlay();
     drawStrip(this);
     drawTip(this);
+    eachView(this, "readout");
     if (f & CHROME) drawStatus(this);
   }
 
   // the current view's pane, drawn again only when what it shows has changed
   drawView() {
-    const s = this.state, v = s.view, type = v === "lines" ? "lines" : v === "grid" ? "grid" : "heat";
-    const t = s.token, what = [s.kind, this.width, s.scale, v === "grid" ? "" : s.layer,
-      type === "heat" ? `${v}${s.head}` : "", type === "lines" ? `${shownHeads(this)}|${t ? t.side + t.i : ""}` : ""].join("|");
-    const pane = this.panes[type];
+    const s = this.state, v = this.view, what = [s.kind, this.width, s.scale, v.key, v.depends(this)].join("|");
+    const pane = this.panes[v.pane];
     if (pane !== this.pane) {
       this.pane.pane.hidden = true;
       pane.pane.hidden = false;
@@ -154,7 +156,8 @@ export class Explorer {
       this.over = pane.over;
     } else if (pane.pane.hidden) pane.pane.hidden = false;
     if (pane.drawn !== what || !pane.layout) {
-      pane.layout = pane.view.draw(this);
+      pane.layout = v.draw(this);
+      pane.view = v;
       pane.drawn = what;
     }
     this.layout = pane.layout;

@@ -1,19 +1,26 @@
 // The grid view: every layer and head of the kind as a thumbnail, the current one outlined; hovering a
-// thumbnail peeks at it (readouts.js), a click opens it as a heatmap. The same interface as heatmap.js.
-// Under grouped-query attention (several query heads sharing one key/value head) a bracket over the
-// head labels marks each group. A long run's thumbnails are its maps shrunk to blocks (thumbnail()).
+// thumbnail peeks at it (the peek beside the map is the view's own), a click or Enter opens it as a
+// heatmap, the arrow keys move the current layer and head. Under grouped-query attention (several query
+// heads sharing one key/value head) a bracket over the head labels marks each group. A long run's
+// thumbnails are its maps shrunk to blocks (thumbnail()). What a view is and does: view.js.
 
 import { BIG_MAP } from "./data.js";
-import { sizeCanvas } from "./dom.js";
+import { el, sizeCanvas } from "./dom.js";
+import { heatmapView } from "./heatmap.js";
+import { MAX_SVG_CELLS, cellsSvg, imageSvg, svgNode, svgText } from "./svgdoc.js";
 import { font, mapImage } from "./theme.js";
+import { OVER, defineView, ownState } from "./view.js";
 
 const THUMB_CELLS = 160;  // rows and columns a shrunk thumbnail has at most
 
+// the view's own state for each explorer: the shrunk thumbnails of a long run, the thumbnail peeked at
+// ({layer, head} or null) and the peek's elements
+const gridOwn = ownState(() => ({ thumbs: new Map(), at: null, peek: null, canvas: null, caption: null }));
 // the image of head (l, h) for a thumbnail or the peek: the map itself when small, else its block maxima
 export function thumbnail(ex, k, l, h) {
   if (k.size <= BIG_MAP) return mapImage(ex, k, `h${l}.${h}`, k.head(l, h));
   const by = Math.ceil(Math.max(k.nq, k.nk) / THUMB_CELLS), key = `t${by}.${l}.${h}`;
-  const kept = ex.thumbs || (ex.thumbs = new Map()), id = `${ex.header.digest}|${k.name}|${key}`;
+  const kept = gridOwn(ex).thumbs, id = `${ex.header.digest}|${k.name}|${key}`;
   let blk = kept.get(id);
   if (!blk) {
     if (kept.size > 4 * k.layers * k.heads) kept.clear();
@@ -28,7 +35,37 @@ export function kvGroup(k, h) {
   return { g, first: g * k.group, last: (g + 1) * k.group - 1 };
 }
 
-export const gridView = {
+export const gridView = defineView({
+  key: "grid",
+  pane: "grid",
+  depends: () => "",  // the current layer and head are marked on the overlay
+  oneMap: false,  // each thumbnail on its own scale
+  svgName: () => "",
+  peeked: (ex) => gridOwn(ex).at,
+  build: buildPeek,
+  readout: drawPeek,
+  svg: gridSvg,
+  fresh: (ex) => { gridOwn(ex).at = null; },
+  moved: (ex) => { gridOwn(ex).at = null; },
+
+  onMove(ex, h) {
+    const o = gridOwn(ex), p = h.peek || null;
+    if (JSON.stringify(p) !== JSON.stringify(o.at)) { o.at = p; ex.changed(OVER); }
+  },
+  onLeave(ex) {
+    const o = gridOwn(ex), had = !!o.at;
+    o.at = null;
+    return had;
+  },
+  onClick(ex, h) {
+    if (h.peek) ex.go({ layer: h.peek.layer, head: h.peek.head, view: heatmapView.key });
+  },
+  onArrow(ex, dq, dk) {
+    const s = ex.state, k = ex.kind, within = (v, n) => Math.min(n - 1, Math.max(0, v));
+    ex.go({ layer: within(s.layer + dq, k.layers), head: within(s.head + dk, k.heads) });
+  },
+  onEnter(ex) { ex.go({ view: heatmapView.key }); },
+
   draw(ex) {
     const k = ex.kind, { fs, s: sc } = ex.theme, ctx0 = ex.base.getContext("2d");
     ctx0.font = font(ex.theme);
@@ -66,18 +103,18 @@ export const gridView = {
         ctx.drawImage(img, x0 + h * (thumb + gap), y0 + l * (thumb + gap), thumb, thumb);
       }
     }
-    return { type: "grid", x0, y0, thumb, gap, W, H, group: k.group };
+    return { type: gridView.pane, x0, y0, thumb, gap, W, H, group: k.group };
   },
 
   overlay(ex, ctx, lay) {
-    const s = ex.state, at = (l, h) => [lay.x0 + h * (lay.thumb + lay.gap) - 2, lay.y0 + l * (lay.thumb + lay.gap) - 2];
+    const s = ex.state, peek = gridOwn(ex).at, at = (l, h) => [lay.x0 + h * (lay.thumb + lay.gap) - 2, lay.y0 + l * (lay.thumb + lay.gap) - 2];
     ctx.lineWidth = 2.5;
     ctx.strokeStyle = ex.theme.primary;
     ctx.strokeRect(...at(s.layer, s.head), lay.thumb + 4, lay.thumb + 4);
-    if (s.peek) {
+    if (peek) {
       ctx.strokeStyle = ex.theme.text;
       ctx.setLineDash([3, 2]);
-      ctx.strokeRect(...at(s.peek.layer, s.peek.head), lay.thumb + 4, lay.thumb + 4);
+      ctx.strokeRect(...at(peek.layer, peek.head), lay.thumb + 4, lay.thumb + 4);
       ctx.setLineDash([]);
     }
   },
@@ -88,4 +125,53 @@ export const gridView = {
     const inside = (x - lay.x0) % step < lay.thumb && (y - lay.y0) % step < lay.thumb;
     return h >= 0 && h < k.heads && l >= 0 && l < k.layers && inside ? { peek: { layer: l, head: h } } : {};
   },
-};
+});
+
+// the peek: the hovered thumbnail, larger, beside it
+function buildPeek(ex) {
+  const d = ex.doc, o = gridOwn(ex);
+  o.peek = el(d, "div", "ae-peek");
+  o.canvas = el(d, "canvas");
+  o.caption = el(d, "div", "ae-peek-caption");
+  o.peek.append(o.canvas, o.caption);
+  return { stage: o.peek };
+}
+
+function drawPeek(ex, shownView) {
+  const o = gridOwn(ex), p = o.at, lay = ex.layout;
+  o.peek.hidden = !shownView || !p || !lay || lay.type !== gridView.pane;
+  if (o.peek.hidden) return;
+  const k = ex.kind, size = Math.round(200 * ex.theme.s);
+  const ctx = sizeCanvas(o.canvas, size, size);
+  const img = thumbnail(ex, k, p.layer, p.head);
+  ctx.imageSmoothingEnabled = img.width > size;
+  ctx.drawImage(img, 0, 0, size, size);
+  o.caption.textContent = `layer ${p.layer} · head ${p.head} · click to open`;
+  const x = lay.x0 + (p.head + 1) * (lay.thumb + lay.gap), y = lay.y0 + p.layer * (lay.thumb + lay.gap);
+  const W = ex.stage.clientWidth, left = x + size + 12 < W ? x + 4 : Math.max(0, x - lay.thumb - size - 16);
+  o.peek.style.transform = `translate(${left}px, ${y}px)`;
+}
+
+// every layer and head as a thumbnail (each map on its own scale, as on the screen), the current one
+// outlined in the primary colour
+function gridSvg(ex, g, lay) {
+  const d = ex.doc, k = ex.kind, s = ex.state, th = ex.theme, { x0, y0, thumb, gap } = lay, step = thumb + gap;
+  const heads = svgNode(d, "g", { "text-anchor": "middle" }), layers = svgNode(d, "g", { "text-anchor": "end" });
+  for (let h = 0; h < k.heads; h++) heads.append(svgText(d, `head ${h}`, x0 + h * step + thumb / 2, y0 / 2, { anchor: "middle" }));
+  for (let l = 0; l < k.layers; l++) layers.append(svgText(d, `layer ${l}`, x0 - 6, y0 + l * step + thumb / 2, { anchor: "end" }));
+  g.append(heads, layers);
+  const big = k.size * k.layers * k.heads > MAX_SVG_CELLS;
+  for (let l = 0; l < k.layers; l++) {
+    for (let h = 0; h < k.heads; h++) {
+      const box = { x: x0 + h * step, y: y0 + l * step, w: thumb, h: thumb, hatch: false };
+      const m = big ? imageSvg(ex, `h${l}.${h}`, box) : cellsSvg(ex, k.head(l, h), `h${l}.${h}`, box);
+      m.setAttribute("data-layer", l);
+      m.setAttribute("data-head", h);
+      g.append(m);
+    }
+  }
+  g.append(svgNode(d, "rect", {
+    x: x0 + s.head * step - 2, y: y0 + s.layer * step - 2, width: thumb + 4, height: thumb + 4,
+    fill: "none", stroke: th.primary, "stroke-width": 2.5, "data-current": "",
+  }));
+}

@@ -1,90 +1,97 @@
-// The heatmap view, which also draws the "mean" and "rollout" views: one map, queries as rows and keys
-// as columns, masked cells hatched. Over it, the hovered cell's row and column and the selection.
-// Like every view: draw(ex) paints ex.base and returns the layout (where the cells are), overlay(ex,
-// ctx, layout) paints the marks on ex.over, hit(ex, x, y, layout) says what is under a point.
+// The heatmap view, and mapView, which makes a view of one map drawn as a heatmap (mean.js and
+// rollout.js are two more): queries as rows and keys as columns, masked cells hatched. Over it, the
+// hovered cell's row and column and the selection. What a view is and does: view.js.
 
 import { BIG_MAP, mapMax } from "./data.js";
 import { el, sizeCanvas } from "./dom.js";
-import { mapOf, marked, outsideWindow } from "./state.js";
+import { cellsSvg, svgNode, svgToken } from "./svgdoc.js";
 import { font, labelWidths, mapImage, rgba } from "./theme.js";
+import { defineView, marked, outsideWindow, ownState } from "./view.js";
 
 const LONG = 240;  // tokens past which a cell may be one pixel (at 1,024 tokens the map is 1,024 px wide)
 const KEPT_IMAGES = 6;
 const KEPT_PATHS = 8;
+const bigImages = ownState(() => new Map());  // a long run's last few map images (bigImage)
 
-export const heatmapView = {
-  draw(ex) {
-    const k = ex.kind, s = ex.state, { fs } = ex.theme, sc = ex.theme.s, lw = labelWidths(ex, k);
-    const key = s.view === "mean" ? `m${s.layer}` : s.view === "rollout" ? "r" : `h${s.layer}.${s.head}`;
-    const img = k.size > BIG_MAP ? bigImage(ex, k, key, mapOf(ex)) : mapImage(ex, k, key, mapOf(ex));
-    const x0 = Math.ceil(Math.min(lw.q + 10, 200 * sc)), y0 = Math.ceil(Math.min(lw.k + 10, 200 * sc));
-    const avail = Math.max(60, ex.width - x0 - 12), least = Math.max(k.nq, k.nk) > LONG ? 1 : 3;
-    const c = Math.max(least, Math.min(Math.floor(36 * sc), Math.floor(avail / k.nk), Math.floor((720 * sc) / k.nq)));
-    const W = x0 + k.nk * c + 12, H = y0 + k.nq * c + 12;
-    const ctx = sizeCanvas(ex.base, W, H);
-    sizeCanvas(ex.over, W, H);
-    ctx.imageSmoothingEnabled = false;
-    ctx.drawImage(img, x0, y0, k.nk * c, k.nq * c);
-    const layer = s.view === "rollout" ? -1 : s.layer;
-    if (k.masked || windowed(k, layer)) {
-      ctx.fillStyle = ctx.createPattern(ex.hatch, "repeat");
-      ctx.fill(hatchPath(k, layer, x0, y0, c));
-    }
-    const stride = c < fs + 2 ? Math.ceil((fs + 2) / c) : 1;
-    ctx.font = font(ex.theme);
-    ctx.textBaseline = "middle";
-    ctx.textAlign = "right";
-    for (let q = 0; q < k.nq; q += stride) {
-      ctx.fillStyle = ex.theme.text;
-      ctx.fillText(k.shortQ[q], x0 - 5, y0 + q * c + c / 2);
-    }
-    ctx.save();
-    ctx.rotate(-Math.PI / 2);  // key labels read upwards; x' = -y, y' = x
-    ctx.textAlign = "left";
-    for (let j = 0; j < k.nk; j += stride) {
-      ctx.fillStyle = k.special[j] ? rgba(ex.theme.textRgb, 0.55) : ex.theme.text;
-      ctx.fillText(k.shortK[j], -(y0 - 5), x0 + j * c + c / 2);
-    }
-    ctx.restore();
-    return { type: "heat", x0, y0, c, W, H, stride };
-  },
+// A view of one map as a heatmap: `spec` says at least its key, its map (map(ex, head)) and mapKey(s),
+// the map's name among the colour-mapped images
+export function mapView(spec) {
+  return defineView({ pane: "heat", draw: drawHeat, overlay: overlayHeat, hit: hitHeat, svg: heatSvg, ...spec });
+}
 
-  overlay(ex, ctx, lay) {
-    const k = ex.kind, s = ex.state, { x0, y0, c } = lay, tint = rgba(ex.theme.primaryRgb, 0.3);
-    const { rows, cols } = marked(ex);
-    ctx.lineWidth = 1;
-    ctx.strokeStyle = rgba(ex.theme.textRgb, 0.85);
-    for (const q of rows) {
-      ctx.fillStyle = tint;
-      ctx.fillRect(0, y0 + q * c, x0 - 2, c);
-      ctx.strokeRect(x0 + 0.5, y0 + q * c + 0.5, k.nk * c - 1, c - 1);
-    }
-    for (const j of cols) {
-      ctx.fillStyle = tint;
-      ctx.fillRect(x0 + j * c, 0, c, y0 - 2);
-      ctx.strokeRect(x0 + j * c + 0.5, y0 + 0.5, c - 1, k.nq * c - 1);
-    }
-    const box = (cell, colour, width, dash) => {
-      ctx.setLineDash(dash);
-      ctx.lineWidth = width;
-      ctx.strokeStyle = colour;
-      ctx.strokeRect(x0 + cell.k * c - 0.5, y0 + cell.q * c - 0.5, c + 1, c + 1);
-      ctx.setLineDash([]);
-    };
-    if (s.sel) { box(s.sel, ex.theme.bg, 4, []); box(s.sel, ex.theme.primary, 2, [4, 2]); }
-    if (s.hover) { box(s.hover, ex.theme.bg, 3, []); box(s.hover, ex.theme.text, 1.5, []); }
-  },
+export const heatmapView = mapView({ key: "heatmap", mapKey: (s) => `h${s.layer}.${s.head}` });
 
-  // a cell, or a token when the point is on an axis's labels
-  hit(ex, x, y, lay) {
-    const k = ex.kind, q = Math.floor((y - lay.y0) / lay.c), j = Math.floor((x - lay.x0) / lay.c);
-    const inQ = q >= 0 && q < k.nq, inK = j >= 0 && j < k.nk;
-    if (inQ && inK) return { cell: { q, k: j } };
-    if (inQ && x < lay.x0) return { token: { side: "q", i: q } };
-    if (inK && y < lay.y0) return { token: { side: "k", i: j } };
-    return {};
-  },
-};
+function drawHeat(ex) {
+  const k = ex.kind, s = ex.state, { fs } = ex.theme, sc = ex.theme.s, lw = labelWidths(ex, k);
+  const v = ex.view, key = v.mapKey(s), values = v.map(ex);
+  const img = k.size > BIG_MAP ? bigImage(ex, k, key, values) : mapImage(ex, k, key, values);
+  const x0 = Math.ceil(Math.min(lw.q + 10, 200 * sc)), y0 = Math.ceil(Math.min(lw.k + 10, 200 * sc));
+  const avail = Math.max(60, ex.width - x0 - 12), least = Math.max(k.nq, k.nk) > LONG ? 1 : 3;
+  const c = Math.max(least, Math.min(Math.floor(36 * sc), Math.floor(avail / k.nk), Math.floor((720 * sc) / k.nq)));
+  const W = x0 + k.nk * c + 12, H = y0 + k.nq * c + 12;
+  const ctx = sizeCanvas(ex.base, W, H);
+  sizeCanvas(ex.over, W, H);
+  ctx.imageSmoothingEnabled = false;
+  ctx.drawImage(img, x0, y0, k.nk * c, k.nq * c);
+  const layer = v.cellLayer(s);
+  if (k.masked || windowed(k, layer)) {
+    ctx.fillStyle = ctx.createPattern(ex.hatch, "repeat");
+    ctx.fill(hatchPath(k, layer, x0, y0, c));
+  }
+  const stride = c < fs + 2 ? Math.ceil((fs + 2) / c) : 1;
+  ctx.font = font(ex.theme);
+  ctx.textBaseline = "middle";
+  ctx.textAlign = "right";
+  for (let q = 0; q < k.nq; q += stride) {
+    ctx.fillStyle = ex.theme.text;
+    ctx.fillText(k.shortQ[q], x0 - 5, y0 + q * c + c / 2);
+  }
+  ctx.save();
+  ctx.rotate(-Math.PI / 2);  // key labels read upwards; x' = -y, y' = x
+  ctx.textAlign = "left";
+  for (let j = 0; j < k.nk; j += stride) {
+    ctx.fillStyle = k.special[j] ? rgba(ex.theme.textRgb, 0.55) : ex.theme.text;
+    ctx.fillText(k.shortK[j], -(y0 - 5), x0 + j * c + c / 2);
+  }
+  ctx.restore();
+  return { type: "heat", x0, y0, c, W, H, stride };
+}
+
+function overlayHeat(ex, ctx, lay) {
+  const k = ex.kind, s = ex.state, { x0, y0, c } = lay, tint = rgba(ex.theme.primaryRgb, 0.3);
+  const { rows, cols } = marked(ex);
+  ctx.lineWidth = 1;
+  ctx.strokeStyle = rgba(ex.theme.textRgb, 0.85);
+  for (const q of rows) {
+    ctx.fillStyle = tint;
+    ctx.fillRect(0, y0 + q * c, x0 - 2, c);
+    ctx.strokeRect(x0 + 0.5, y0 + q * c + 0.5, k.nk * c - 1, c - 1);
+  }
+  for (const j of cols) {
+    ctx.fillStyle = tint;
+    ctx.fillRect(x0 + j * c, 0, c, y0 - 2);
+    ctx.strokeRect(x0 + j * c + 0.5, y0 + 0.5, c - 1, k.nq * c - 1);
+  }
+  const box = (cell, colour, width, dash) => {
+    ctx.setLineDash(dash);
+    ctx.lineWidth = width;
+    ctx.strokeStyle = colour;
+    ctx.strokeRect(x0 + cell.k * c - 0.5, y0 + cell.q * c - 0.5, c + 1, c + 1);
+    ctx.setLineDash([]);
+  };
+  if (s.sel) { box(s.sel, ex.theme.bg, 4, []); box(s.sel, ex.theme.primary, 2, [4, 2]); }
+  if (s.hover) { box(s.hover, ex.theme.bg, 3, []); box(s.hover, ex.theme.text, 1.5, []); }
+}
+
+// a cell, or a token when the point is on an axis's labels
+function hitHeat(ex, x, y, lay) {
+  const k = ex.kind, q = Math.floor((y - lay.y0) / lay.c), j = Math.floor((x - lay.x0) / lay.c);
+  const inQ = q >= 0 && q < k.nq, inK = j >= 0 && j < k.nk;
+  if (inQ && inK) return { cell: { q, k: j } };
+  if (inQ && x < lay.x0) return { token: { side: "q", i: q } };
+  if (inK && y < lay.y0) return { token: { side: "k", i: j } };
+  return {};
+}
 
 function windowed(k, layer) {
   return !!(k.window && k.window.layers.includes(layer));
@@ -142,4 +149,21 @@ function bigImage(ex, k, key, values) {
   c.theme = ex.theme;
   kept.set(id, c);
   return c;
+}
+
+// one <rect> per cell (or the screen's image of the map), the query labels on the left and the key
+// labels reading upwards above, as drawHeat draws them; masked cells hatched
+function heatSvg(ex, g, lay) {
+  const d = ex.doc, k = ex.kind, { x0, y0, c } = lay, stride = lay.stride || 1, th = ex.theme;
+  g.append(cellsSvg(ex, ex.view.map(ex), ex.view.mapKey(ex.state), { x: x0, y: y0, w: k.nk * c, h: k.nq * c, hatch: true }));
+  const rows = svgNode(d, "g", { "text-anchor": "end", "data-axis": "query" });
+  for (let q = 0; q < k.nq; q += stride) rows.append(svgToken(d, k.shortQ[q], k.queries[q], x0 - 5, y0 + q * c + c / 2));
+  const cols = svgNode(d, "g", { "text-anchor": "start", "data-axis": "key" });
+  for (let j = 0; j < k.nk; j += stride) {
+    const t = svgToken(d, k.shortK[j], k.keys[j], 0, 0);
+    t.setAttribute("transform", `translate(${x0 + j * c + c / 2},${y0 - 5}) rotate(-90)`);
+    if (k.special[j]) t.setAttribute("fill", rgba(th.textRgb, 0.55));
+    cols.append(t);
+  }
+  g.append(rows, cols);
 }

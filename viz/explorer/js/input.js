@@ -1,9 +1,12 @@
-// Input: the mouse over the map and the token strip, the bar's buttons, the head swatches and the keys.
-// None of it talks to the server except explain(): a click or Enter sends the selected cell to Python.
+// Input: the mouse over the map and the token strip, the bar's buttons and the keys. A view that
+// handles the mouse or keys itself says so (view.js: onMove, onLeave, onClick, onArrow, onEnter; the
+// grid does); the others hover, select and explain cells. None of it talks to the server except
+// explain(): a click or Enter sends the selected cell to Python.
 
 import { drawTip } from "./readouts.js";
-import { ALL, BASE, CHROME, OVER, cellInfo, shownHeads } from "./state.js";
+import { cellInfo } from "./state.js";
 import { flushUrl } from "./url.js";
+import { ALL, BASE, CHROME, OVER } from "./view.js";
 
 const FOLLOW_MS = 300;  // how long the arrow keys rest before the explanation follows the selection
 const MOVES = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
@@ -13,7 +16,6 @@ export function listen(ex) {
   root.addEventListener("keydown", (e) => onKey(ex, e));
   root.addEventListener("mousedown", (e) => { if (!e.target.closest("button")) root.focus({ preventScroll: true }); });
   ex.bar.addEventListener("click", (e) => onBar(ex, e));
-  ex.swatches.addEventListener("click", (e) => onSwatch(ex, e));
   ex.stage.addEventListener("mousemove", (e) => onMove(ex, e));
   ex.stage.addEventListener("mouseleave", () => onLeave(ex));
   ex.stage.addEventListener("click", (e) => onClick(ex, e));
@@ -33,14 +35,10 @@ const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
 function sameCell(a, b) { return a === b || (!!a && !!b && a.q === b.q && a.k === b.k && a.head === b.head); }
 
 function onMove(ex, e) {
-  const s = ex.state, h = hit(ex, e);
+  const s = ex.state, h = hit(ex, e), v = ex.view;
   const r = ex.stage.getBoundingClientRect();
   ex.tipAt = [e.clientX - r.left + ex.stage.scrollLeft, e.clientY - r.top];
-  if (s.view === "grid") {
-    const p = h.peek || null;
-    if (!same(p, s.peek)) { s.peek = p; ex.changed(OVER); }
-    return;
-  }
+  if (v.onMove) { v.onMove(ex, h); return; }
   const cell = h.cell || null, token = h.token || (h.keepToken ? s.token : null);
   const tokenChanged = !same(token, s.token);
   if (!tokenChanged && sameCell(cell, s.hover)) {
@@ -49,22 +47,22 @@ function onMove(ex, e) {
   }
   s.hover = cell;
   s.token = token;
-  ex.changed(tokenChanged && s.view === "lines" ? BASE | OVER : OVER);
+  ex.changed(tokenChanged && v.tokenRedraws ? BASE | OVER : OVER);
 }
 
 function onLeave(ex) {
-  const s = ex.state;
-  if (!s.hover && !s.token && !s.peek) return;
-  const lines = s.view === "lines" && s.token;
-  s.hover = s.token = s.peek = null;
-  ex.changed(lines ? BASE | OVER : OVER);
+  const s = ex.state, v = ex.view, left = v.onLeave ? v.onLeave(ex) : false;
+  if (!s.hover && !s.token && !left) return;
+  const redraw = v.tokenRedraws && s.token;
+  s.hover = s.token = null;
+  ex.changed(redraw ? BASE | OVER : OVER);
 }
 
 function setToken(ex, token) {
   const s = ex.state;
   if (same(token, s.token)) return;
   s.token = token;
-  ex.changed(s.view === "lines" ? BASE | OVER : OVER);
+  ex.changed(ex.view.tokenRedraws ? BASE | OVER : OVER);
 }
 
 function onStrip(ex, e) {
@@ -73,11 +71,8 @@ function onStrip(ex, e) {
 }
 
 function onClick(ex, e) {
-  const h = hit(ex, e), s = ex.state;
-  if (s.view === "grid") {
-    if (h.peek) ex.go({ layer: h.peek.layer, head: h.peek.head, view: "heatmap" });
-    return;
-  }
+  const h = hit(ex, e), s = ex.state, v = ex.view;
+  if (v.onClick) { v.onClick(ex, h); return; }
   if (!h.cell) return;
   s.sel = { ...h.cell };
   explain(ex);
@@ -88,7 +83,7 @@ function explain(ex) {
   const s = ex.state, info = cellInfo(ex, s.sel);
   if (!info) return;
   const cell = {
-    kind: s.kind, layer: s.view === "rollout" ? null : s.layer, head: info.head,
+    kind: s.kind, layer: ex.view.cellLayer(s), head: info.head,
     query: info.query, key: info.key, weight: info.weight,
   };
   s.clicked = cell;
@@ -113,25 +108,13 @@ function onBar(ex, e) {
   }
 }
 
-// a swatch shows or hides its head's lines; the last head shown stays
-function onSwatch(ex, e) {
-  const b = e.target.closest("button[data-head]");
-  if (!b) return;
-  const k = ex.kind, h = Number(b.dataset.head), set = new Set(shownHeads(ex));
-  if (set.has(h) && set.size > 1) set.delete(h);
-  else set.add(h);
-  ex.state.shown.set(k.name, set);
-  ex.state.hover = null;
-  ex.changed(ALL);
-}
-
 function onKey(ex, e) {
   if (e.altKey || e.ctrlKey || e.metaKey || !ex.state) return;
   if ((e.key === "Enter" || e.key === " ") && e.target.closest && e.target.closest("button")) return;  // a focused button's own
-  const s = ex.state, k = ex.kind, within = (v, n) => Math.min(n - 1, Math.max(0, v));
+  const s = ex.state, k = ex.kind, v = ex.view, within = (x, n) => Math.min(n - 1, Math.max(0, x));
   if (e.key in MOVES) {
     const [dq, dk] = MOVES[e.key];
-    if (s.view === "grid") ex.go({ layer: within(s.layer + dq, k.layers), head: within(s.head + dk, k.heads) });
+    if (v.onArrow) v.onArrow(ex, dq, dk);
     else {  // the first arrow selects the hovered cell (or the first), the next ones move it
       const from = s.sel || s.hover || { q: 0, k: 0 }, step = s.sel ? 1 : 0;
       s.sel = { q: within(from.q + step * dq, k.nq), k: within(from.k + step * dk, k.nk) };
@@ -149,7 +132,7 @@ function onKey(ex, e) {
   } else if (e.key === "PageUp" || e.key === "PageDown") {
     ex.go({ layer: within(s.layer + (e.key === "PageDown" ? 1 : -1), k.layers) });
   } else if (e.key === "Enter") {
-    if (s.view === "grid") ex.go({ view: "heatmap" });
+    if (v.onEnter) v.onEnter(ex);
     else explain(ex);
   } else if (e.key === "Escape") {
     s.sel = null;

@@ -1,11 +1,13 @@
 // The lines view: queries on the left, keys on the right, one line per weight worth seeing, in its
-// head's colour, as opaque as the weight is large; several heads at once (the swatches pick them). A
-// focused token keeps only its lines. A long run's rows keep their largest weights only (topKeys). The same interface as heatmap.js (draw, overlay, hit).
+// head's colour, as opaque as the weight is large; several heads at once, which the head swatches
+// above the map pick (the view's own: built, drawn and clicked here). A focused token keeps only its
+// lines. A long run's rows keep their largest weights only (topKeys). What a view is and does: view.js.
 
 import { mapMax, topKeys } from "./data.js";
-import { sizeCanvas } from "./dom.js";
-import { marked, shownHeads } from "./state.js";
+import { el, sizeCanvas } from "./dom.js";
+import { svgNode, svgText, svgToken, r2, textWidth } from "./svgdoc.js";
 import { font, labelWidths, rgba } from "./theme.js";
+import { ALL, defineView, marked, ownState } from "./view.js";
 
 const MIN_LINE = 0.02;  // weights (after scaling) under this draw no line: too faint to see, and many
 // Past THIN_KEYS keys a row draws only its largest weights, until they hold LINE_MASS of the row's
@@ -18,7 +20,7 @@ function linesLayout(ex) {
   const colW = Math.ceil(Math.min(Math.max(lw.q, lw.k) + 14, 200 * sc));
   const gap = Math.max(160, Math.min(420 * sc, ex.width - 2 * colW - 8));
   const top = Math.ceil(fs * 2);
-  return { type: "lines", colW, gap, left: colW, right: colW + gap, top, rowH, W: 2 * colW + gap, H: top + n * rowH + 8,
+  return { type: linesView.pane, colW, gap, left: colW, right: colW + gap, top, rowH, W: 2 * colW + gap, H: top + n * rowH + 8,
     stride: rowH < fs + 1 ? Math.ceil((fs + 1) / rowH) : 1 };
 }
 
@@ -33,12 +35,12 @@ function lineSet(ex) {
     for (let q = q0; q < q1; q++) {
       if (thin) {
         const top = topKeys(w.subarray(q * k.nk, (q + 1) * k.nk), k.mask, q * k.nk, LINE_MASS, LINE_KEYS, MIN_LINE / inv);
-        for (let n = 0; n < top.keys.length; n++) out.push(h, q, top.keys[n], top.weights[n] * inv);
+        for (let n = 0; n < top.keys.length; n++) out.push(h, q, top.keys[n], Math.min(1, top.weights[n] * inv));
         continue;
       }
       for (let j = 0; j < k.nk; j++) {
         if (t && t.side === "k" && j !== t.i) continue;
-        const i = q * k.nk + j, a = w[i] * inv;
+        const i = q * k.nk + j, a = Math.min(1, w[i] * inv);  // a row left out of the scale's top (data.js) may pass 1
         if (k.mask[i] && a >= MIN_LINE) out.push(h, q, j, a);
       }
     }
@@ -48,7 +50,7 @@ function lineSet(ex) {
 
 // the line nearest to a point between the columns (within 6 px), the stronger one on a tie
 function nearestLine(ex, x, y, lay) {
-  const L = ex.lines || [], t = (x - lay.left) / (lay.right - lay.left), span = lay.right - lay.left;
+  const L = linesOwn(ex).lines, t = (x - lay.left) / (lay.right - lay.left), span = lay.right - lay.left;
   const yAt = (i) => lay.top + i * lay.rowH + lay.rowH / 2;
   let best = null, bestD = 6 * ex.theme.s;
   for (let i = 0; i < L.length; i += 4) {
@@ -62,7 +64,22 @@ function nearestLine(ex, x, y, lay) {
   return best && { q: best.q, k: best.k, head: best.head };
 }
 
-export const linesView = {
+export const linesView = defineView({
+  key: "lines",
+  pane: "lines",
+  depends: (ex) => `${ex.state.layer}|${shownHeads(ex)}|${ex.state.token ? ex.state.token.side + ex.state.token.i : ""}`,
+  axes: (k) => `left: ${k.query_axis} · right: ${k.key_axis}`,
+  oneMap: false,
+  showsMask: false,
+  headsShown: (ex) => shownHeads(ex),
+  tokenRedraws: true,
+  build: buildSwatches,
+  fresh: freshLines,
+  moved: movedLines,
+  chrome: drawSwatches,
+  svg: linesSvg,
+  svgAbove: swatchesSvg,
+
   draw(ex) {
     const k = ex.kind, lay = linesLayout(ex), { fs } = ex.theme;
     const ctx = sizeCanvas(ex.base, lay.W, lay.H);
@@ -83,7 +100,7 @@ export const linesView = {
       ctx.fillStyle = k.special[j] ? rgba(ex.theme.textRgb, 0.55) : ex.theme.text;
       ctx.fillText(k.shortK[j], lay.right + 6, y(j));
     }
-    const lines = (ex.lines = lineSet(ex)), buckets = new Map();
+    const lines = (linesOwn(ex).lines = lineSet(ex)), buckets = new Map();
     for (let i = 0; i < lines.length; i += 4) {  // one path per head and opacity step: few strokes
       const id = lines[i] * 16 + Math.min(15, Math.floor(lines[i + 3] * 16));
       let p = buckets.get(id);
@@ -137,4 +154,106 @@ export const linesView = {
     if (x > lay.right) return row >= 0 && row < k.nk ? { token: { side: "k", i: row } } : {};
     return { cell: nearestLine(ex, x, y, lay), keepToken: true };
   },
-};
+});
+
+// the view's own state for each explorer: the heads shown as lines for each kind (name -> Set; at
+// first the current head), the lines drawn (lineSet's list, which hit() and the SVG read), the swatches
+const linesOwn = ownState(() => ({ shown: new Map(), lines: [], swatches: null }));
+
+// the heads drawn for the shown kind, in order
+function shownHeads(ex) {
+  const k = ex.kind, o = linesOwn(ex);
+  let set = o.shown.get(k.name);
+  if (!set) o.shown.set(k.name, (set = new Set([ex.state.head])));
+  return [...set].filter((h) => h < k.heads).sort((a, b) => a - b);
+}
+
+// a new run: no head picked, the swatches rebuilt for its kinds
+function freshLines(ex) {
+  const o = linesOwn(ex);
+  o.shown = new Map();
+  o.lines = [];
+  if (o.swatches) o.swatches.dataset.kind = "";
+}
+
+// a move to another head keeps one head shown as that head
+function movedLines(ex, before) {
+  const s = ex.state, o = linesOwn(ex), shown = o.shown.get(s.kind);
+  if (shown && shown.size === 1 && shown.has(before.head)) o.shown.set(s.kind, new Set([s.head]));
+}
+
+// the head swatches over the map: a button per head, a click shows or hides its lines (the last stays)
+function buildSwatches(ex) {
+  const swatches = (linesOwn(ex).swatches = el(ex.doc, "div", "ae-swatches"));
+  swatches.addEventListener("click", (e) => {
+    const b = e.target.closest("button[data-head]");
+    if (!b) return;
+    const k = ex.kind, h = Number(b.dataset.head), set = new Set(shownHeads(ex));
+    if (set.has(h) && set.size > 1) set.delete(h);
+    else set.add(h);
+    linesOwn(ex).shown.set(k.name, set);
+    ex.state.hover = null;
+    ex.changed(ALL);
+  });
+  return { above: swatches };
+}
+
+function drawSwatches(ex, shownView) {
+  const swatches = linesOwn(ex).swatches;
+  swatches.hidden = !shownView;
+  if (!shownView) return;
+  const k = ex.kind, shown = new Set(shownHeads(ex)), d = ex.doc;
+  if (swatches.dataset.kind !== k.name) {
+    swatches.dataset.kind = k.name;
+    swatches.replaceChildren(...Array.from({ length: k.heads }, (_, h) => {
+      const b = el(d, "button", "ae-swatch");
+      b.type = "button";
+      b.dataset.head = String(h);
+      const dot = el(d, "span", "ae-dot");
+      dot.style.background = ex.headColours[h % ex.headColours.length];
+      b.append(dot, el(d, "span", "", `head ${h}`));
+      return b;
+    }));
+  }
+  for (const b of swatches.children) b.setAttribute("aria-pressed", String(shown.has(Number(b.dataset.head))));
+}
+
+// one <line> per line the screen draws (lineSet's, as draw() drew them), in its head's colour at the
+// screen's opacity step; the query column on the left, the key column on the right
+function linesSvg(ex, g, lay) {
+  const d = ex.doc, k = ex.kind, th = ex.theme, fs = th.fs, stride = lay.stride || 1;
+  const y = (i) => lay.top + i * lay.rowH + lay.rowH / 2;
+  const names = svgNode(d, "g", { "font-weight": 600 });
+  names.append(svgText(d, k.query_axis, lay.left - 6, fs * 0.8, { anchor: "end" }), svgText(d, k.key_axis, lay.right + 6, fs * 0.8));
+  const rows = svgNode(d, "g", { "text-anchor": "end", "data-axis": "query" });
+  for (let q = 0; q < k.nq; q += stride) rows.append(svgToken(d, k.shortQ[q], k.queries[q], lay.left - 6, y(q)));
+  const cols = svgNode(d, "g", { "text-anchor": "start", "data-axis": "key" });
+  for (let j = 0; j < k.nk; j += stride) {
+    const t = svgToken(d, k.shortK[j], k.keys[j], lay.right + 6, y(j));
+    if (k.special[j]) t.setAttribute("fill", rgba(th.textRgb, 0.55));
+    cols.append(t);
+  }
+  const lines = svgNode(d, "g", { "stroke-width": 1, "data-lines": "" }), L = linesOwn(ex).lines;
+  for (let i = 0; i < L.length; i += 4) {
+    const head = L[i], a = L[i + 3];
+    lines.append(svgNode(d, "line", {
+      x1: lay.left + 2, y1: r2(y(L[i + 1])), x2: lay.right - 2, y2: r2(y(L[i + 2])),
+      stroke: ex.headColours[head % ex.headColours.length], "stroke-opacity": (Math.min(15, Math.floor(a * 16)) + 1) / 16,
+      "data-head": head, "data-q": L[i + 1], "data-k": L[i + 2],
+    }));
+  }
+  g.append(names, rows, cols, lines);
+}
+
+// the heads shown as lines, each a dot in its colour and its name, as the swatches above the map;
+// returns where the map goes below them
+function swatchesSvg(ex, body, x, y) {
+  const d = ex.doc, fs = ex.theme.fs, measure = textWidth(ex), g = svgNode(d, "g", { "data-swatches": "" });
+  for (const h of shownHeads(ex)) {
+    g.append(svgNode(d, "circle", { cx: x + fs * 0.4, cy: y + fs * 0.5, r: fs * 0.4, fill: ex.headColours[h % ex.headColours.length] }));
+    g.append(svgText(d, `head ${h}`, x + fs, y + fs * 0.5));
+    x += fs * 2 + measure(`head ${h}`);
+  }
+  body.append(g);
+  return y + Math.round(fs * 1.6);
+}

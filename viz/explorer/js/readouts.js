@@ -1,8 +1,8 @@
 // What hovering reads out: the token strip (the keys, tinted by how much the hovered query attends to
-// each), the tooltip of the hovered cell and, in the grid view, the peek at the hovered head.
+// each) and the tooltip of the hovered cell. A view's own readouts (the grid's peek) are its module's.
 
-import { el, sizeCanvas, tokenSpan } from "./dom.js";
-import { kvGroup, thumbnail } from "./grid.js";
+import { el, tokenSpan } from "./dom.js";
+import { kvGroup } from "./grid.js";
 import { topKeys } from "./data.js";
 import { cellInfo, mapOf } from "./state.js";
 import { rgba } from "./theme.js";
@@ -17,10 +17,6 @@ export function buildReadouts(ex) {
   ex.tipMain = el(d, "div", "ae-tip-main");
   ex.tipSub = el(d, "div", "ae-tip-sub");
   ex.tip.append(ex.tipMain, ex.tipSub);
-  ex.peek = el(d, "div", "ae-peek");
-  ex.peekCanvas = el(d, "canvas");
-  ex.peekCaption = el(d, "div", "ae-peek-caption");
-  ex.peek.append(ex.peekCanvas, ex.peekCaption);
 }
 
 export function drawStrip(ex) {
@@ -96,9 +92,6 @@ function drawTopStrip(ex, q, head) {
 
 export function drawTip(ex) {
   const s = ex.state, info = s.hover && cellInfo(ex, s.hover);
-  const p = s.peek, lay = ex.layout;
-  ex.peek.hidden = !p || !lay || lay.type !== "grid";
-  if (!ex.peek.hidden) drawPeek(ex, p);
   if (!info) { ex.tip.hidden = true; return; }
   ex.tip.hidden = false;
   ex.tipMain.replaceChildren();
@@ -106,24 +99,12 @@ export function drawTip(ex) {
   ex.tipMain.append(tokenSpan(d, "ae-tok", info.query_token), d.createTextNode(" → "),
     tokenSpan(d, "ae-tok", info.key_token), d.createTextNode(info.masked ? ": masked" : `: ${weightText(info)}`));
   const k = ex.kind, kv = info.head !== null && k.group > 1 ? kvGroup(k, info.head) : null;
-  const where = info.head === null ? (s.view === "mean" ? "mean of the heads" : "rollout")
+  const where = info.head === null ? ex.view.where
     : `head ${info.head}${kv ? ` (key/value head ${kv.g}, shared by heads ${kv.first}–${kv.last})` : ""}`;
   ex.tipSub.textContent = `query ${info.query} · key ${info.key} · ${where}${info.masked ? " · masked: the model cannot attend here" : ""}`;
   const [x, y] = ex.tipAt || [0, 0];
   const W = ex.stage.clientWidth;
   ex.tip.style.transform = `translate(${Math.min(x + 14, Math.max(0, W - ex.tip.offsetWidth - 4))}px, ${y + 16}px)`;
-}
-
-function drawPeek(ex, p) {
-  const k = ex.kind, size = Math.round(200 * ex.theme.s);
-  const ctx = sizeCanvas(ex.peekCanvas, size, size);
-  const img = thumbnail(ex, k, p.layer, p.head);
-  ctx.imageSmoothingEnabled = img.width > size;
-  ctx.drawImage(img, 0, 0, size, size);
-  ex.peekCaption.textContent = `layer ${p.layer} · head ${p.head} · click to open`;
-  const lay = ex.layout, x = lay.x0 + (p.head + 1) * (lay.thumb + lay.gap), y = lay.y0 + p.layer * (lay.thumb + lay.gap);
-  const W = ex.stage.clientWidth, left = x + size + 12 < W ? x + 4 : Math.max(0, x - lay.thumb - size - 16);
-  ex.peek.style.transform = `translate(${left}px, ${y}px)`;
 }
 
 // a weight as the tooltip reads it: 4 decimals, "≈" where it came as one byte (q8)
