@@ -66,6 +66,7 @@ def _train(args: argparse.Namespace) -> None:
         "init_from",
         "repeat_share",
         "objective",
+        "card",
     ):
         if getattr(args, key) is not None:
             d[key] = getattr(args, key)
@@ -374,7 +375,7 @@ def _snapshots(args: argparse.Namespace) -> None:
         )
     except (CheckpointError, FileNotFoundError, ValueError) as err:
         sys.exit(f"error: {err}")
-    write_roles(out, scored)
+    write_roles(out, scored, Path(args.work))
     print(json.dumps({str(e): v for e, v in scored.items()}))
 
 
@@ -404,6 +405,7 @@ def main(argv: list[str] | None = None) -> None:
         ("init-from", str),
         ("repeat-share", float),
         ("objective", str),
+        ("card", str),
     ):
         t.add_argument(f"--{name}", type=typ, default=None)
     t.add_argument("--keep-snapshots", action="store_true", help="keep every evaluation's weights in --work")

@@ -17,7 +17,7 @@ from torch import Tensor
 
 from model.core.checkpoint import Checkpoint
 from model.core.explanation import Explanation, mask_reasons, position_split, row_steps, scale_text
-from model.core.inference import model_device
+from model.core.inputs import input_tensors
 from model.nets.attention import Probe
 
 
@@ -42,7 +42,7 @@ def explain(
     model, spec = ck.model, ck.spec
     if model.training:
         raise ValueError("the model is in training mode (dropout); explain needs it in eval mode")
-    tensors = _input_tensors(ck, inputs)
+    tensors = input_tensors(ck, inputs)
     k_spec = spec.kind(kind)
     layers, heads = len(getattr(model, k_spec.blocks)), model.config.heads
     if not 0 <= layer < layers:
@@ -139,32 +139,6 @@ def _why_this_weight(ck: Checkpoint, kind: str, layer: int, head: int, q_id: int
         None if norm is None else (as64(norm.weight), as64(norm.bias), norm.eps),
     )
     return {"position_split": split}
-
-
-def _input_tensors(ck: Checkpoint, inputs: dict[str, list[int]]) -> tuple[Tensor, ...]:
-    """The forward pass's arguments from ``inputs``, checked against the model's vocabularies and lengths."""
-    model, dev = ck.model, model_device(ck)
-    names = ck.spec.inputs
-    if not isinstance(inputs, dict) or set(names) - set(inputs):
-        raise ValueError(f"the {ck.task} needs inputs {{{', '.join(repr(n) for n in names)}}}: RunResult.inputs")
-    c = model.config
-    limit = getattr(c, ck.spec.limit_field)  # in positions, <sos> and <eos> included
-    sizes = {
-        "ids": getattr(c, "vocab_size", None),
-        "src": getattr(c, "src_vocab_size", None),
-        "tgt": getattr(c, "tgt_vocab_size", None),
-    }
-    out = []
-    for name in names:
-        ids = [int(i) if isinstance(i, (int, np.integer)) else i for i in inputs[name]]
-        if not ids:
-            raise ValueError(f"inputs[{name!r}] is empty; explain needs the ids the model read")
-        if len(ids) > limit:
-            raise ValueError(f"inputs[{name!r}] has {len(ids)} ids; the model reads at most {limit}")
-        if not all(isinstance(i, int) and 0 <= i < sizes[name] for i in ids):
-            raise ValueError(f"inputs[{name!r}] holds ids outside the vocabulary (0..{sizes[name] - 1})")
-        out.append(torch.tensor([ids], device=dev))
-    return tuple(out)
 
 
 def _head_factor(head_mask: Tensor | dict[str, Tensor] | None, kind: str, layer: int, head: int) -> float:

@@ -71,7 +71,9 @@ def score_snapshot(ck: Checkpoint, lines: Sequence[str], reader: Reader | None =
     out: dict[str, Any] = {"roles": best_roles(scan(reader, lines).rows())}
     inputs = ck.spec.inputs
     if len(inputs) == 1 and all(k.causal for k in ck.spec.kinds):
-        out["repeat_loss"] = round(repeat_loss(ck.model, reader.usable(inputs[0])), 4)
+        usable = reader.usable(inputs[0])
+        n = min(PROBE_LEN, (reader.positions(inputs[0]) - 1) // 2, len(usable))  # as the finder's probes fit
+        out["repeat_loss"] = round(repeat_loss(ck.model, usable, n=n), 4)
     return out
 
 
@@ -98,12 +100,17 @@ def score_snapshots(
     return out
 
 
-def write_roles(directory: Path, scored: dict[int, dict[str, Any]]) -> Path:
+def write_roles(directory: Path, scored: dict[int, dict[str, Any]], work: Path | None = None) -> Path:
     """Add ``scored`` to the checkpoint's ``history.json`` as ``"snapshots": {epoch: ...}``, keeping only
-    the epochs the history has maps for."""
+    the epochs the history has maps for; with ``work``, also every evaluation's metrics from the run's
+    ``state.json`` as ``"metrics"`` (config.json keeps them only up to the best model)."""
     path = Path(directory) / "history.json"
     meta = json.loads(path.read_text(encoding="utf-8"))
     epochs = set(meta.get("epochs", []))
     meta["snapshots"] = {str(e): v for e, v in sorted(scored.items()) if e in epochs}
+    state = Path(work) / "state.json" if work else None
+    if state and state.is_file():
+        rows = json.loads(state.read_text(encoding="utf-8")).get("history", [])
+        meta["metrics"] = [{k: v for k, v in r.items() if k != "score"} for r in rows if r.get("epoch") in epochs]
     path.write_text(json.dumps(meta, indent=1, ensure_ascii=False), encoding="utf-8")
     return path

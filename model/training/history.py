@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +42,32 @@ class ProbeHistory:
     epochs: list[int]  # ascending
     probes: dict[str, list[str]]  # name -> the tokens it was run on (the encoder's keys)
     maps: dict[tuple[str, str, int, int], torch.Tensor]  # (probe, kind, layer, epoch) -> (heads, Tq, Tk)
+    metrics: list[dict[str, Any]] = field(default_factory=list)  # every evaluation's metrics, not only the best's
+    snapshots: dict[int, dict[str, Any]] = field(default_factory=dict)  # epoch -> best head per role, repeat loss
+
+    def role_curves(self) -> dict[str, list[float]]:
+        """Each role's best score per scored snapshot, and the repeat loss, as series beside ``"epoch"``
+        (:mod:`model.analysis.snapshots`); empty when no snapshot was scored."""
+        epochs = sorted(self.snapshots)
+        if not epochs:
+            return {}
+        roles = list(dict.fromkeys(r for e in epochs for r in self.snapshots[e].get("roles", {})))
+        out = {"epoch": [float(e) for e in epochs]}
+        for role in roles:
+            out[role] = [
+                float(self.snapshots[e].get("roles", {}).get(role, {}).get("score", float("nan"))) for e in epochs
+            ]
+        if any("repeat_loss" in self.snapshots[e] for e in epochs):
+            out["repeat_loss"] = [float(self.snapshots[e].get("repeat_loss", float("nan"))) for e in epochs]
+        return out
+
+    def best_head(self, role: str, epoch: int | None = None) -> dict[str, Any] | None:
+        """``{"score", "kind", "layer", "head"}`` of the best ``role`` head at ``epoch`` (default: the last
+        scored snapshot), or None."""
+        if not self.snapshots:
+            return None
+        at = self.snapshots.get(epoch if epoch is not None else max(self.snapshots), {})
+        return at.get("roles", {}).get(role)
 
     def kinds(self, probe: str) -> list[str]:
         """The attention kinds saved for ``probe``, in :data:`KINDS` order."""
@@ -61,6 +87,18 @@ class ProbeHistory:
         if not n:
             raise KeyError(f"probe {probe!r} has no {kind} attention; it has {', '.join(self.kinds(probe))}")
         return torch.stack([self.maps[(probe, kind, layer, epoch)] for layer in range(n)]).float().numpy()
+
+
+def _read_extras(path: Path) -> tuple[list[dict[str, Any]], dict[int, dict[str, Any]]]:
+    """history.json's optional ``"metrics"`` (a list of per-epoch dicts) and ``"snapshots"`` (epoch ->
+    scored roles); absent or malformed entries read as empty (the maps stay usable without them)."""
+    meta = json.loads(path.read_text(encoding="utf-8"))
+    metrics = [m for m in meta.get("metrics") or [] if isinstance(m, dict) and "epoch" in m]
+    raw = meta.get("snapshots") or {}
+    snaps = (
+        {int(k): v for k, v in raw.items() if str(k).isdigit() and isinstance(v, dict)} if isinstance(raw, dict) else {}
+    )
+    return metrics, snaps
 
 
 def _read_meta(path: Path) -> tuple[list[int], dict[str, list[str]]]:
@@ -157,7 +195,8 @@ def load_history(directory: str | os.PathLike) -> ProbeHistory:
         raise HistoryError(f"{path}: unreadable or truncated ({e})") from e
     maps = {_parse_key(path, key): w for key, w in tensors.items()}
     _check(path, epochs, probes, maps)
-    return ProbeHistory(d, epochs, probes, maps)
+    metrics, snapshots = _read_extras(meta_path)
+    return ProbeHistory(d, epochs, probes, maps, metrics, snapshots)
 
 
 def history_stamp(directory: str | os.PathLike) -> tuple[float, ...]:
@@ -168,13 +207,15 @@ def history_stamp(directory: str | os.PathLike) -> tuple[float, ...]:
     return tuple(p.stat().st_mtime if p.exists() else 0.0 for p in paths)
 
 
-def training_curves(training: dict[str, Any]) -> dict[str, list[float]]:
-    """``config.json``'s ``training.history`` as series: ``{"epoch": [...], "train_loss": [...], ...}``.
+def training_curves(training: dict[str, Any], metrics: list[dict[str, Any]] | None = None) -> dict[str, list[float]]:
+    """Per-epoch metrics as series: ``{"epoch": [...], "train_loss": [...], ...}``: ``metrics`` (history.json's
+    record of every evaluation) when given, else ``config.json``'s ``training.history`` (which stops at the
+    best model shipped).
 
     Bookkeeping (steps, seconds, throughput, the selection score) is left out; a metric missing
     at some epoch is NaN there. Empty when the checkpoint records no history.
     """
-    rows = [r for r in (training or {}).get("history") or [] if isinstance(r, dict) and "epoch" in r]
+    rows = metrics or [r for r in (training or {}).get("history") or [] if isinstance(r, dict) and "epoch" in r]
     if not rows:
         return {}
     names = [k for k in dict.fromkeys(k for r in rows for k in r) if k not in NOT_CURVES]

@@ -51,6 +51,7 @@ class TrainConfig:
     init_from: str | None = None  # start from these weights (a model.safetensors, or a directory holding one)
     keep_snapshots: bool = False  # keep every evaluation's weights in work_dir (epochNNN.safetensors)
     repeat_share: float = 0.0  # generator: share of training windows holding a repeated span (Olsson et al. 2022)
+    card: str = ""  # how it was trained, in words (data, objective, starting weights): the model card's line
     objective: str = "task"  # "task", or "mlm": the classifier's encoder pretrained as a masked language model
     model: dict[str, Any] = field(default_factory=dict)  # overrides of the model config
 
@@ -209,7 +210,7 @@ def train(cfg: TrainConfig, on_progress: Progress | None = None) -> dict[str, An
         )
         history.append(metrics)
         report({"event": "eval", **metrics})
-        snapshot_probe(out, model, probes, task, progress["epoch"])
+        snapshot_probe(out, model, probes, task, progress["epoch"], metrics)
         if cfg.average_last or cfg.keep_snapshots:
             save_file(
                 {k: v.detach().contiguous().cpu().clone() for k, v in model.state_dict().items()},
@@ -267,6 +268,8 @@ def average_snapshots(work: Path, model: nn.Module, last: int, epochs: Iterable[
 
 def ship(out: Path, model, bundle, cfg: TrainConfig, task, metrics, history, n_params) -> None:
     settings = {k: v for k, v in dataclasses.asdict(cfg).items() if k not in ("data_dir", "out_dir", "work_dir")}
+    device = next(model.parameters()).device
+    settings["device_name"] = torch.cuda.get_device_name(device) if device.type == "cuda" else device.type.upper()
     save_checkpoint(
         out,
         cfg.task,
@@ -277,8 +280,11 @@ def ship(out: Path, model, bundle, cfg: TrainConfig, task, metrics, history, n_p
     )
 
 
-def snapshot_probe(out: Path, model: nn.Module, probes: dict[str, Any], task, epoch: int) -> None:
-    """Append the probe inputs' attention (float16) to ``history.safetensors`` beside the checkpoint."""
+def snapshot_probe(
+    out: Path, model: nn.Module, probes: dict[str, Any], task, epoch: int, metrics: dict[str, Any] | None = None
+) -> None:
+    """Append the probe inputs' attention (float16) to ``history.safetensors`` beside the checkpoint, and
+    this evaluation's ``metrics`` to ``history.json`` (every epoch's, not only the best model's)."""
     if not probes:
         return
     out.mkdir(parents=True, exist_ok=True)
@@ -291,5 +297,8 @@ def snapshot_probe(out: Path, model: nn.Module, probes: dict[str, Any], task, ep
                 tensors[f"{name}/{kind}/{layer}/{epoch}"] = w[0].detach().to("cpu", torch.float16).contiguous()
     meta["epochs"] = sorted(set(meta["epochs"]) | {epoch})
     meta["probes"] = {name: p["tokens"] for name, p in probes.items()}
+    if metrics is not None:
+        kept = [m for m in meta.get("metrics", []) if m.get("epoch") != epoch]
+        meta["metrics"] = sorted([*kept, {k: v for k, v in metrics.items() if k != "score"}], key=lambda m: m["epoch"])
     save_file(tensors, str(path))
     meta_path.write_text(json.dumps(meta, indent=1, ensure_ascii=False))

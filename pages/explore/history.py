@@ -9,7 +9,7 @@ import streamlit as st
 from model.core.specs import SPECS, ModelSpec
 from model.training.history import HistoryError, MissingHistory, ProbeHistory
 from pages import heading
-from pages.explore.history_parts import curves_section
+from pages.explore.history_parts import REPEAT_ROLES, ROLE_NAMES, curves_section, roles_section
 from pages.shared.display import show_figure
 from pages.shared.models import get_history, require_checkpoint
 from pages.shared.runs import pick_model
@@ -53,6 +53,7 @@ def attention_section(history: ProbeHistory, spec: ModelSpec) -> tuple[int, go.F
         title = f"epoch {epoch}: {plural(L, 'layer')} × {plural(H, 'head')}"
         grid = head_grid(att, queries, keys, title=title, **axes)
     else:
+        follow_buttons(history, kind, L, H)
         layer, head = pick_head(L, H, "hist")
         title = f"epoch {epoch} · layer {layer} · head {head}"
         show_figure(
@@ -66,6 +67,47 @@ def attention_section(history: ProbeHistory, spec: ModelSpec) -> tuple[int, go.F
             "The probe's English output is not saved (it changes as training goes), so its positions read `out`."
         )
     return epoch, grid
+
+
+def follow(layer: int, head: int, probe: str | None) -> None:
+    st.session_state["hist_layer"], st.session_state["hist_head"] = layer, head
+    st.session_state["hist_lh"] = (layer, head)
+    if probe:
+        st.session_state["hist_probe"] = probe
+
+
+def follow_buttons(history: ProbeHistory, kind: str, layers: int, heads: int) -> None:
+    """One button per role the last scored snapshot names for ``kind``: it shows that head (and, for
+    induction, the probe whose text repeats) at whatever snapshot the slider is on."""
+    repeat = next((p for p, toks in history.probes.items() if probe_repeats(toks)), None)
+    found = []
+    for role, name in ROLE_NAMES.items():
+        best = history.best_head(role)
+        if best and best["kind"] == kind and best["layer"] < layers and best["head"] < heads:
+            found.append((role, name, best))
+    if not found:
+        return
+    st.caption("Follow the head that ends up playing a role:")
+    for column, (role, name, best) in zip(st.columns(len(found)), found):
+        probe = repeat if role in REPEAT_ROLES else None
+        column.button(
+            f"{name}: layer {best['layer']} · head {best['head']}",
+            key=f"hist_follow_{role}",
+            on_click=follow,
+            args=(best["layer"], best["head"], probe),
+            help=f"scored {best['score']:.2f} at the last snapshot",
+        )
+
+
+def probe_repeats(tokens: list[str], n: int = 8) -> bool:
+    """Whether some run of ``n`` tokens occurs twice in ``tokens`` (a phrase written twice)."""
+    seen = set()
+    for i in range(len(tokens) - n + 1):
+        gram = tuple(tokens[i : i + n])
+        if gram in seen:
+            return True
+        seen.add(gram)
+    return False
 
 
 def options() -> ModelSpec:
@@ -94,7 +136,10 @@ def body(spec: ModelSpec) -> None:
             epochs = history.epochs
             epoch, grid = attention_section(history, spec)
     with right:
-        curves_section(ck.training, epochs, epoch, spec.name)
+        metrics = None if isinstance(history, HistoryError) else history.metrics
+        curves_section(ck.training, epochs, epoch, spec.name, metrics)
+        if not isinstance(history, HistoryError):
+            roles_section(history.role_curves(), epoch, epochs or [])
     if grid is not None:  # every layer and head needs the page's whole width
         show_figure(grid, "hist-grid")
 
@@ -103,7 +148,8 @@ def main() -> None:
     st.title(heading("history"))
     st.caption(
         "During training the model was run on a few fixed probe inputs after every epoch and their attention "
-        "was saved. Scrub through the epochs to see heads go from blurry to sharp while the loss falls."
+        "was saved, and every head was scored for the roles the Head finder names. Scrub through the epochs to "
+        "see heads go from blurry to sharp while the loss falls, and the moment a head learns its role."
     )
     body(options())
 

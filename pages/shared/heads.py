@@ -27,6 +27,7 @@ from model.analysis.head_scan import (
     scan,
 )
 from model.analysis.heads import line_sums, pattern_scores
+from model.analysis.induction import induction_here
 from model.core.checkpoint import Checkpoint, default_dir
 from model.core.results import RunResult
 from model.core.specs import SPECS
@@ -208,17 +209,37 @@ def run_sums(result: RunResult) -> dict[str, dict]:
     return hit
 
 
+def _query_ids(result: RunResult, name: str) -> list[int] | None:
+    """The token ids of kind ``name``'s query positions, when the run kept them and the kind is causal
+    self-attention (where induction applies)."""
+    kind = result.kinds[name]
+    Tq = kind.weights.shape[-2]
+    if kind.cross or np.triu(np.asarray(kind.mask), 1).any():
+        return None
+    for ids in result.inputs.values():
+        if len(ids) >= Tq:
+            return list(ids[:Tq])
+    return None
+
+
 def roles_here(result: RunResult, report: dict) -> list[dict]:
-    """For each role (:data:`ROLES`) of each kind, the finder's top head over the corpus and its score on
-    ``result``: ``{"role", "kind", "layer", "head", "corpus", "here", "active"}``."""
+    """For each role (:data:`ROLES`, and ``induction`` on causal self-attention) of each kind, the finder's
+    top head over the corpus and its score on ``result``: ``{"role", "metric", "kind", "layer", "head",
+    "corpus", "here", "active"}``. Induction's score here is :func:`model.analysis.induction.induction_here`
+    (its corpus score is the probe's); a text that repeats no token gives it none."""
     out = []
     sums = run_sums(result) if any(r["kind"] in result.kinds for r in report["heads"]) else {}
     for name in result.kinds:
         rows = [r for r in report["heads"] if r["kind"] == name]
         if not rows:
             continue
-        here = sums[name]
-        for metric, role in ROLES.items():
+        here = dict(sums[name])
+        ids = _query_ids(result, name)
+        if ids is not None:
+            scores, n = induction_here(result.kinds[name].weights, ids)
+            if n:
+                here["induction"] = (scores, np.ones_like(scores))
+        for metric, role in {**ROLES, "induction": "induction"}.items():
             scored = [r for r in rows if r.get(metric) is not None]
             if not scored or metric not in here:
                 continue
@@ -229,7 +250,49 @@ def roles_here(result: RunResult, report: dict) -> list[dict]:
                 continue
             value = float(s[l, h] / c[l, h])
             active = value >= ACTIVE * top[metric] if top[metric] > 0 else value > 0
-            out.append(dict(role=role, kind=name, layer=l, head=h, corpus=top[metric], here=value, active=active))
+            out.append(
+                dict(
+                    role=role, metric=metric, kind=name, layer=l, head=h, corpus=top[metric], here=value, active=active
+                )
+            )
+    return out
+
+
+def role_inputs(source: str, report: dict, limit: int, characters: bool) -> list[dict]:
+    """Per role of :data:`ROLES` and induction, the finder's top head and an input that shows it at work: the
+    corpus line on which that head scored highest (its top example), and for induction a phrase written
+    twice (the corpus's first line, cut to fit the model's ``limit`` twice). ``{"role", "metric", "kind",
+    "layer", "head", "score", "input", "link"}``."""
+    lines, out = report.get("lines") or [], []
+    for metric, role in {**ROLES, "induction": "induction"}.items():
+        scored = [r for r in report["heads"] if r.get(metric) is not None]
+        if not scored:
+            continue
+        top = max(scored, key=lambda r: r[metric])
+        if metric == "induction":
+            if not lines:
+                continue
+            words = lines[0] if characters else lines[0].split()
+            half = words[: max(2, (limit - 2) // 2 - 1)]
+            text = (half + " " + half) if characters else " ".join([*half, *half])
+        else:
+            examples = (top.get("examples") or {}).get(metric) or []
+            if not examples or not 0 <= examples[0][0] < len(lines):
+                continue
+            text = lines[examples[0][0]]
+        link = explorer_link(source, text, top["kind"], top["layer"], top["head"])
+        out.append(
+            dict(
+                role=role,
+                metric=metric,
+                kind=top["kind"],
+                layer=top["layer"],
+                head=top["head"],
+                score=top[metric],
+                input=text,
+                link=link,
+            )
+        )
     return out
 
 
@@ -241,6 +304,14 @@ def head_roles(result: RunResult, source: str) -> None:
             st.caption("Score this model's heads on the Head finder page to see which roles they play here.")
         return
     roles = roles_here(result, report)
+    if source in SPECS:
+        spec = SPECS[source]
+        shown = role_inputs(source, report, result.limit or 64, spec.characters)
+        if shown:
+            st.markdown(
+                "**See each role at work** (opens this page on an input where the head does it): "
+                + " · ".join(f"[{markdown_escape(r['role'])}: L{r['layer']} H{r['head']}]({r['link']})" for r in shown)
+            )
     if roles:
         parts = [
             f"{'●' if r['active'] else '○'} {r['role']}: {r['kind']} L{r['layer']} H{r['head']} "
