@@ -13,6 +13,7 @@ from fixtures.widget_events import component_event
 from model.lessons.questions import CREDIT, build_question
 from model.lessons.workshop import hand_question
 from pages.shared.text import markdown_escape
+from pages.teach import join_link
 from rooms.rules import MAX_PARTICIPANTS
 from rooms.store import open_store, reset_stores
 from tests.apptest import charts, explorers, page, run, url
@@ -24,6 +25,7 @@ pytestmark = pytest.mark.usefixtures("app_env")
 @pytest.fixture(autouse=True)
 def fresh_store(monkeypatch):
     monkeypatch.delenv("ATTENTION_ROOMS_REDIS_URL", raising=False)
+    monkeypatch.setattr(join_link, "lan_address", lambda: "192.168.1.20")  # the link names the network address
     reset_stores()
     yield
     reset_stores()
@@ -98,7 +100,9 @@ def test_lobby_never_polls_the_store(monkeypatch):
 def test_a_whole_round_with_three_students():
     teacher, code = start_room()
     assert f"Room code: {code}" in texts(teacher)
-    assert [c.value for c in teacher.code] == [f"http://localhost:8501/classroom?room={code}"]  # as typed, no escapes
+    assert [c.value for c in teacher.code] == [
+        f"http://192.168.1.20:8501/classroom?room={code}"
+    ]  # as typed, no escapes
     assert teacher.get("image")  # the QR code
     link = next(t.value for t in teacher.text if "teacher=" in t.value)
     assert link.startswith("http") and f"room={code}&teacher=" in link

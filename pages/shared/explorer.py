@@ -48,8 +48,11 @@ def attention_explorer(
     rollout: np.ndarray | None = None,
     height: int | None = None,
     title: str = "",
+    compact: bool = False,
 ) -> dict[str, Any] | None:
-    """Show the explorer for ``kinds``; return the cell clicked in this run, else None.
+    """Show the explorer for ``kinds``; return the cell clicked in this run, else None. ``compact`` shows
+    the map, its kind tabs and legend without the tools around them (views, colour scale, SVG, the keyboard
+    help): a classroom question on a phone.
 
     The cell is ``{"kind", "layer", "head", "query", "key", "weight"}`` (0-based indices; the weight
     read from ``kinds``, not from the browser). In the "mean" view ``head`` is None, in "rollout"
@@ -60,7 +63,8 @@ def attention_explorer(
     reuse = _encoded(kinds, rollout)
     payload = explorer_payload(kinds, state=state, rollout=rollout, title=title, reuse=reuse)
     _remember(kinds, rollout, payload)
-    data = pack_payload(payload, url_prefix=prefix, projector=bool(st.session_state.get(PROJECTOR_URL, False)))
+    projector = bool(st.session_state.get(PROJECTOR_URL, False))
+    data = pack_payload(payload, url_prefix=prefix, projector=projector, **({"compact": True} if compact else {}))
     result = _component(key=key, data=data, height=height or "content", on_cell_change=_ignore)
     if reuse is None and sum(k.weights.size for k in kinds) > ENCODE_ONCE:
         del data

@@ -17,7 +17,6 @@ import streamlit as st
 from model.core.checkpoint import Checkpoint
 from model.lessons.questions import CREDIT, KINDS, build_question
 from pages import heading
-from pages.shared.display import show_figure
 from pages.shared.models import get_checkpoint
 from pages.shared.text import markdown_escape
 from pages.teach.join_link import JoinLink, join_link, lan_address, listen_address
@@ -25,6 +24,7 @@ from pages.teach.room_parts import (
     answer_box,
     flash,
     get_question,
+    room_figure,
     rooms,
     show_flash,
     show_question,
@@ -174,7 +174,7 @@ def teacher_action(store: RoomStore, code: str, action: str) -> None:
 def projector(status: RoomStatus, q: Question | None) -> None:
     st.metric("Answered", f"{status.answered} / {status.participants}")
     if q is not None and st.session_state.get("cr_show_hist") and not status.revealed:
-        show_figure(answer_histogram(q.options, status.counts, title="answers so far"), "cr-live-hist")
+        room_figure(answer_histogram(q.options, status.counts, title="answers so far"), "cr-live-hist")
 
 
 def teacher_view(store: RoomStore, code: str, status: RoomStatus) -> None:

@@ -7,16 +7,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import plotly.graph_objects as go
 import streamlit as st
 
 from model.lessons.classroom_kinds import answers_by_key, choice_from_cell, choice_kinds, reveal_kinds
-from pages.shared.display import show_figure
+from pages.shared.display import CHART_CONFIG
 from pages.shared.explorer import attention_explorer
+from pages.shared.projector import PROJECTOR_URL
 from pages.shared.text import markdown_escape
 from rooms.question import Question
 from rooms.rules import RoomError, RoomStatus
 from rooms.store import RoomStore
 from viz.classroom import answer_histogram, candidate_heads
+from viz.common import for_projector
 
 POLL_S = 1.5  # how often a room page asks the store for news
 # Every HEAL_POLLS-th poll (12 s) redraws the whole page even when nothing changed. Under load, a
@@ -26,6 +29,16 @@ POLL_S = 1.5  # how often a room page asks the store for news
 # answer). A full redraw puts every element back; it costs one page run per device every 12 s.
 HEAL_POLLS = 8
 CHOICE_URL, REVEAL_URL = "crk", "crr"  # the explorers' URL prefixes: the reveal does not open in the choice's view
+# A room's charts have no toolbar: on a phone a tap shows it over the chart's title, and a question
+# needs none of its tools (the Summary's CSV files are the teacher's record).
+ROOM_CHART = {**CHART_CONFIG, "displayModeBar": False}
+
+
+def room_figure(fig: go.Figure, key: str) -> None:
+    """A chart of a room (a question's heads, the answers' histogram), without Plotly's toolbar; larger
+    type in projector mode, as every chart (``pages.shared.display.show_figure``)."""
+    shown = for_projector(fig) if st.session_state.get(PROJECTOR_URL) else fig
+    st.plotly_chart(shown, key=key, config=ROOM_CHART)
 
 
 def rooms(kind: str) -> dict:
@@ -55,7 +68,7 @@ def show_question(q: Question, round: int) -> None:
     st.subheader(f"Question {round}: {q.title}")
     st.markdown(markdown_escape(q.prompt))
     if q.figure:
-        show_figure(candidate_heads(q.figure), f"cr-figure-{round}")
+        room_figure(candidate_heads(q.figure), f"cr-figure-{round}")
 
 
 def show_reveal(q: Question, status: RoomStatus, round: int, mine: int | None = None) -> None:
@@ -65,12 +78,15 @@ def show_reveal(q: Question, status: RoomStatus, round: int, mine: int | None = 
         verdict = " You got it." if mine == q.answer else f" You chose {markdown_escape(q.options[mine])}."
     (st.success if mine == q.answer else st.info)(f"The answer: **{markdown_escape(q.options[q.answer])}**.{verdict}")
     st.markdown(markdown_escape(q.explanation))
-    show_figure(
+    room_figure(
         answer_histogram(q.options, status.counts, answer=q.answer, title="everyone's answers"), f"cr-hist-{round}"
     )
     kinds = reveal_kinds(q)
     if kinds:
-        attention_explorer(kinds, key=f"cr-reveal-{status.code}-{round}", url_prefix=REVEAL_URL, title=q.title)
+        # compact: the map and its tabs (the row, the whole map), not the explorer's tools
+        attention_explorer(
+            kinds, key=f"cr-reveal-{status.code}-{round}", url_prefix=REVEAL_URL, title=q.title, compact=True
+        )
 
 
 # ---- answering -----------------------------------------------------------------------------------
@@ -107,7 +123,9 @@ def send_answer(store: RoomStore, code: str, member: str, round: int, key: str) 
 def key_choice(store: RoomStore, code: str, member: str, q: Question, round: int, key: str) -> None:
     """The explorer with the query's row, every key alike; a click (or Enter) on a key answers."""
     st.caption("Click or tap the key you think wins (keyboard: focus the explorer, arrow keys, then Enter).")
-    cell = attention_explorer(choice_kinds(q), key=f"cr-keys-{code}-{round}", url_prefix=CHOICE_URL, title=q.title)
+    cell = attention_explorer(
+        choice_kinds(q), key=f"cr-keys-{code}-{round}", url_prefix=CHOICE_URL, title=q.title, compact=True
+    )
     choice = choice_from_cell(q, cell)
     if choice is not None:
         st.session_state[key] = choice

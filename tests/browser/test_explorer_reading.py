@@ -1,0 +1,93 @@
+"""The explorer's words and colours read right (issue 43, items 3, 8 and 10), checked in Chromium on the
+exported page (the explorer's own script, no server): the steppers count "layer 0 of 2" (the index from
+0, then how many), a single map has no stepper and its caption does not repeat the layer and head its
+title names, a causal map's colour scale is not topped by its first row (which can only attend to itself,
+so always holds 1), and a compact explorer (a classroom question) shows no tools around the map."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fixtures.explorer_runs import translator_run
+from model.core.results import attention_kind
+from viz.explorer import explorer_html, explorer_payload
+
+ROOT = '[data-testid="attention-explorer"]'
+TIMEOUT_MS = 30_000
+
+
+@pytest.fixture
+def open_payload(browser, tmp_path):
+    context = browser.new_context(viewport={"width": 1200, "height": 900})
+
+    def show(payload: dict, name: str = "view"):
+        path = tmp_path / f"{name}.html"
+        path.write_text(explorer_html(payload, "reading"), encoding="utf-8")
+        page = context.new_page()
+        page.goto(path.as_uri())
+        page.locator(f"{ROOT} .ae-caption").wait_for(timeout=TIMEOUT_MS)
+        page.wait_for_function(
+            "() => document.querySelector('.ae-caption').textContent.length > 0", timeout=TIMEOUT_MS
+        )
+        return page
+
+    yield show
+    context.close()
+
+
+def visible_texts(page, selector: str) -> list[str]:
+    return [e.inner_text() for e in page.locator(f"{ROOT} {selector}").all() if e.is_visible()]
+
+
+def causal_map() -> np.ndarray:
+    """Two layers of one head over 5 tokens: row 0 holds 1 on itself, every other row
+    spreads its weight."""
+    rng = np.random.default_rng(0)
+    w = np.zeros((2, 1, 5, 5), dtype=np.float32)
+    for layer in range(2):
+        w[layer, 0, 0, 0] = 1.0
+        for q in range(1, 5):
+            row = rng.uniform(0.5, 1.0, q + 1)
+            w[layer, 0, q, : q + 1] = row / row.sum()
+    return w
+
+
+def test_steppers_count_the_layers_and_heads(open_payload):
+    page = open_payload(explorer_payload(translator_run(src=5, tgt=5)))  # 2 layers × 3 heads
+    assert visible_texts(page, ".ae-step-value") == ["layer 0 of 2", "head 0 of 3"]
+    page.locator(f'{ROOT} button[aria-label="next head"]').click()
+    page.locator(f'{ROOT} button[aria-label="next layer"]').click()
+    assert visible_texts(page, ".ae-step-value") == ["layer 1 of 2", "head 1 of 3"]
+
+
+def test_one_map_has_no_stepper_and_says_its_head_once(open_payload):
+    w = np.full((1, 1, 3, 3), 1 / 3, dtype=np.float32)
+    one = attention_kind("encoder", w, list("abc"), list("abc"), title="Encoder self-attention, layer 1 · head 2")
+    page = open_payload(explorer_payload([one]))
+    assert visible_texts(page, ".ae-step-value") == []  # no "layer 0 / 0"
+    caption = page.locator(f"{ROOT} .ae-caption").inner_text()
+    assert caption == "Encoder self-attention, layer 1 · head 2 · heatmap"
+    assert caption.count("layer") == 1
+
+
+def test_a_causal_maps_colour_scale_is_not_topped_by_its_first_row(open_payload):
+    w = causal_map()
+    mask = np.tril(np.ones((5, 5), dtype=bool))
+    kind = attention_kind("decoder", w, list("abcde"), list("abcde"), mask=mask, title="Decoder self-attention")
+    page = open_payload(explorer_payload([kind]))
+    legend = page.locator(f"{ROOT} .ae-legend").inner_text()
+    top = float(w[0, 0, 1:].max())
+    assert f"{top:.4f}" in legend and "not counting rows with one key" in legend, legend
+    assert top < 0.99
+
+
+def test_a_compact_explorer_shows_no_tools(open_payload):
+    payload = explorer_payload(translator_run(src=5, tgt=5))
+    full = open_payload(payload, "full")
+    assert visible_texts(full, ".ae-views button") and visible_texts(full, ".ae-scale")
+    page = open_payload({**payload, "compact": True}, "compact")
+    assert visible_texts(page, ".ae-views button") == []
+    assert visible_texts(page, ".ae-scale") == [] and visible_texts(page, ".ae-svg") == []
+    assert visible_texts(page, ".ae-help") == []
+    assert visible_texts(page, ".ae-kinds button")  # the kinds stay: a reveal's row and whole map
