@@ -12,6 +12,7 @@ from model.analysis.maps import rollout_of
 from model.hub.load import HubModel
 from model.hub.tokens import hide_specials
 from pages import heading
+from pages.models.hub_limits import limits_note
 from pages.models.hub_outputs import prediction, step_view
 from pages.shared.attribute import hub_contributions
 from pages.shared.explain import explain_panel, remembered_cell
@@ -24,7 +25,6 @@ from pages.shared.hub import (
     hub_download,
     hub_explainer,
     input_notes,
-    limits_note,
     open_hub,
     run_id,
 )

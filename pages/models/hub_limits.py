@@ -1,0 +1,42 @@
+"""What the "Any model" page can open, said for a learner: how large a model may be, that one model is shared
+by everyone, how much of a text it reads and what is never run; the setting behind the size limit in a small
+note for whoever hosts the app."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from model.hub.errors import HubError
+from model.hub.load import MAX_PARAMS_ENV, max_params
+from pages.shared.text import markdown_escape
+
+
+def size_text(cap: int) -> str:
+    """A parameter count as a reader says it: ``"150 M"``, ``"1,000"``."""
+    return f"{cap / 1e6:,.0f} M" if cap >= 10**6 else f"{cap:,}"
+
+
+def limits_note() -> None:
+    """The page's limits where a user reads them, and the hosting setting under them, apart."""
+    try:
+        cap = size_text(max_params())
+    except HubError as err:  # the host's setting is not a number: say so, for the host
+        st.warning(
+            "This app's limit on model size is set wrongly, so no model can be opened. For whoever hosts the "
+            f"app: {markdown_escape(str(err))}."
+        )
+        return
+    st.info(
+        "**What this page can open**\n"
+        f"- Models of up to {cap} parameters (GPT-2 small has 124 M, DistilBERT 66 M). A larger one is "
+        "refused with a message.\n"
+        "- One model at a time, shared by everyone using this app: opening another model replaces it for all of "
+        "them.\n"
+        "- The model reads the start of your text, as much as it was trained on (GPT-2 1,024 tokens, BERT 512; "
+        "fewer for a large model, so that its maps fit in your browser). A note says when the text was cut.\n"
+        "- Only the model's weights are read (safetensors files): code that comes with a model is never run."
+    )
+    st.caption(
+        f"For whoever hosts the app: the size limit is the environment variable `{MAX_PARAMS_ENV}` (e.g. "
+        "`400M` on a server with the memory for it)."
+    )
