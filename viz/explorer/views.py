@@ -30,11 +30,18 @@ _BY_KEY = {v.key: v for v in REGISTRY}
 
 def view_for(view: Any, kind: str, rollout_of: str | None = None) -> str:
     """The view ``view`` names as kind ``kind`` of a run can show it: an unknown view, or one the run
-    has no tab for, is the first; one that cannot show the kind is the view it names instead.
-    ``rollout_of`` is the kind the run's rollout belongs to (None: the run has none)."""
+    has no tab for, is the first view that can; one that cannot show the kind is the view it names
+    instead. ``rollout_of`` is the kind the run's rollout belongs to (None: the run has none)."""
+
+    def listed(v: View) -> bool:
+        return not v.needs_rollout or bool(rollout_of)
+
+    def can(v: View) -> bool:
+        return listed(v) and (not v.needs_rollout or kind == rollout_of)
+
     v = _BY_KEY.get(view) if isinstance(view, str) else None
-    if v is None or (v.needs_rollout and not rollout_of):
-        return REGISTRY[0].key
-    if v.needs_rollout and kind != rollout_of:
-        return v.instead or REGISTRY[0].key
-    return v.key
+    if v is not None and listed(v) and not can(v) and v.instead:
+        return v.instead
+    if v is not None and can(v):
+        return v.key
+    return next((w.key for w in REGISTRY if can(w)), REGISTRY[0].key)

@@ -53,7 +53,7 @@ export class Explorer {
       pane.append(base, over);
       this.panes[type] = { pane, base, over, view: VIEWS.find((v) => v.pane === type), drawn: "" };
     }
-    this.pane = this.panes[VIEWS[0].pane];
+    this.pane = Object.values(this.panes)[0];
     this.base = this.pane.base;
     this.over = this.pane.over;
     const own = eachView(this, "build");  // what views keep over the map or beside it (view.js)

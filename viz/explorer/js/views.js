@@ -10,21 +10,20 @@ import { meanView } from "./mean.js";
 import { rolloutView } from "./rollout.js";
 
 export const VIEWS = [heatmapView, linesView, gridView, meanView, rolloutView];
-const FIRST = VIEWS[0];  // the view a run starts in when it asks for none that it has
 const BY_KEY = new Map(VIEWS.map((v) => [v.key, v]));
 
 // the view called `key` (the first view for an unknown key)
 export function viewOf(key) {
-  return BY_KEY.get(key) || FIRST;
+  return BY_KEY.get(key) || VIEWS[0];
 }
 
 // the view that `key` names as kind `kind` (a name) of this run can show it: an unknown view, or one
-// the run has no tab for, is the first view; one unavailable for the kind is the view it names instead
+// the run has no tab for, is the first view that can; one unavailable for the kind is the view it
+// names instead
 export function viewFor(ex, key, kind) {
-  let v = BY_KEY.get(key) || FIRST;
-  if (!v.listed(ex)) v = FIRST;
-  else if (!v.available(ex, kind)) v = v.instead || FIRST;
-  return v;
+  const v = BY_KEY.get(key), can = (w) => w.listed(ex) && w.available(ex, kind);
+  if (v && v.listed(ex) && !v.available(ex, kind) && v.instead) return v.instead;
+  return v && can(v) ? v : VIEWS.find(can) || VIEWS[0];
 }
 
 // the views this run has a tab for, in the registry's order
