@@ -7,6 +7,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from fixtures.tiny import GENERATOR
+from model.core.specs import SPECS
 from tests import apptest
 from tests.apptest import chart, explorer, kind, run_on, titles
 
@@ -44,7 +45,10 @@ def test_the_page_opens_on_the_text_and_the_explorer_and_draws_its_charts_on_req
     closed = run_on(checkpoints, PAGE)
     assert not closed.exception and not closed.warning
     assert titles(closed) == []  # no chart: the two sections are closed
-    assert [s.key for s in closed.slider] == ["gen_length"]  # nor their sliders
+    assert [s.key for s in closed.slider] == [
+        "gen_length",
+        "gen_chars",
+    ]  # nor their sliders (gen_chars: the explorer's)
     assert explorer(closed)["kinds"][0]["name"] == "encoder"
     opened = run_open(checkpoints)
     assert len(titles(opened)) >= 4 and opened.slider(key="gen_temp").value == 0.8
@@ -88,7 +92,7 @@ def test_grid_and_step_charts(default, checkpoints):
     payload = explorer(default)
     [enc] = payload["kinds"]
     assert (enc["layers"], enc["heads"]) == (GENERATOR.layers, GENERATOR.heads)
-    assert len(enc["keys"]) == GENERATOR.block_size  # the final context window, whole
+    assert len(enc["keys"]) == SPECS["generator"].window  # the text's start: a readable label each
     T = len(enc["keys"])
     assert enc["mask"] == "".join("1" if j <= i else "0" for i in range(T) for j in range(T))  # causal
     w = payload["arrays"]["encoder"]
@@ -192,3 +196,21 @@ def test_a_one_character_prompt_is_counted_in_agreement():
     assert not at.exception
     captions = [c.value for c in at.caption]
     assert any("The first 1 character is the prompt; the next 20 characters were sampled" in c for c in captions)
+
+
+def test_the_explorer_opens_on_the_prompt_with_readable_labels(default, checkpoints):
+    """The explorer shows the text's first characters, the typed prompt first, as the model read them while
+    writing, the spec's window of them (40, readable) at first; the slider
+    shows more or fewer (issue 43, item 3: it showed the last window, without the prompt)."""
+    (kind,) = explorer(default)["kinds"]
+    n = SPECS["generator"].window  # 40 of the tiny model's 48
+    assert "".join(kind["keys"][:6]) == "ROMEO:" and len(kind["keys"]) == n
+    text = next(c.value for c in default.caption if c.value.startswith("The text's first"))
+    assert f"The text's first {n} characters: your prompt (6 characters)" in text and "outside the first row" in text
+    fewer = run_on(checkpoints, PAGE, query={"gen_chars": "12"})
+    (small,) = explorer(fewer)["kinds"]
+    assert len(small["keys"]) == 12 and "".join(small["keys"][:6]) == "ROMEO:"
+    # a causal model: the first 12 characters read alike whatever follows them
+    np.testing.assert_allclose(
+        explorer(fewer)["arrays"]["encoder"], explorer(default)["arrays"]["encoder"][..., :12, :12], atol=1e-5
+    )

@@ -15,7 +15,7 @@ from pages.shared.attribute import checkpoint_contributions
 from pages.shared.display import export_view_button, output_text
 from pages.shared.heads import head_roles
 from pages.shared.models import require_checkpoint
-from pages.shared.runs import attempt, input_notes, read_input, run_generation
+from pages.shared.runs import attempt, input_notes, read_input, run_generation, run_model
 from pages.shared.state import bounded, on_request, range_slider, url_widget
 from pages.shared.steps import causal_steps, followed_head, generation_step
 from pages.shared.text import be, plural
@@ -48,19 +48,43 @@ def options(vocab_size: int) -> Options:
     return Options(prompt, int(length), int(seed), float(temperature), int(top_k))
 
 
+def opening(ck: Checkpoint, result: RunResult) -> tuple[RunResult | None, str]:
+    """The text's first characters (the prompt, then what the model wrote) as the model read them while
+    writing, as many as the slider says (at first the spec's ``window``: a label each stays readable, a
+    whole context of 128 does not), and the caption that says so. A causal model's attention over a
+    text's first n characters is the same whatever follows them."""
+    prompt, full = result.notes["prompt"], result.notes["prompt"] + result.notes["new_text"]
+    hi = min(ck.model.config.block_size, len(full))
+    hint = "From the start of the text: your prompt, then what the model wrote."
+    n = range_slider(
+        "gen_chars", min(8, hi), hi, min(ck.spec.window or hi, hi), label="Characters in the explorer", help=hint
+    )
+    p = min(len(prompt), n)
+    what = f"your prompt ({plural(p, 'character')})" if p == len(prompt) else f"the first {p} of your prompt"
+    if n > p:
+        what += f" and the first {plural(n - p, 'character')} the model wrote"
+    caption = (
+        f"The text's first {n} characters: {what}, as the model read them while writing. The masked cells "
+        "(hatched) are the future: a character never sees what comes after it. Colours run from 0 to the map's "
+        "largest weight outside the first row: the first character can only attend to itself, so its weight is "
+        "always 1 (drawn darkest). Click a weight to see how it was computed; the steps below follow the head "
+        "you clicked."
+    )
+    return attempt(run_model, ck, full[:n], what="Nothing to show"), caption
+
+
 @st.fragment
 def attention(ck: Checkpoint, result: RunResult) -> None:
     st.subheader("Every layer and head")
-    T = len(result.kinds["encoder"].keys)
-    st.caption(
-        f"The final context window of {T} characters, as the model read it. The masked cells (hatched) are the "
-        "future: a character never sees what comes after it. Click a weight to see how it was computed; the steps "
-        "below follow the head you clicked."
-    )
+    shown, caption = opening(ck, result)
+    if shown is None:
+        return
+    st.caption(caption)
     title = "Shakespeare generator: " + result.notes["prompt"][:40]
-    cell = attention_views(result, "gen", ck=ck, title=title)
-    checkpoint_contributions(ck, result, "gen")
-    layer, head = followed_head(result, "gen", cell, "encoder")  # the explorer's head, not always layer 0, head 0
+    cell = attention_views(shown, "gen", ck=ck, title=title)
+    checkpoint_contributions(ck, shown, "gen")
+    T = len(result.kinds["encoder"].keys)  # the steps below read the final context window
+    layer, head = followed_head(shown, "gen", cell, "encoder")  # the explorer's head, not always layer 0, head 0
     # lazy: five charts that every new text would redraw, built only while the section is open
     steps = on_request("Step by step: the causal mask, and what each new character looked at", "gen_steps")
     if not steps.open:
