@@ -91,7 +91,7 @@ def explain_panel(
         rows, cols = kept[cell["kind"]]
         q, k = rows[q], cols[k]
     row = kind.queries[q]  # the token the map's row shows: a decoder's row, the word it wrote there
-    pair = listing([f"{shown_token(row)} → {shown_token(kind.keys[k])}"], width=80)
+    pair = listing([f"query {q}:{shown_token(row)} → key {k}:{shown_token(kind.keys[k])}"], width=80)
     if cell["head"] is None:
         what = "the rollout over all layers" if cell["layer"] is None else f"the mean of layer {cell['layer']}'s heads"
         st.info(
