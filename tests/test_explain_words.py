@@ -132,7 +132,7 @@ def test_the_steps_follow_the_clicked_head(generator_run):
     at = click(at, "gen_cell", generator_run, {"kind": "encoder", "layer": 0, "head": None, "query": 3, "key": 2})
     assert any(c.value.startswith("Layer 0, head 1:") for c in at.caption)  # the mean of layer 0: the URL's head
     mean = plain(" ".join(i.value for i in at.info))
-    assert "query 3:O → key 2:M: " in mean and "the mean of layer 0's heads" in mean  # named as the panel names it
+    assert "query 3:E → key 2:M: " in mean and "the mean of layer 0's heads" in mean  # named as the panel names it
 
 
 def test_the_explanation_s_table_says_decoder_too(checkpoints, generator_run):
