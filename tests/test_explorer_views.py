@@ -172,3 +172,18 @@ def test_the_browser_registry_builds_the_tabs_in_any_order(tmp_path) -> None:
     # rollout first: a run without one still has every other tab, and falls back to the first it has
     assert after["none"] == {"tabs": list(reversed(VIEWS[:4])), "rollout": "mean", "unknown": "mean"}
     assert after["some"] == {"tabs": list(reversed(VIEWS)), "rollout": "mean", "unknown": "rollout"}
+
+
+def test_a_view_keeps_its_state_in_its_own_module() -> None:
+    """The views' modules (each declares ``key:``) and the registry create nothing on the explorer
+    object: what a view keeps (its caches, the lines' heads, the grid's peek) is its module's own
+    (view.js: ownState). The check fails on ex.lines = ..., ex.thumbs || (ex.thumbs = ...)."""
+    js = ROOT / "viz/explorer/js"
+    modules = [p for p in js.glob("*.js") if re.search(r"""\bkey:\s*["']""", p.read_text(encoding="utf-8"))]
+    assert {p.name for p in modules} >= {"heatmap.js", "lines.js", "grid.js", "mean.js", "rollout.js"}
+    found = []
+    for path in [*modules, js / "views.js", js / "view.js", js / "state.js"]:
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if re.search(r"\bex\.\w+\s*=[^=]", COMMENT.sub("", line)):
+                found.append(f"{path.name}:{n}: {line.strip()}")
+    assert found == []

@@ -12,6 +12,7 @@ const LONG = 240;  // tokens past which a cell may be one pixel (at 1,024 tokens
 const KEPT_IMAGES = 6;
 const KEPT_PATHS = 8;
 const bigImages = ownState(() => new Map());  // a long run's last few map images (bigImage)
+const hatchPaths = new WeakMap();  // a kind -> its last few paths of hidden cells (hatchPath)
 
 // A view of one map as a heatmap: `spec` says at least its key, its map (map(ex, head)) and mapKey(s),
 // the map's name among the colour-mapped images
@@ -102,7 +103,8 @@ function windowed(k, layer) {
 // building it visits a million cells. Kept per kind, window and geometry, the last KEPT_PATHS.
 function hatchPath(k, layer, x0, y0, c) {
   const win = windowed(k, layer), id = `${win ? layer : "all"}|${x0}|${y0}|${c}`;
-  const kept = k.hatchPaths || (k.hatchPaths = new Map());
+  let kept = hatchPaths.get(k);
+  if (!kept) hatchPaths.set(k, (kept = new Map()));
   let path = kept.get(id);
   if (path) return path;
   path = new Path2D();
@@ -124,7 +126,7 @@ function hatchPath(k, layer, x0, y0, c) {
 // A long run's map as an image, one pixel per cell: like theme.js's mapImage, but only the last
 // KEPT_IMAGES are kept (a 1,024-token map is a 4 MB image; theme.js keeps hundreds of small ones).
 function bigImage(ex, k, key, values) {
-  const id = `${ex.header.digest}|${k.name}|${key}|${ex.state.scale}`, kept = ex.bigImages || (ex.bigImages = new Map());
+  const id = `${ex.header.digest}|${k.name}|${key}|${ex.state.scale}`, kept = bigImages(ex);
   let c = kept.get(id);
   if (c && c.theme === ex.theme && c.colours === ex.colours) { kept.delete(id); kept.set(id, c); return c; }
   kept.delete(id);
