@@ -281,9 +281,11 @@ def _hub(args: argparse.Namespace) -> None:
 
 
 def _heads(args: argparse.Namespace) -> None:
-    """Score every head of a model over a corpus (model.analysis.head_scan); one JSON object."""
+    """Score every head of a model over a corpus (model.analysis.head_scan); one JSON object. Under torchrun
+    each process reads a share of the corpus and rank 0 prints the whole corpus's scores."""
     from tqdm import tqdm
 
+    from model.analysis import distributed
     from model.analysis.head_scan import (
         CorpusError,
         corpus_name,
@@ -294,10 +296,16 @@ def _heads(args: argparse.Namespace) -> None:
         scan,
     )
     from model.core.checkpoint import CheckpointError, default_dir, load_checkpoint
+    from model.core.devices import choose
     from model.core.specs import SPECS
     from model.hub import HubError
 
-    bar = tqdm(total=100, file=sys.stderr, bar_format="{percentage:3.0f}% {desc}")
+    try:
+        procs = distributed.from_env()
+    except distributed.DistributedError as err:
+        sys.exit(f"error: {err}")
+    rank, world = (procs.rank, procs.world) if procs else (0, 1)
+    bar = tqdm(total=100, file=sys.stderr, bar_format="{percentage:3.0f}% {desc}", disable=rank != 0)
 
     def progress(fraction: float, text: str) -> None:
         bar.n = round(100 * fraction)
@@ -306,33 +314,46 @@ def _heads(args: argparse.Namespace) -> None:
     try:
         if args.max_tokens < 2:
             raise ValueError("--max-tokens must be at least 2")
+        device = choose(args.device, index=procs.local_rank if procs else None)
+        if procs:
+            distributed.start(procs, device, timeout=args.join_timeout)
         if args.source in SPECS:
-            reader = our_reader(load_checkpoint(default_dir(args.source), task=args.source), args.max_tokens)
+            ck = load_checkpoint(default_dir(args.source), task=args.source, device=device)
+            reader = our_reader(ck, args.max_tokens)
         else:
             from model.hub.load import load
 
-            reader = hub_reader(load(args.source, progress=progress, limit=args.max_params), args.max_tokens)
+            hub = load(args.source, progress=progress, device=device, limit=args.max_params)
+            reader = hub_reader(hub, args.max_tokens)
         corpus = args.corpus or str(default_corpus(reader.spec))
-        scores = scan(reader, read_corpus(corpus), progress=progress)
-    except (CorpusError, CheckpointError, HubError, ValueError) as err:
+        scores = scan(reader, read_corpus(corpus), progress=progress, rank=rank, processes=world)
+    except (CorpusError, CheckpointError, HubError, ValueError, distributed.DistributedError) as err:
         bar.close()
-        sys.exit(f"error: {err}")
+        distributed.stop()
+        sys.exit(f"error: {err}" if rank == 0 else f"error (process {rank} of {world}): {err}")
     bar.close()
-    print(json.dumps(scores.to_json(examples=args.examples, corpus=corpus_name(corpus)), ensure_ascii=False))
+    distributed.stop()
+    if rank == 0:
+        report = scores.to_json(examples=args.examples, corpus=corpus_name(corpus))
+        if procs:
+            report["processes"] = world
+        print(json.dumps(report, ensure_ascii=False))
 
 
 def _attribute(args: argparse.Namespace) -> None:
     """Every contribution method for one query row (model.analysis.attribute); JSON, or a short summary."""
     from model.core.checkpoint import CheckpointError, default_dir, load_checkpoint
+    from model.core.devices import choose
     from model.core.specs import SPECS
     from model.hub import HubError
 
     try:
+        device = choose(args.device)
         if args.source in SPECS:
             from model.analysis.attribute import attribute
             from model.analysis.runs import run
 
-            ck = load_checkpoint(default_dir(args.source), task=args.source)
+            ck = load_checkpoint(default_dir(args.source), task=args.source, device=device)
             result = run(ck, args.text)
             kind = args.kind or ck.spec.kind_names[0]
             ck.spec.kind(kind)  # a kind the model lacks: the message lists its kinds
@@ -342,7 +363,7 @@ def _attribute(args: argparse.Namespace) -> None:
             from model.hub.load import load
             from model.hub.run import run
 
-            hub = load(args.source, limit=args.max_params)
+            hub = load(args.source, device=device, limit=args.max_params)
             result = run(hub, args.text, max_tokens=args.max_tokens).result
             a = attribute(hub, result, args.kind or next(iter(result.kinds)), args.query)
     except (CheckpointError, HubError, ValueError) as err:
@@ -480,6 +501,14 @@ def main(argv: list[str] | None = None) -> None:
     hd.add_argument("--examples", action="store_true", help="also each head's top line and one line per decile")
     hd.add_argument("--max-params", type=int, default=None, help="Hub models: parameter cap (default 150M)")
     hd.add_argument("--json", action="store_true", help="print JSON (the only output format)")
+    hd.add_argument("--device", default="auto", help="auto (CUDA, then MPS, then CPU), cpu, cuda, mps")
+    hd.add_argument(
+        "--join-timeout",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="under torchrun: how long to wait for the other processes at the rendezvous (default 60)",
+    )
     hd.set_defaults(func=_heads)
 
     at = sub.add_parser("attribute", help="contributions beside attention for one query token; print JSON")
@@ -490,6 +519,7 @@ def main(argv: list[str] | None = None) -> None:
     at.add_argument("--max-tokens", type=int, default=128, help="Hub models: read at most this many tokens")
     at.add_argument("--max-params", type=int, default=None, help="Hub models: parameter cap (default 150M)")
     at.add_argument("--json", action="store_true", help="print the JSON object instead of a summary")
+    at.add_argument("--device", default="auto", help="auto (CUDA, then MPS, then CPU), cpu, cuda, mps")
     at.set_defaults(func=_attribute)
 
     args = parser.parse_args(argv)

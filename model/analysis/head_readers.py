@@ -1,0 +1,229 @@
+"""One model seen by the head finder's corpus pass (:mod:`model.analysis.head_scan`) the same way whether it
+is ours or a Hugging Face one.
+
+A :class:`Reader`'s ``maps`` runs a batch of lines into :class:`Maps`: every kind's per-layer maps as
+tensors on the model's device, right-padded, with each line's own lengths (nothing comes to the host);
+``read`` runs lines into :class:`~model.core.results.RunResult` s as the pages see them, ``forward`` maps
+given token ids (the induction probes), and ``prefix``/``usable`` say which ids open a sequence and which
+may be drawn at random; ``length`` orders lines by how long they read and ``cells`` (weights per token²
+over every kind's heads) sizes a batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from model.core.checkpoint import Checkpoint
+from model.core.results import RunResult, attention_kind
+from model.core.specs import ModelSpec
+from model.core.tokenize import CHAR_SPECIALS, WORD_SPECIALS, tokenize
+
+MAX_TOKENS = 128
+BATCH = 8  # lines read in one pass when a model's map size is not known
+LANGS = {"words": "en", "src": "de"}  # the tokeniser language of each of our word vocabularies
+Layers = list[Tensor]  # per layer (B, H, Tq, Tk)
+
+
+@dataclass(eq=False)
+class Maps:
+    """A batch of lines on the device: kind -> per-layer ``(B, H, Tq, Tk)`` maps, right-padded (padding keys
+    hold no weight), each line's query and key counts per kind, and what each line read."""
+
+    kinds: dict[str, Layers]
+    queries: dict[str, list[int]]
+    keys: dict[str, list[int]]
+    cut: list[bool]
+    read: list[int]
+    unknown: list[int]
+    inputs: list[dict[str, list[int]]]
+
+
+@dataclass(frozen=True, eq=False)
+class Reader:
+    """One model, for the corpus pass."""
+
+    source: str
+    spec: ModelSpec
+    max_tokens: int
+    read: Callable[[Sequence[str]], list[tuple[RunResult, bool]]]  # lines -> each one's run, and whether it was cut
+    forward: Callable[[dict[str, list[list[int]]]], dict[str, Layers]]  # a batch of ids -> kind -> layers
+    specials: Callable[[str], set[int]]  # an input's special ids (a probe keeps those that open a sequence)
+    usable: Callable[[str], np.ndarray]  # the ids a probe may draw for an input
+    positions: Callable[[str], int]  # the most positions an input may have
+    maps: Callable[[Sequence[str]], Maps] | None = None  # lines -> their maps on the device (default: from ``read``)
+    length: Callable[[str], int] = len  # how long a line reads (orders the batches)
+    cells: int = 0  # weights per token² of one line's maps (every kind's layers × heads); 0: not known
+    device: torch.device = torch.device("cpu")
+
+    def batch(self, lines: Sequence[str]) -> Maps:
+        return self.maps(lines) if self.maps is not None else runs_maps(self.read(lines), self.device)
+
+
+def _float(layers) -> Layers:
+    """Per-layer maps as float32 (a half-precision model's too), without a copy when they already are."""
+    return [w if w.dtype in (torch.float32, torch.float64) else w.float() for w in layers]
+
+
+def runs_maps(runs: Sequence[tuple[RunResult, bool]], device: torch.device) -> Maps:
+    """:class:`Maps` of runs already on the host (our models, an encoder-decoder's translations), padded with
+    zeros and sent to ``device``."""
+    kinds, queries, keys = {}, {}, {}
+    for name in runs[0][0].kinds:
+        ws = [np.asarray(r.kinds[name].weights, dtype=np.float32) for r, _ in runs]
+        Tq, Tk = max(w.shape[-2] for w in ws), max(w.shape[-1] for w in ws)
+        pad = np.zeros((len(ws), *ws[0].shape[:2], Tq, Tk), dtype=np.float32)
+        for b, w in enumerate(ws):
+            pad[b, :, :, : w.shape[-2], : w.shape[-1]] = w
+        t = torch.from_numpy(pad).to(device)
+        kinds[name] = [t[:, layer] for layer in range(t.shape[1])]
+        queries[name], keys[name] = [w.shape[-2] for w in ws], [w.shape[-1] for w in ws]
+    return Maps(
+        kinds,
+        queries,
+        keys,
+        [cut for _, cut in runs],
+        [r.read for r, _ in runs],
+        [r.unknown_read for r, _ in runs],
+        [r.inputs for r, _ in runs],
+    )
+
+
+def our_reader(ck: Checkpoint, max_tokens: int = MAX_TOKENS) -> Reader:
+    """One of our three checkpoints (small: each line through the same run as the pages, its maps then sent
+    to the model's device)."""
+    from model.analysis.runs import run
+
+    spec, model = ck.spec, ck.model
+    device = next(model.parameters()).device
+    vocab_of = {k.query_input: k.query_vocab for k in spec.kinds} | {k.key_input: k.key_vocab for k in spec.kinds}
+
+    def read_one(line: str) -> tuple[RunResult, bool]:
+        if spec.characters:
+            cut = line[:max_tokens]
+        else:
+            words = tokenize(line, LANGS.get(vocab_of[spec.inputs[0]], "en"))
+            cut = " ".join(words[:max_tokens]) if len(words) > max_tokens else line
+        r = run(ck, cut)
+        return r, r.truncated or cut != line
+
+    def forward(inputs: dict[str, list[list[int]]]) -> dict[str, Layers]:
+        with torch.inference_mode():
+            _, maps = model(*[torch.tensor(inputs[n], device=device) for n in spec.inputs], return_attention=True)
+        return {k.name: _float(getattr(maps, k.name)) for k in spec.kinds}
+
+    def specials(name: str) -> set[int]:
+        v = ck.vocabs[vocab_of[name]]
+        return {v.stoi[t] for t in WORD_SPECIALS + CHAR_SPECIALS if t in v}
+
+    def usable(name: str) -> np.ndarray:
+        return np.array(sorted(set(range(len(ck.vocabs[vocab_of[name]]))) - specials(name)))
+
+    def positions(name: str) -> int:
+        return min(spec.limit(model.config) + spec.limit_offset, max_tokens)
+
+    read = lambda lines: [read_one(line) for line in lines]
+    return Reader(spec.name, spec, max_tokens, read, forward, specials, usable, positions, device=device)
+
+
+def hub_reader(hub, max_tokens: int = MAX_TOKENS) -> Reader:
+    """A Hugging Face model (:class:`model.hub.load.HubModel`). An encoder or a decoder reads a batch of lines
+    in one pass of its base model (no prediction head: the finder needs only the maps), padded on the right
+    with an attention mask; padding keys get no weight (set to 0 for a bidirectional encoder) and come after
+    every real position, so each line's rows are its own map (a test checks it against
+    :func:`model.hub.run.run`). An encoder-decoder translates each line as the "Any model" page does."""
+    from model.hub.run import run
+
+    tok, limit = hub.tokenizer, min(max_tokens, hub.max_tokens)
+    specials_set = set(tok.all_special_ids)
+    kind = hub.spec.kinds[0]
+    pad = tok.pad_token_id if tok.pad_token_id is not None else 0
+
+    def encode(line: str) -> tuple[list[int], bool]:
+        ids = list(tok(line, verbose=False)["input_ids"])
+        if len(ids) <= limit:
+            return ids, False
+        # every model keeps the start of a long line, as the page does (model.hub.run), its closing specials kept
+        return list(tok(line, truncation=True, max_length=limit)["input_ids"]), True
+
+    def counted(ids: list[int]) -> tuple[int, int]:
+        """Tokens read (specials but <unk> left out) and how many of them are <unk>."""
+        read = [i for i in ids if i not in specials_set - {tok.unk_token_id}]
+        return len(read), sum(i == tok.unk_token_id for i in read)
+
+    def forward_lines(encoded: list[list[int]]) -> Layers:
+        T = max(len(ids) for ids in encoded)
+        x = torch.tensor([ids + [pad] * (T - len(ids)) for ids in encoded], device=hub.device)
+        mask = torch.tensor([[1] * len(ids) + [0] * (T - len(ids)) for ids in encoded], device=hub.device)
+        with torch.inference_mode():
+            layers = _float(hub.model.base_model(input_ids=x, attention_mask=mask, output_attentions=True).attentions)
+        if not kind.causal and min(len(ids) for ids in encoded) < T:  # a causal row never sees a later key
+            layers = [w.masked_fill(~mask.bool()[:, None, None, :], 0.0) for w in layers]
+        return layers
+
+    def maps(lines: Sequence[str]) -> Maps:
+        if hub.shape == "encoder-decoder":
+            return runs_maps(read_batch(lines), hub.device)
+        encoded = [encode(line) for line in lines]
+        n = [len(ids) for ids, _ in encoded]
+        reads = [counted(ids) for ids, _ in encoded]
+        return Maps(
+            {kind.name: forward_lines([ids for ids, _ in encoded])},
+            {kind.name: n},
+            {kind.name: n},
+            [cut for _, cut in encoded],
+            [r for r, _ in reads],
+            [u for _, u in reads],
+            [{"ids": ids} for ids, _ in encoded],
+        )
+
+    def read_batch(lines: Sequence[str]) -> list[tuple[RunResult, bool]]:
+        if hub.shape == "encoder-decoder":
+            return [(r := run(hub, line, max_tokens=limit).result, r.truncated) for line in lines]
+        encoded = [encode(line) for line in lines]
+        layers = forward_lines([ids for ids, _ in encoded])
+        out = []
+        for b, (ids, cut) in enumerate(encoded):
+            n, names = len(ids), [str(i) for i in ids]
+            w = torch.stack([layer[b, :, :n, :n] for layer in layers]).cpu().numpy()
+            k = attention_kind(kind.name, w, names, names, special=[i in specials_set for i in ids])
+            read, unknown = counted(ids)
+            r = RunResult("hub", {kind.name: k}, "", truncated=cut, read=read, unknown_read=unknown)
+            out.append((replace(r, inputs={"ids": ids}), cut))
+        return out
+
+    def forward(inputs: dict[str, list[list[int]]]) -> dict[str, Layers]:
+        with torch.inference_mode():
+            if hub.shape == "encoder-decoder":
+                t = {n: torch.tensor(inputs[n], device=hub.device) for n in ("src", "tgt")}
+                out = hub.model(input_ids=t["src"], decoder_input_ids=t["tgt"], output_attentions=True)
+                return {
+                    "encoder": _float(out.encoder_attentions),
+                    "decoder": _float(out.decoder_attentions),
+                    "cross": _float(out.cross_attentions),
+                }
+            out = hub.model.base_model(input_ids=torch.tensor(inputs["ids"], device=hub.device), output_attentions=True)
+            return {kind.name: _float(out.attentions)}
+
+    vocab = min(len(tok), int(getattr(hub.model.config, "vocab_size", len(tok)) or len(tok)))
+    usable = lambda name: np.setdiff1d(np.arange(vocab), sorted(specials_set))
+    config = hub.model.config
+    cells = int(getattr(config, "num_hidden_layers", 0) or 0) * int(getattr(config, "num_attention_heads", 0) or 0)
+    return Reader(
+        hub.source,
+        hub.spec,
+        limit,
+        read_batch,
+        forward,
+        lambda name: specials_set,
+        usable,
+        lambda name: limit,
+        maps=maps,
+        length=lambda line: min(len(tok(line, verbose=False)["input_ids"]), limit),
+        cells=0 if hub.shape == "encoder-decoder" else cells,
+        device=hub.device,
+    )
