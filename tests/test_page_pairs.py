@@ -40,8 +40,9 @@ def matrix_titles(at: AppTest) -> list[str]:
 
 
 def weights(at: AppTest, name: str, kind: str) -> np.ndarray:
-    """Input ``name``'s (layers, heads, queries, keys) weights of ``kind``, from its explorer."""
-    return explorers(at)["AB".index(name)]["arrays"][kind]
+    """Input ``name``'s (layers, heads, queries, keys) weights of ``kind``, from the explorer that holds both."""
+    (both,) = explorers(at)
+    return both["arrays"][f"{name}_{kind}"]
 
 
 def escaped(label: str) -> bool:
@@ -105,7 +106,8 @@ def test_default_run_shows_the_difference(default):
     assert shown.endswith(" pp") and shown[0] in "+-±"
     assert not default.info  # a newcomer's first sight is the difference, not a note on lengths
     assert matrix_titles(default) == [f"A: {HEAD}  (3 × 3)", f"B: {HEAD}  (3 × 3)", f"B − A: {HEAD}  (3 × 3)"]
-    assert len(explorers(default)) == 2  # A and B, every layer and head
+    (both,) = explorers(default)  # A and B, every layer and head, in one explorer
+    assert [k["title"] for k in both["kinds"]] == ["A: Self-attention", "B: Self-attention"]
     assert [b.proto.label for b in default.get("download_button")] == [EXPORT]  # no per-figure download
 
 
@@ -355,3 +357,15 @@ def test_markup_is_never_rendered_as_html(click):
     assert figs[0]["data"][0]["x"][0] == "0:&lt;sos&gt;" and matrix(at, "A: cross")["cols"][0] == "0:<sos>"
     for spec in figs:
         assert all(escaped(str(x)) for t in spec["data"] for axis in ("x", "y") for x in (t.get(axis) or []))
+
+
+def test_a_and_b_share_one_colour_scale_and_one_head_control(default):
+    """Maps set side by side read on one scale, and one control picks the head for both (issue 43, item 6):
+    the one-head matrices share their colour range, and A and B are tabs of one explorer (a tab keeps the
+    layer, head and view) that opens on 0 – 1, so a colour is the same weight in both."""
+    a, b = (matrix(default, f"{n}: {HEAD}") for n in "AB")
+    assert a["colour"]["ranges"] == b["colour"]["ranges"]
+    assert [s.key for s in default.selectbox if s.key.startswith("pair_")] == ["pair_lh"]  # one head control
+    (both,) = explorers(default)
+    assert both.get("scale") == "abs"
+    assert [k["name"] for k in both["kinds"]] == ["A_encoder", "B_encoder"]

@@ -3,12 +3,12 @@ difference, attention of one head for each, and A − B where the token lists li
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import streamlit as st
 
 from model.core.checkpoint import Checkpoint
-from model.core.results import RunResult
+from model.core.results import AttentionKind, RunResult
 from model.core.specs import ModelSpec
 from pages import heading
 from pages.explore.compare import layer_means
@@ -79,7 +79,7 @@ def attention(spec: ModelSpec, a: RunResult, b: RunResult, notes: str) -> None:
 
 
 def body(ck: Checkpoint, opts: Options) -> None:
-    """Both runs: their predictions, their explorers, one head of each and the difference."""
+    """Both runs: their predictions, one head of each and the difference, and both in one explorer."""
     spec = ck.spec
     texts = [read_input(spec, t, f"input {n}") for t, n in zip(opts.texts, NAMES)]
     if None in texts:
@@ -91,14 +91,23 @@ def body(ck: Checkpoint, opts: Options) -> None:
     st.subheader("Predictions")
     pair_predictions(spec, a, b, NAMES, VERSUS)
     notes = f"Model: {spec.title}\nA: {texts[0]}\nB: {texts[1]}\nA: {a.prediction}\nB: {b.prediction}"
-    st.subheader("A and B, every layer and head")
-    st.caption("Each explorer holds one input's attention: pick the same kind, layer and head in both to compare.")
-    for col, r, n in zip(st.columns(2), (a, b), NAMES):
-        with col:
-            st.markdown(f"**{n}**")
-            attention_explorer(labelled(r), key=f"pair-explorer-{n}", url_prefix=f"pair{n}", title=f"Minimal pair {n}")
     st.subheader("One head, A and B, and their difference")
     attention(spec, a, b, notes)
+    st.subheader("A and B, every layer and head")
+    st.caption(
+        "One explorer holds both inputs: its tabs switch between A and B and keep the layer, head and view, and "
+        "its colours run from 0 to 1 for both, so a colour is the same weight in A and in B."
+    )
+    attention_explorer(both(a, b), key="pair-explorer", url_prefix="pairx", title="Minimal pair", scale="abs")
+
+
+def both(a: RunResult, b: RunResult) -> list[AttentionKind]:
+    """A's kinds, then B's, for one explorer: each named and titled by its input ("A: self-attention")."""
+    return [
+        replace(kind, name=f"{n}_{kind.name}", title=f"{n}: {kind.title}")
+        for n, result in zip(NAMES, (a, b))
+        for kind in labelled(result)
+    ]
 
 
 def main() -> None:

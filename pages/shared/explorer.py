@@ -49,22 +49,27 @@ def attention_explorer(
     height: int | None = None,
     title: str = "",
     compact: bool = False,
+    scale: str = "max",
 ) -> dict[str, Any] | None:
     """Show the explorer for ``kinds``; return the cell clicked in this run, else None. ``compact`` shows
     the map, its kind tabs and legend without the tools around them (views, colour scale, SVG, the keyboard
-    help): a classroom question on a phone.
+    help): a classroom question on a phone. ``scale`` is the colour scale it opens on: ``"max"`` (0 to each
+    map's largest weight) or ``"abs"`` (0 to 1: one scale for maps of different runs, e.g. a minimal pair).
 
     The cell is ``{"kind", "layer", "head", "query", "key", "weight"}`` (0-based indices; the weight
     read from ``kinds``, not from the browser). In the "mean" view ``head`` is None, in "rollout"
     ``layer`` and ``head`` are. It is a trigger value: the next rerun returns None again.
     """
+    if scale not in ("max", "abs"):
+        raise ValueError(f"scale must be 'max' or 'abs', not {scale!r}")
     prefix = _prefix(url_prefix)
     state = state_from_url(st.query_params, prefix)
     reuse = _encoded(kinds, rollout)
     payload = explorer_payload(kinds, state=state, rollout=rollout, title=title, reuse=reuse)
     _remember(kinds, rollout, payload)
     projector = bool(st.session_state.get(PROJECTOR_URL, False))
-    data = pack_payload(payload, url_prefix=prefix, projector=projector, **({"compact": True} if compact else {}))
+    extra = ({"compact": True} if compact else {}) | ({"scale": "abs"} if scale == "abs" else {})
+    data = pack_payload(payload, url_prefix=prefix, projector=projector, **extra)
     result = _component(key=key, data=data, height=height or "content", on_cell_change=_ignore)
     if reuse is None and sum(k.weights.size for k in kinds) > ENCODE_ONCE:
         del data

@@ -6,6 +6,8 @@ so always holds 1), and a compact explorer (a classroom question) shows no tools
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -27,9 +29,7 @@ def open_payload(browser, tmp_path):
         page = context.new_page()
         page.goto(path.as_uri())
         page.locator(f"{ROOT} .ae-caption").wait_for(timeout=TIMEOUT_MS)
-        page.wait_for_function(
-            "() => document.querySelector('.ae-caption').textContent.length > 0", timeout=TIMEOUT_MS
-        )
+        page.wait_for_function("() => document.querySelector('.ae-caption').textContent.length > 0", timeout=TIMEOUT_MS)
         return page
 
     yield show
@@ -91,3 +91,18 @@ def test_a_compact_explorer_shows_no_tools(open_payload):
     assert visible_texts(page, ".ae-scale") == [] and visible_texts(page, ".ae-svg") == []
     assert visible_texts(page, ".ae-help") == []
     assert visible_texts(page, ".ae-kinds button")  # the kinds stay: a reveal's row and whole map
+
+
+def test_a_pair_opens_on_one_scale_and_a_tab_keeps_the_head(open_payload):
+    """A minimal pair's explorer (header scale "abs"): 0 – 1 for A and B alike, and switching from A's tab
+    to B's keeps the layer and head (one control for both)."""
+    a, b = translator_run(src=5, tgt=5)[:1], translator_run(src=6, tgt=6)[:1]
+    kinds = [replace(a[0], name="A_encoder", title="A: encoder"), replace(b[0], name="B_encoder", title="B: encoder")]
+    page = open_payload({**explorer_payload(kinds), "scale": "abs"})
+    assert visible_texts(page, ".ae-scale") == ["colour: 0 – 1"]
+    assert page.locator(f"{ROOT} .ae-legend").inner_text().startswith("0 → 1")
+    page.locator(f'{ROOT} button[aria-label="next layer"]').click()
+    page.locator(f'{ROOT} button[aria-label="next head"]').click()
+    page.locator(f'{ROOT} .ae-kinds button[data-kind="B_encoder"]').click()
+    assert page.locator(f"{ROOT} .ae-caption").inner_text().startswith("B: encoder · layer 1 · head 1")
+    assert visible_texts(page, ".ae-scale") == ["colour: 0 – 1"]

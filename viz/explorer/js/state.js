@@ -21,11 +21,12 @@ function clampInt(raw, n) {
 }
 
 // the state a new run starts in: `wanted`'s view clamped, nothing hovered or selected, `prev`'s colour scale
+// (a first mount: header.scale, "abs" for 0 – 1 where maps of different runs are compared, else "max")
 export function freshState(ex, wanted, prev) {
   for (const v of VIEWS) if (v.fresh) v.fresh(ex);
   return {
     ...clampView(ex, wanted), hover: null, sel: null, token: null, clicked: null,
-    scale: prev ? prev.scale : "max", note: "",
+    scale: prev ? prev.scale : ex.header.scale === "abs" ? "abs" : "max", note: "",
   };
 }
 
