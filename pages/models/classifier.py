@@ -13,7 +13,7 @@ from pages import heading
 from pages.shared.attribute import checkpoint_contributions
 from pages.shared.display import show_figure
 from pages.shared.heads import head_roles
-from pages.shared.models import require_checkpoint
+from pages.shared.models import model_card, require_checkpoint
 from pages.shared.outputs import label_metric
 from pages.shared.runs import attempt, input_notes, run_model
 from pages.shared.state import on_request, url_widget
@@ -96,7 +96,9 @@ def main() -> None:
         "the heads, add the residual connection, rescale rows, multiply layer by layer."
     )
     opts = options()
-    body(require_checkpoint(MODEL), opts)
+    ck = require_checkpoint(MODEL)
+    model_card(ck)
+    body(ck, opts)
     attention_downloads("cls", MODEL)
 
 

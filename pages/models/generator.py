@@ -14,7 +14,7 @@ from pages.models.sampling import sampling, sampling_used
 from pages.shared.attribute import checkpoint_contributions
 from pages.shared.display import export_view_button, output_text
 from pages.shared.heads import head_roles
-from pages.shared.models import require_checkpoint
+from pages.shared.models import model_card, require_checkpoint
 from pages.shared.runs import attempt, input_notes, read_input, run_generation, run_model
 from pages.shared.state import bounded, on_request, range_slider, url_widget
 from pages.shared.steps import causal_steps, followed_head, generation_step
@@ -130,6 +130,7 @@ def main() -> None:
         "each character attends only to itself and to what came before."
     )
     ck = require_checkpoint(MODEL)
+    model_card(ck)
     body(ck, options(len(ck.vocabs["chars"])))
 
 

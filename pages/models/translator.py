@@ -14,7 +14,7 @@ from pages.shared.attribute import checkpoint_contributions
 from pages.shared.display import export_view_button, output_text
 from pages.shared.heads import head_roles
 from pages.shared.hub import TRANSLATOR_HUB, hub_cross_attention_panel
-from pages.shared.models import require_checkpoint
+from pages.shared.models import model_card, require_checkpoint
 from pages.shared.runs import attempt, input_notes, run_translation, teacher_forced
 from pages.shared.state import bounded, init_state, on_request, one_of, sync_url, url_widget
 from pages.shared.steps import followed_head, translation_steps
@@ -114,7 +114,9 @@ def main() -> None:
         "and to the German words (cross-attention)."
     )
     opts = options()
-    body(require_checkpoint(MODEL), opts)
+    ck = require_checkpoint(MODEL)
+    model_card(ck)
+    body(ck, opts)
     attention_downloads("tr", MODEL)
 
 

@@ -310,7 +310,7 @@ def head_roles(result: RunResult, source: str) -> None:
         if shown:
             st.markdown(
                 "**See each role at work** (opens this page on an input where the head does it): "
-                + " · ".join(f"[{markdown_escape(r['role'])}: L{r['layer']} H{r['head']}]({r['link']})" for r in shown)
+                + " · ".join(f"[{r['role']}: L{r['layer']} H{r['head']}]({r['link']})" for r in shown)
             )
     if roles:
         parts = [

@@ -10,7 +10,9 @@ import streamlit as st
 import torch
 
 from model.core.checkpoint import Checkpoint, CheckpointError, default_dir, load_checkpoint
+from model.training.card import card_line
 from model.training.history import HistoryError, ProbeHistory, history_stamp, load_history
+from pages.shared.text import markdown_escape
 
 # One torch thread per script run unless a deployment says otherwise: bench/threads.py measured 1 thread
 # as fast as 2 or faster for one user (docs/RESULTS.md), and with many sessions at once a second thread
@@ -63,6 +65,13 @@ def require_checkpoint(task: str) -> Checkpoint:
     st.error(f"The {task} model could not be loaded: {ck}")
     st.info(f"Train it with `{TRAIN_COMMANDS[task]}` (see the README). The other pages still work.")
     st.stop()
+
+
+def model_card(ck: Checkpoint) -> None:
+    """The model card's line: how this checkpoint was trained, from its own config.json."""
+    line = card_line(ck.training)
+    if line:
+        st.caption(f"**How it was trained:** {markdown_escape(line)} Details: docs/RESULTS.md.")
 
 
 @st.cache_resource(max_entries=6, show_spinner="Reading the training history…")
