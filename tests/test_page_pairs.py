@@ -369,3 +369,14 @@ def test_a_and_b_share_one_colour_scale_and_one_head_control(default):
     (both,) = explorers(default)
     assert both.get("scale") == "abs"
     assert [k["name"] for k in both["kinds"]] == ["A_encoder", "B_encoder"]
+
+
+def test_a_causal_pair_is_not_washed_out_by_its_first_row():
+    """A generator pair's maps share one colour range whose top is the largest weight outside the first
+    row (which can only attend to itself: 1), and their titles say so (issue 43, item 3; STYLE 29)."""
+    at = run(pair_model="generator")
+    a, b = (matrix(at, f"{n}: causal {HEAD}") for n in "AB")
+    assert a["colour"]["ranges"] == b["colour"]["ranges"]
+    (low, high), rest = a["colour"]["ranges"][0], np.concatenate([np.array(m["grid"], dtype=float)[1:] for m in (a, b)])
+    assert low == 0 and high == pytest.approx(np.nanmax(rest), abs=1e-5) and high < 1
+    assert "left out of the colour scale's top" in a["title"] and "left out" in b["title"]

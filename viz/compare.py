@@ -35,6 +35,29 @@ from viz.common import (
 from viz.matrixview import matrix_payload
 
 PAIR_COLORS = ("#0072B2", "#E69F00")  # A / before, B / after (Okabe-Ito, colour-blind safe)
+TOP_NOTE = "rows with one weight left out of the colour scale's top"  # what scale_top leaves out, as titles say it
+
+
+def trivial_rows(m: np.ndarray) -> np.ndarray:
+    """Rows of a ``(queries, keys)`` weight map with one non-zero weight: a causal map's first row, which can
+    only attend to itself and so always holds 1."""
+    finite = np.where(np.isfinite(m), m, 0.0)
+    return (finite > 0).sum(axis=-1) == 1
+
+
+def scale_top(*maps: np.ndarray) -> tuple[float, bool]:
+    """One colour scale's top for weight ``maps`` set side by side: their largest weight outside rows with
+    one non-zero weight (:func:`trivial_rows`: as the top, that 1 would wash every other cell out), and
+    whether any row was left out. The largest weight when no other row has one; 1 when all are 0."""
+    kept, left_out = [], False
+    for m in maps:
+        m = np.asarray(m, dtype=float)
+        rows = trivial_rows(m)
+        left_out |= bool(rows.any() and not rows.all())
+        kept.append(m[~rows] if not rows.all() else m)
+    values = np.concatenate([k[np.isfinite(k)].ravel() for k in kept]) if kept else np.zeros(0)
+    top = float(values.max()) if values.size and values.max() > 0 else 1.0
+    return top, left_out
 
 
 def difference_heatmap(
@@ -136,13 +159,13 @@ def pair_heatmaps(
                 font=dict(size=FONT_SIZE),
             )
         )
-    both = np.concatenate([ma[np.isfinite(ma)], mb[np.isfinite(mb)]])
-    zmax = float(both.max()) if both.size and both.max() > 0 else 1.0
+    zmax, left_out = scale_top(ma, mb)
     n = max(ma.shape[0], mb.shape[0])
+    bar_title = f"weight<br>({TOP_NOTE})" if left_out else "weight"
     layout.update(
         house_layout(title=escape(title), height=int(min(max(400, 180 + 28 * n), 1000))),
         annotations=annotations,
-        coloraxis=dict(colorscale=COLORSCALE, cmin=0.0, cmax=zmax, colorbar=dict(title=dict(text="weight"))),
+        coloraxis=dict(colorscale=COLORSCALE, cmin=0.0, cmax=zmax, colorbar=dict(title=dict(text=bar_title))),
     )
     return make_figure(traces, layout)
 
@@ -278,16 +301,18 @@ def pair_tables(
     query_name: str = "query",
     key_name: str = "key",
 ) -> tuple[dict, dict]:
-    """:func:`pair_heatmaps` as two matrix views on one colour range (0 to the larger maximum)."""
+    """:func:`pair_heatmaps` as two matrix views on one colour range: 0 to the larger maximum outside rows
+    with one weight (:func:`scale_top`; the titles say when such a row was left out)."""
     ma = check_matrix(a, *a_tokens, name=f"{names[0]} weights")
     mb = check_matrix(b, *b_tokens, name=f"{names[1]} weights")
-    top = max(float(np.nanmax(m)) if m.size else 0.0 for m in (ma, mb))
+    top, left_out = scale_top(ma, mb)
+    note = f" · {TOP_NOTE}" if left_out else ""
     return tuple(
         matrix_payload(
             m,
             unique_labels(rows),
             unique_labels(cols),
-            name=f"{name}: {title}",
+            name=f"{name}: {title}{note}",
             row_title=query_name,
             col_title=key_name,
             signed=False,
