@@ -330,7 +330,8 @@ def _heads(args: argparse.Namespace) -> None:
     except (CorpusError, CheckpointError, HubError, ValueError, distributed.DistributedError) as err:
         bar.close()
         distributed.stop()
-        sys.exit(f"error: {err}" if rank == 0 else f"error (process {rank} of {world}): {err}")
+        own = rank == 0 or isinstance(err, distributed.DistributedError)  # that message names the process
+        sys.exit(f"error: {err}" if own else f"error (process {rank} of {world}): {err}")
     bar.close()
     distributed.stop()
     if rank == 0:

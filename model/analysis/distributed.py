@@ -11,6 +11,8 @@ process ends with the scores one process would compute; rank 0 prints them.
 from __future__ import annotations
 
 import os
+import socket
+import time
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -52,6 +54,8 @@ def start(procs: Processes, device: torch.device, timeout: float = JOIN_TIMEOUT)
     """Join the other processes (NCCL on CUDA, else gloo), or :class:`DistributedError` after ``timeout``
     seconds when the rendezvous cannot be reached or a process does not come."""
     where = f"{os.environ.get('MASTER_ADDR', '?')}:{os.environ.get('MASTER_PORT', '?')}"
+    if procs.rank != 0:  # a plain socket first: torch's own retries log C++ stack traces while they wait
+        _reach(os.environ.get("MASTER_ADDR", ""), os.environ.get("MASTER_PORT", ""), timeout, procs)
     if device.type == "cuda":
         torch.cuda.set_device(device)
     backend = "nccl" if device.type == "cuda" else "gloo"
@@ -65,6 +69,23 @@ def start(procs: Processes, device: torch.device, timeout: float = JOIN_TIMEOUT)
             f"process {procs.rank} of {procs.world} could not join the others at {where} within {timeout:g} s "
             f"({first}); is the rendezvous address reachable and every process started?"
         ) from err
+
+
+def _reach(host: str, port: str, timeout: float, procs: Processes) -> None:
+    """Wait until ``host:port`` (rank 0's store) takes a connection, or :class:`DistributedError` after
+    ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with socket.create_connection((host, int(port)), timeout=max(0.1, min(2.0, deadline - time.monotonic()))):
+                return
+        except (OSError, ValueError) as err:
+            if time.monotonic() >= deadline:
+                raise DistributedError(
+                    f"process {procs.rank} of {procs.world} could not reach the rendezvous at {host}:{port} within "
+                    f"{timeout:g} s ({err}); is MASTER_ADDR reachable from here and process 0 started?"
+                ) from err
+            time.sleep(0.25)
 
 
 def stop() -> None:
