@@ -9,21 +9,13 @@ import shutil
 import pytest
 
 from model.core.checkpoint import CHECKPOINTS_ENV
+from pages import PAGES
 from tests import apptest
+from tests.apptest import charts
 
 APP = str(apptest.ROOT / "app.py")
-ORDER = [
-    "hand",
-    "reshape",
-    "classifier",
-    "generator",
-    "translator",
-    "ablation",
-    "pairs",
-    "profiles",
-    "history",
-    "workshop",
-]
+# the path's cards: every page but the start page, section by section, in the registry's order
+ORDER = [p.address for p in PAGES if p.section != "home"]
 pytestmark = pytest.mark.usefixtures("app_env")
 
 
@@ -44,7 +36,25 @@ def test_the_app_opens_on_the_start_page_with_the_path_in_order():
     assert not at.exception
     assert at.title[0].value == "Attention Explorer"
     links = [link.proto.page for link in at.get("page_link")]
-    assert [p.rsplit("/", 1)[-1].removesuffix(".py") for p in links] == ORDER
+    assert [p.rsplit("/", 1)[-1].removesuffix(".py") for p in links][: len(ORDER)] == ORDER
+
+
+def test_the_start_page_leads_to_every_way_of_teaching_and_gives_no_answer_away():
+    """Issue 43 item 2: the Classroom, the Head finder and Any model are on the start page, "Teaching a room"
+    lists the room, a class plan links its pages, and the picture is not the lessons' sentence (whose row
+    for "is" answers the workshop's and the classroom's first question)."""
+    at = apptest.run(APP)
+    assert not at.exception
+    subheaders = [h.value for h in at.subheader]
+    assert "Teaching a room" in subheaders
+    pages = [link.proto.page.rsplit("/", 1)[-1].removesuffix(".py") for link in at.get("page_link")]
+    assert {"classroom", "heads", "any_model", "workshop"} <= set(pages)
+    guide = [e for e in at.expander if e.label.startswith("Teaching a room: a 45-minute class")]
+    assert guide and "classroom" in pages[len(ORDER) :]
+    (picture,) = [c for c in charts(at) if "one head" in c["layout"]["title"]["text"]]
+    shown = " ".join(map(str, picture["data"][0]["x"]))
+    assert "dessert" not in shown and "is" not in picture["data"][0]["x"]
+    assert any(e.label.startswith("Glossary") for e in at.expander)
 
 
 def test_headline_figures_are_read_from_each_checkpoint(checkpoints, tmp_path, monkeypatch):

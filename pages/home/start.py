@@ -10,8 +10,10 @@ import streamlit as st
 from model.core.checkpoint import CheckpointError, default_dir, read_meta
 from model.lessons.hand import walkthrough
 from pages import SECTIONS, heading, in_section
+from pages import page as page_entry
 from pages.home.cards import link_cards
 from pages.shared.display import show_figure
+from pages.shared.glossary import glossary
 from viz.attention import attention_heatmap
 from viz.history import metric_name
 
@@ -57,14 +59,53 @@ def results() -> None:
                 st.caption(metric_name(first) + (f" · {others}" if others else ""))
 
 
+PICTURE_SENTENCE = "Attention lets each word read the others."  # not the lessons' sentence: its weights answer
+# the workshop's and the classroom's first question ("which key wins for 'is'?")
+
+
 @st.cache_resource(show_spinner=False)
 def picture():
-    """The first page's attention weights, small: what every heatmap in the app looks like."""
-    w = walkthrough()
+    """One hand-worked head's weights, small: what every heatmap in the app looks like."""
+    w = walkthrough(PICTURE_SENTENCE)
     # level column labels ran into each other on a narrow screen ("1:is2:shor3:eat"): stand them upright
-    fig = attention_heatmap(w.weights, w.tokens, title="one head's weights on the first page", tickangle=-90)
+    fig = attention_heatmap(w.weights, w.tokens, title="one head's weights on another sentence", tickangle=-90)
     fig.update_layout(height=360)
     return fig
+
+
+# a 45-minute class: (minutes, page address, what to do there); each page's title comes from the registry
+CLASS_PLAN = (
+    (5, "start", "Say what attention is: each word (a query) reads every other word (the keys) in some share."),
+    (
+        10,
+        "hand",
+        "Work one head on the screen: scores, softmax, the weighted sum. Ask the room to predict a row first.",
+    ),
+    (5, "workshop", "Question 1 alone or in pairs: which key wins for one query of the sentence?"),
+    (
+        10,
+        "classroom",
+        "Open a room; students join by the code or the QR. Ask “Which head is the previous-token head?” "
+        "on the Shakespeare generator, then reveal on every screen.",
+    ),
+    (5, "generator", "Show that head at work, and the induction head on a phrase written twice (the role links)."),
+    (5, "history", "Scrub the training snapshots: the moment the induction head forms, the loss on repeats falls."),
+    (5, "classroom", "Close with the ablation question: switch a head off; did the prediction move? Show the summary."),
+)
+
+
+def teachers_guide() -> None:
+    """A 45-minute class, page by page, each step linking its page."""
+    with st.expander(f"Teaching a room: a {sum(m for m, _, _ in CLASS_PLAN)}-minute class, step by step"):
+        for minutes, address, what in CLASS_PLAN:
+            entry = page_entry(address)
+            left, right = st.columns([1, 3])
+            left.page_link(entry.script, label=f"{minutes} min · {entry.title}", icon=entry.icon)
+            right.markdown(what)
+        st.caption(
+            "For the room, serve the app where phones can reach it (`make run HOST=0.0.0.0`); the Classroom "
+            "page shows the address to share."
+        )
 
 
 def main() -> None:
@@ -79,7 +120,9 @@ def main() -> None:
         "the colour is how much it reads it. Every row sums to 1."
     )
     show_figure(picture(), "start-picture")
+    glossary(key="start-glossary")
     link_cards(PATH)
+    teachers_guide()
     results()
 
 
