@@ -209,3 +209,34 @@ def test_a_runs_scores_are_computed_once_and_go_with_the_run(monkeypatch):
     del result, kind
     gc.collect()
     assert ref() is None and ref not in page_heads._SCORED.keyrefs()  # the scores did not keep the run
+
+
+def test_a_model_switch_shows_the_new_models_top_head_and_its_words(checkpoints):
+    """Issue 43 item 7: after a model switch the head detail is the new model's top head (it stayed on the
+    old pick, e.g. encoder · L0 · H2, whose deciles then contradicted the top-5 table); the generator's causal
+    attention reads "decoder"; share scores keep their whole axis; points are named; no raw path is shown."""
+    at = run()
+    at.selectbox(key="heads_head").set_value("encoder-0-2").run()
+    at.selectbox(key="heads_model").set_value("generator").run()
+    assert not at.exception
+    rows = stored(checkpoints, "generator")["heads"]
+    best = max(rows, key=lambda r: r["previous"])
+    assert at.selectbox(key="heads_head").value == f"decoder-{best['layer']}-{best['head']}"
+    assert top(at)[0]["kind"] == "decoder"
+    scatter = chart(at, "Every head")
+    assert [t["name"] for t in scatter["data"]] == ["decoder"]
+    assert scatter["layout"]["xaxis"]["range"] == pytest.approx([-0.04, 1.04])
+    assert all(label.startswith("L") for label in scatter["data"][0]["texttemplate"])
+    captions = " ".join(c.value for c in at.caption)
+    assert "/" not in captions.split("lines of", 1)[1].split(",", 1)[0]
+    # the links still open the model page on the kind as the page stores it
+    (_, _, _, link) = examples(at)[0]
+    assert parse_qs(urlsplit(link).query)["gen_kind"] == ["encoder"]
+
+
+def test_corpus_lines_read_without_treebank_escapes():
+    from pages.shared.heads import corpus_title, readable
+
+    assert readable("a -lrb- very -rrb- good `` film ''") == "a ( very ) good “ film ”"
+    assert corpus_title("model/analysis/corpora/sst2.txt") == "SST-2 movie-review sentences"
+    assert corpus_title("/tmp/uploaded.txt") == "uploaded.txt"

@@ -22,9 +22,45 @@ def head_id(row: dict) -> str:
     return f"{row['kind']}-{row['layer']}-{row['head']}"
 
 
+# scores that are shares of a row's weight (0..1) or a correlation (-1..1): their axes always show the whole
+# range, so eight heads all at 0.05 read as the flat crowd they are, not as a spread (issue 43)
+RANGES = {
+    "previous": (0, 1),
+    "first": (0, 1),
+    "self": (0, 1),
+    "induction": (0, 1),
+    "duplicate": (0, 1),
+    "forward": (0, 1),
+    "monotonic": (-1, 1),
+}
+LABELLED = 48  # up to this many heads every point is labelled; past it only the top few on each axis
+TOP_LABELS = 5
+
+
+def axis_range(metric: str) -> list[float] | None:
+    """The fixed axis range of ``metric`` (with or without ``_nosink``), a little wider than the scores' own."""
+    span = RANGES.get(metric.removesuffix("_nosink"))
+    if span is None:
+        return None
+    pad = 0.04 * (span[1] - span[0])
+    return [span[0] - pad, span[1] + pad]
+
+
+def point_labels(rows: Sequence[dict], x: str, y: str) -> set[str]:
+    """The :func:`head_id` of every head whose point carries its name: all of them in a small model, else the
+    top :data:`TOP_LABELS` on each axis."""
+    usable = [r for r in rows if r.get(x) is not None and r.get(y) is not None]
+    if len(usable) <= LABELLED:
+        return {head_id(r) for r in usable}
+    top = sorted(usable, key=lambda r: -r[y])[:TOP_LABELS] + sorted(usable, key=lambda r: -r[x])[:TOP_LABELS]
+    return {head_id(r) for r in top}
+
+
 def head_scatter(rows: Sequence[dict], x: str, y: str, *, selected: str | None = None, title: str = "") -> go.Figure:
     """Every head as a point at (``x``, ``y``), one trace per kind of attention; a head whose ``x`` or ``y``
-    does not apply is left out. ``customdata`` holds each point's :func:`head_id` (a click selects it)."""
+    does not apply is left out. ``customdata`` holds each point's :func:`head_id` (a click selects it); points
+    are named ``L1 H2`` (:func:`point_labels`), and share scores keep their whole range (:func:`axis_range`)."""
+    named = point_labels(rows, x, y)
     kinds = list(dict.fromkeys(r["kind"] for r in rows))
     traces = []
     for i, kind in enumerate(kinds):
@@ -35,8 +71,10 @@ def head_scatter(rows: Sequence[dict], x: str, y: str, *, selected: str | None =
         traces.append(
             dict(
                 type="scatter",
-                mode="markers",
+                mode="markers+text",
                 name=kind,
+                textposition="top center",
+                texttemplate=[f"L{r['layer']} H{r['head']}" if head_id(r) in named else "" for r in shown],
                 x=[r[x] for r in shown],
                 y=[r[y] for r in shown],
                 customdata=[head_id(r) for r in shown],
@@ -51,8 +89,8 @@ def head_scatter(rows: Sequence[dict], x: str, y: str, *, selected: str | None =
         )
     layout = house_layout(title=title or f"Every head: {y} against {x}", height=460)
     layout.update(
-        xaxis=dict(title=dict(text=f"{x} (mean over the corpus)")),
-        yaxis=dict(title=dict(text=f"{y} (mean over the corpus)")),
+        xaxis=dict(title=dict(text=f"{x} (mean over the corpus)"), range=axis_range(x)),
+        yaxis=dict(title=dict(text=f"{y} (mean over the corpus)"), range=axis_range(y)),
         legend=dict(title=dict(text="attention")),
         clickmode="event+select",
     )

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 import streamlit as st
 
 from model.analysis.heads import BASE_METRICS, METRIC_HELP
-from model.core.specs import SPECS
+from model.core.specs import SPECS, kind_label
 from pages import heading
-from pages.shared.heads import draw_pattern, examples_markdown, explorer_link, load_scores, top_markdown
+from pages.shared.heads import corpus_title, draw_pattern, examples_markdown, explorer_link, load_scores, top_markdown
 from pages.shared.state import bounded, one_of, select_choice, url_widget
 from pages.shared.text import markdown_escape
 from viz.heads import decile_table, head_id, head_name, head_scatter, top_heads
@@ -50,8 +50,13 @@ def options() -> Options:
     return Options(source, x, y, metric, int(top))
 
 
-def chosen_head(rows: list[dict], opts: Options, event) -> dict:
-    """The head a click on the scatter picked, else the one in the select box (the finder's first by default)."""
+def chosen_head(rows: list[dict], opts: Options, event) -> int:
+    """The index in ``rows`` of the head a click on the scatter picked, else the one in the select box (the
+    finder's first by default; a model switch goes back to the new model's first)."""
+    if st.session_state.get("_heads_source") != opts.source:  # another model: its own top head, not the old pick
+        for key in ("heads_head", "heads_clicked"):
+            st.session_state.pop(key, None)
+        st.session_state["_heads_source"] = opts.source
     points = event["selection"]["points"] if event else []
     clicked = points[0].get("customdata") if points else None
     if clicked and clicked != st.session_state.get("heads_clicked"):
@@ -60,7 +65,7 @@ def chosen_head(rows: list[dict], opts: Options, event) -> dict:
     ranked = top_heads(rows, opts.metric, 1)
     first = head_id(ranked.iloc[0]) if len(ranked) else ids[0]
     picked = select_choice("heads_head", ids, first, label="Head", format_func=lambda i: head_name(rows[ids.index(i)]))
-    return rows[ids.index(picked)]
+    return ids.index(picked)
 
 
 def body(opts: Options) -> None:
@@ -68,22 +73,27 @@ def body(opts: Options) -> None:
     if got is None:
         return
     report, blocks = got
-    rows, lines = report["heads"], report["lines"]
+    stored, lines = report["heads"], report["lines"]
+    # rows as shown: each kind by its display word (the generator's causal "encoder" reads "decoder")
+    rows = [{**r, "kind": kind_label(opts.source, r["kind"])} for r in stored]
     st.caption(
-        f"{report['sequences']} lines of {markdown_escape(report.get('corpus', ''))}, each cut to {report['max_tokens']} tokens."
+        f"{report['sequences']} lines of {markdown_escape(corpus_title(report.get('corpus', '')))}, "
+        f"each cut to {report['max_tokens']} tokens."
     )
     for note in report.get("notes", []):
         st.warning(markdown_escape(note))
     event = st.plotly_chart(
         head_scatter(rows, opts.x, opts.y, selected=st.session_state.get("heads_head")),
+        config={"displayModeBar": False},
         key="heads_scatter",
         on_select="rerun",
         selection_mode="points",
     )
     # one Markdown element, no data grid or styled table: each element a reload draws costs (bench.paired)
     st.markdown(f"#### Top {opts.top} by {opts.metric}\n\n" + top_markdown(top_heads(rows, opts.metric, opts.top)))
-    row = chosen_head(rows, opts, event)
-    links = [explorer_link(opts.source, line, row["kind"], row["layer"], row["head"]) for line in lines]
+    picked = chosen_head(rows, opts, event)
+    row, kind = rows[picked], stored[picked]["kind"]  # the link names the kind as the model page stores it
+    links = [explorer_link(opts.source, line, kind, row["layer"], row["head"]) for line in lines]
     table = decile_table(row, opts.metric, lines, links)
     if table.empty:
         why = "is measured on repeated random tokens, not on these lines" if row.get(opts.metric) is not None else ""

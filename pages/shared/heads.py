@@ -30,7 +30,7 @@ from model.analysis.heads import line_sums, pattern_scores
 from model.analysis.induction import induction_here
 from model.core.checkpoint import Checkpoint, default_dir
 from model.core.results import RunResult
-from model.core.specs import SPECS
+from model.core.specs import SPECS, kind_label
 from model.hub.load import HubModel
 from pages import page as page_entry
 from pages.shared.hub import hub_key, open_hub
@@ -173,12 +173,33 @@ def pattern_editor(size: int) -> np.ndarray:
     return edited.to_numpy(dtype=float)
 
 
+CORPUS_TITLES = {  # the finder's sample corpora (model/analysis/corpora/README.md), named for people
+    "sst2.txt": "SST-2 movie-review sentences",
+    "shakespeare.txt": "Tiny Shakespeare",
+    "multi30k_de.txt": "Multi30k German captions",
+    "english.txt": "English sentences",
+}
+PTB = {"-lrb-": "(", "-rrb-": ")", "-lsb-": "[", "-rsb-": "]", "-lcb-": "{", "-rcb-": "}", "``": "“", "''": "”"}
+
+
+def corpus_title(path: str) -> str:
+    """A corpus as people name it: one of ours by its title, an uploaded or other file by its name only."""
+    name = Path(path).name
+    return CORPUS_TITLES.get(name, name or "the corpus")
+
+
+def readable(line: str) -> str:
+    """A corpus line for reading: the Penn Treebank escapes of SST-2 (``-lrb-``, ``-rrb-``, ``` `` ```) as the
+    brackets and quotes they stand for. Only shown: the model still reads the line as stored."""
+    return " ".join(PTB.get(w, w) for w in line.split(" "))
+
+
 def examples_markdown(table: pd.DataFrame) -> str:
     """:func:`viz.heads.decile_table` as a Markdown table: corpus lines escaped, each with its explorer link
     (a relative address whose query is URL-encoded, so a line cannot break out of the link)."""
     head = "| | score | line | |\n|---|---|---|---|\n"
     rows = [
-        f"| {r.which} | {r.score:.3f} | {markdown_escape(r.line)} | [open in the explorer]({r.open}) |"
+        f"| {r.which} | {r.score:.3f} | {markdown_escape(readable(r.line))} | [open in the explorer]({r.open}) |"
         for r in table.itertuples()
     ]
     return head + "\n".join(rows)
@@ -314,7 +335,7 @@ def head_roles(result: RunResult, source: str) -> None:
             )
     if roles:
         parts = [
-            f"{'●' if r['active'] else '○'} {r['role']}: {r['kind']} L{r['layer']} H{r['head']} "
+            f"{'●' if r['active'] else '○'} {r['role']}: {kind_label(source, r['kind'])} L{r['layer']} H{r['head']} "
             f"({r['here']:.2f} here, {r['corpus']:.2f} over the corpus)"
             for r in roles
         ]
