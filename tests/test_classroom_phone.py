@@ -47,3 +47,30 @@ def test_the_answer_and_the_reveal_show_only_what_the_question_uses():
     for at in (teacher, student):
         configs = chart_configs(at)
         assert configs and all(c.get("displayModeBar") is False for c in configs)
+
+
+def test_the_reveal_costs_each_device_little(monkeypatch):
+    """At the reveal every device redraws at once (a lecture: 250 on one process, bench.classroom_load), so
+    what is the same on every device is built once (the answers' histogram), and a student's own results
+    are a Markdown table, not a data grid (its Arrow conversion was a third of a student's page run)."""
+    from pages.teach import room_parts
+
+    room_parts.revealed_histogram.cache_clear()
+    built = []
+    real = room_parts.answer_histogram
+    monkeypatch.setattr(room_parts, "answer_histogram", lambda *a, **k: built.append(1) or real(*a, **k))
+    teacher, code = start_room()
+    students = [join(code, name) for name in ("Ann", "Bob", "Cy")]
+    ask(teacher, "attend", 0)
+    for s, key in zip(students, (4, 0, 4)):
+        s.run()
+        click_key(s, key)
+    teacher.button(key="cr_reveal").click().run()
+    for s in students:
+        s.run()
+        assert "The answer" in " ".join(m.value for m in [*s.success, *s.info])
+    assert len(built) == 1  # one histogram for the teacher and the three students
+    ann = students[0]
+    assert not ann.dataframe  # the student's results: no data grid
+    table = next(m.value for m in ann.markdown if m.value.startswith("| round |"))
+    assert "| 1 |" in table and "4:dessert" in table and "1.00" in table

@@ -6,6 +6,7 @@ teacher's changes to every device."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
 
 import plotly.graph_objects as go
 import streamlit as st
@@ -71,6 +72,14 @@ def show_question(q: Question, round: int) -> None:
         room_figure(candidate_heads(q.figure), f"cr-figure-{round}")
 
 
+@lru_cache(maxsize=32)
+def revealed_histogram(options: tuple[str, ...], counts: tuple[int, ...], answer: int) -> go.Figure:
+    """Everyone's answers once revealed: the same figure on every device, so built once per round and
+    count, not once per device (a room of 250 redraws it 250 times at the reveal; st.plotly_chart only
+    reads it)."""
+    return answer_histogram(options, counts, answer=answer, title="everyone's answers")
+
+
 def show_reveal(q: Question, status: RoomStatus, round: int, mine: int | None = None) -> None:
     """The answer, everyone's answers, and the head's real weights in the explorer."""
     verdict = ""
@@ -78,9 +87,7 @@ def show_reveal(q: Question, status: RoomStatus, round: int, mine: int | None = 
         verdict = " You got it." if mine == q.answer else f" You chose {markdown_escape(q.options[mine])}."
     (st.success if mine == q.answer else st.info)(f"The answer: **{markdown_escape(q.options[q.answer])}**.{verdict}")
     st.markdown(markdown_escape(q.explanation))
-    room_figure(
-        answer_histogram(q.options, status.counts, answer=q.answer, title="everyone's answers"), f"cr-hist-{round}"
-    )
+    room_figure(revealed_histogram(q.options, status.counts, q.answer), f"cr-hist-{round}")
     kinds = reveal_kinds(q)
     if kinds:
         # compact: the map and its tabs (the row, the whole map), not the explorer's tools
