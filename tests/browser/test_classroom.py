@@ -13,6 +13,8 @@ import json
 import re
 import time
 
+from pages.teach.join_link import lan_address
+
 from .conftest import ARTIFACTS
 from .test_pages import RUN_TIMEOUT_MS, wait_until_idle
 
@@ -109,8 +111,12 @@ def test_a_round_with_a_teacher_and_three_students(browser, app_url: str) -> Non
         teacher.get_by_role("button", name="Start a room").click()
         text(teacher, "Room code:", RUN_TIMEOUT_MS)
         code = re.search(r"room=([A-Z0-9]{6})", teacher.url).group(1)
-        join_url = f"{app_url}/classroom?room={code}"
+        # the test server listens on loopback only: the teacher is told what to run, and the link names this
+        # machine's network address, as students would open it once restarted (pages/teach/join_link.py)
+        lan = lan_address()
+        join_url = f"{app_url.replace('127.0.0.1', lan) if lan else app_url}/classroom?room={code}"
         text(teacher, join_url)  # the join address as typed, no Markdown escapes in it
+        text(teacher, "make run HOST=0.0.0.0")
         assert "\\" not in teacher.locator("main").first.inner_text()
         qr = teacher.get_by_role("img", name=re.compile(f"Join room {code}")).or_(teacher.locator("main img")).first
         qr.wait_for(timeout=LIVE_MS)  # the QR code
