@@ -64,6 +64,14 @@ PAGE = page("classroom")
             "http://192.168.1.7:8501/classroom?room=K7PX2Q",
             True,
         ),
+        # the browser pointed at the unspecified address: it opens this machine, a phone's own elsewhere
+        (
+            "http://0.0.0.0:8501/classroom?room=K7PX2Q",
+            "0.0.0.0",
+            "192.168.1.20",
+            "http://192.168.1.20:8501/classroom?room=K7PX2Q",
+            True,
+        ),
         # IPv6 loopback and a v6 LAN address
         (
             "http://[::1]:8501/classroom?room=K7PX2Q",
@@ -88,8 +96,8 @@ def test_loopback_only_says_what_to_run_and_what_to_share():
 
 
 def test_loopback_names():
-    assert all(map(jl.is_loopback, ["127.0.0.1", "127.1.2.3", "localhost", "::1", "[::1]", "app.localhost"]))
-    assert not any(map(jl.is_loopback, ["192.168.1.2", "example.org", "", None, "0.0.0.0"]))
+    assert all(map(jl.is_loopback, ["127.0.0.1", "127.1.2.3", "localhost", "::1", "[::1]", "app.localhost", "0.0.0.0"]))
+    assert not any(map(jl.is_loopback, ["192.168.1.2", "example.org", "", None]))
     address = jl.lan_address()  # this machine's, whatever it is: never one that names the device itself
     assert address is None or not jl.is_loopback(address)
 

@@ -23,14 +23,16 @@ class JoinLink:
 
 
 def is_loopback(host: str | None) -> bool:
-    """Whether ``host`` (a name or an address) names the device it is typed on."""
+    """Whether ``host`` (a name or an address) names the device it is typed on: a loopback name or address,
+    or an unspecified one (``http://0.0.0.0:8501`` opens this machine in a browser, a phone's own elsewhere)."""
     host = (host or "").strip("[]").lower()
     if host == "localhost" or host.endswith(".localhost"):
         return True
     try:
-        return ipaddress.ip_address(host).is_loopback
+        address = ipaddress.ip_address(host)
     except ValueError:
         return False
+    return address.is_loopback or address.is_unspecified
 
 
 def lan_address() -> str | None:
@@ -42,7 +44,7 @@ def lan_address() -> str | None:
             address = s.getsockname()[0]
     except OSError:
         return None
-    return None if is_loopback(address) or address == "0.0.0.0" else address
+    return None if is_loopback(address) else address
 
 
 def listen_address() -> str:
@@ -66,10 +68,11 @@ def join_link(url: str, listen: str, lan: str | None) -> JoinLink:
     host = urlsplit(url).hostname
     if not is_loopback(host):  # the teacher opened the app by a name or address others can use too
         return JoinLink(url, True)
-    if listen not in ALL_INTERFACES and not is_loopback(listen):  # one network address only: that one
+    everywhere = listen in ALL_INTERFACES
+    if not everywhere and not is_loopback(listen):  # one network address only: that one
         return JoinLink(_with_host(url, listen), True)
     shared = _with_host(url, lan) if lan else url
-    if is_loopback(listen):
+    if not everywhere:  # loopback only
         where = f"then share **{shared}**" if lan else "then share this machine's network address instead of 127.0.0.1"
         return JoinLink(
             shared,
