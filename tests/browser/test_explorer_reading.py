@@ -6,6 +6,7 @@ so always holds 1), and a compact explorer (a classroom question) shows no tools
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 
 import numpy as np
@@ -40,6 +41,15 @@ def visible_texts(page, selector: str) -> list[str]:
     return [e.inner_text() for e in page.locator(f"{ROOT} {selector}").all() if e.is_visible()]
 
 
+def settled(page, read, want, timeout_s: float = 10.0):
+    """``read()`` once it equals ``want`` (the explorer redraws on the next animation frame after a click),
+    else its last value, for the assertion to show."""
+    deadline = time.monotonic() + timeout_s
+    while (got := read()) != want and time.monotonic() < deadline:
+        page.wait_for_timeout(50)
+    return got
+
+
 def causal_map() -> np.ndarray:
     """Two layers of one head over 5 tokens: row 0 holds 1 on itself, every other row
     spreads its weight."""
@@ -58,7 +68,8 @@ def test_steppers_count_the_layers_and_heads(open_payload):
     assert visible_texts(page, ".ae-step-value") == ["layer 0 of 2", "head 0 of 3"]
     page.locator(f'{ROOT} button[aria-label="next head"]').click()
     page.locator(f'{ROOT} button[aria-label="next layer"]').click()
-    assert visible_texts(page, ".ae-step-value") == ["layer 1 of 2", "head 1 of 3"]
+    want = ["layer 1 of 2", "head 1 of 3"]
+    assert settled(page, lambda: visible_texts(page, ".ae-step-value"), want) == want
 
 
 def test_one_map_has_no_stepper_and_says_its_head_once(open_payload):
@@ -103,6 +114,12 @@ def test_a_pair_opens_on_one_scale_and_a_tab_keeps_the_head(open_payload):
     assert page.locator(f"{ROOT} .ae-legend").inner_text().startswith("0 → 1")
     page.locator(f'{ROOT} button[aria-label="next layer"]').click()
     page.locator(f'{ROOT} button[aria-label="next head"]').click()
+    caption = lambda: page.locator(f"{ROOT} .ae-caption").inner_text()  # noqa: E731
+    assert (
+        settled(page, caption, "A: encoder · layer 1 · head 1 · heatmap") == "A: encoder · layer 1 · head 1 · heatmap"
+    )
     page.locator(f'{ROOT} .ae-kinds button[data-kind="B_encoder"]').click()
-    assert page.locator(f"{ROOT} .ae-caption").inner_text().startswith("B: encoder · layer 1 · head 1")
+    assert (
+        settled(page, caption, "B: encoder · layer 1 · head 1 · heatmap") == "B: encoder · layer 1 · head 1 · heatmap"
+    )
     assert visible_texts(page, ".ae-scale") == ["colour: 0 – 1"]
