@@ -47,7 +47,7 @@ def padded(maps: list[np.ndarray]) -> list[torch.Tensor]:
 
 @pytest.mark.parametrize("kind", ["causal", "encoder", "cross"])
 def test_a_padded_batch_scores_each_line_as_alone(kind, monkeypatch):
-    """Lines of 1 to 150 positions in one batch (row blocks of 64: a causal map is read in three blocks,
+    """Lines of 1 to 150 positions in one batch (row blocks of 32: a causal map is read in up to five blocks,
     its upper triangle skipped) against each line added alone and against float64 ``line_sums``."""
     import model.analysis.head_tensors as ht
 
@@ -68,7 +68,7 @@ def test_a_padded_batch_scores_each_line_as_alone(kind, monkeypatch):
             total[0], total[1] = total[0] + s, total[1] + c
     got, again = batch.scores(), alone.scores()
     for m in METRICS:
-        np.testing.assert_allclose(got[m], again[m], rtol=0, atol=1e-9, equal_nan=True, err_msg=m)
+        np.testing.assert_allclose(got[m], again[m], rtol=0, atol=1e-6, equal_nan=True, err_msg=m)
         if m in want and not m.startswith(("induction", "duplicate")):
             s, c = want[m]
             np.testing.assert_allclose(got[m], np.where(c > 0, s / np.where(c > 0, c, 1), np.nan), atol=1e-6, err_msg=m)

@@ -11,6 +11,7 @@ over every kind's heads) sizes a batch.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
@@ -143,12 +144,17 @@ def hub_reader(hub, max_tokens: int = MAX_TOKENS) -> Reader:
     kind = hub.spec.kinds[0]
     pad = tok.pad_token_id if tok.pad_token_id is not None else 0
 
-    def encode(line: str) -> tuple[list[int], bool]:
-        ids = list(tok(line, verbose=False)["input_ids"])
+    @functools.lru_cache(maxsize=1 << 13)  # a pass asks a line's length, then reads it
+    def encoded(line: str) -> tuple[tuple[int, ...], bool]:
+        ids = tok(line, verbose=False)["input_ids"]
         if len(ids) <= limit:
-            return ids, False
+            return tuple(ids), False
         # every model keeps the start of a long line, as the page does (model.hub.run), its closing specials kept
-        return list(tok(line, truncation=True, max_length=limit)["input_ids"]), True
+        return tuple(tok(line, truncation=True, max_length=limit)["input_ids"]), True
+
+    def encode(line: str) -> tuple[list[int], bool]:
+        ids, cut = encoded(line)
+        return list(ids), cut
 
     def counted(ids: list[int]) -> tuple[int, int]:
         """Tokens read (specials but <unk> left out) and how many of them are <unk>."""
@@ -223,7 +229,7 @@ def hub_reader(hub, max_tokens: int = MAX_TOKENS) -> Reader:
         usable,
         lambda name: limit,
         maps=maps,
-        length=lambda line: min(len(tok(line, verbose=False)["input_ids"]), limit),
+        length=lambda line: len(encoded(line)[0]),
         cells=0 if hub.shape == "encoder-decoder" else cells,
         device=hub.device,
     )

@@ -16,10 +16,11 @@ i w_i0) / m`` (the dropped key sits ``i`` positions back) and ``entropy = -(E_i 
 with ``m <= EMPTY`` does not count.
 
 A causal map is exactly zero above its diagonal (a masked softmax), so its rows are read a block of
-:data:`ROW_BLOCK` rows at a time, each block only up to its last row's key (about 56% of the map at 512
+:data:`ROW_BLOCK` rows at a time, each block only up to its last row's key (about 53% of the map at 512
 tokens), and there ``D_i = i (m_i + w_i0) - sum_j j w_ij``: ``m`` and ``sum_j j w_ij`` are one matrix
-product. Precision: ``m`` and ``D`` in float64 (each block cast, the products ``j w_ij`` exact), ``w ln w``
-in the map's dtype summed in float64 (MPS has no float64: float32 there).
+product. Precision: ``m`` and ``D`` in float64 (each block cast, the products ``j w_ij`` exact); ``w ln w``
+and its row sum in the map's dtype (float32: its error, ~1e-7 of a row's entropy, is the float32 log's own
+order); everything after in float64 (MPS has no float64: float32 there).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ BASE_METRICS = ROW_METRICS + PROBE_METRICS + CROSS_METRICS
 METRICS = tuple(m for name in BASE_METRICS for m in (name, f"{name}_nosink"))
 EMPTY = 1e-6  # a row left with less weight than this once the sink is dropped is not renormalised
 PATTERN_MAX = 8  # the largest drawn pattern: each line keeps its first PATTERN_MAX × PATTERN_MAX block
-ROW_BLOCK = 64  # rows of a causal map read at once
+ROW_BLOCK = {"cpu": 32, "": 128}  # rows of a causal map read at once: on the CPU, and on an accelerator
 CELLS = 1 << 22  # at most this many weights of a non-causal map are cast to float64 at once
 LN2 = math.log(2.0)
 Sums = dict[str, tuple[Tensor, Tensor]]  # metric -> (sum, count), each (..., heads)
@@ -67,7 +68,7 @@ def row_terms(w: Tensor, *, causal: bool, cross: bool) -> dict[str, Tensor]:
     B, H, Tq, Tk = w.shape
     tiny = torch.finfo(w.dtype).tiny
     pos = torch.arange(Tk, device=w.device, dtype=acc)
-    step = ROW_BLOCK if causal else max(1, CELLS // max(1, B * H * Tk))
+    step = ROW_BLOCK["cpu" if w.device.type == "cpu" else ""] if causal else max(1, CELLS // max(1, B * H * Tk))
     parts: dict[str, list[Tensor]] = {"m": [], "E1": [], "E0": [], "D": []}
     for r0 in range(0, Tq, step):
         r1 = min(Tq, r0 + step)
@@ -75,7 +76,7 @@ def row_terms(w: Tensor, *, causal: bool, cross: bool) -> dict[str, Tensor]:
         lw = v.clamp_min(tiny)
         lw.log_()
         lw.mul_(v)  # w ln w, 0 where w is 0
-        parts["E1"].append(lw[..., 1:].sum(-1, dtype=acc))
+        parts["E1"].append(lw[..., 1:].sum(-1).to(acc))
         parts["E0"].append(lw[..., 0].to(acc))
         x = v.to(acc)
         if causal:  # keys past the block's last row hold no weight: sum_j j w_ij is a matrix product
