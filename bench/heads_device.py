@@ -9,7 +9,8 @@ passes read the lines in the scan's own batches (:func:`model.analysis.head_scan
 tokenised and with every layer's maps returned (``output_attentions``), as the scan reads them; the scan
 adds every head's scores, the per-line examples and the induction probes. Each round times the forward
 passes, then the scan; the ratio is the median of the rounds' ratios (a machine whose cores others use
-moves both, and a round's two timings are seconds apart). Wall and CPU seconds are printed. Target on a
+moves both, and a round's two timings are seconds apart); ``cpu_ratio`` is the same of the process's CPU
+seconds, which waits less on others' work. Wall and CPU seconds of each round are printed. Target on a
 CPU: scan ≤ 1.2 × the forward passes; on one GPU ≤ 2 ×. Prints one JSON object.
 """
 
@@ -105,6 +106,7 @@ def main() -> None:
                     "forward_s": round(forward_s, 3),
                     "scan_s": round(scan_s, 3),
                     "ratio": round(statistics.median(ratios), 3),
+                    "cpu_ratio": round(statistics.median(s[1] / max(f[1], 1e-9) for f, s in rounds), 3),
                     "rounds": [
                         {
                             "forward_s": round(f[0], 3),

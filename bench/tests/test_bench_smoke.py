@@ -260,3 +260,23 @@ def test_the_roles_benchmark_scores_a_run_held_as_the_page_holds_it(monkeypatch)
     for whole in (False, True):
         got = measure(32, whole)
         assert got["held_as"] == "CausalMaps" and got["seconds"] >= 0 and got["peak_growth_mb"] >= 0
+
+
+def test_the_head_finder_device_benchmark_times_both_in_one_run() -> None:
+    """bench/heads_device.py end to end on the tiny GPT-2: the scan and the forward passes of the same lines
+    are both timed, and the ratio is theirs (the numbers say nothing at this size)."""
+    import json
+
+    out = subprocess.run(
+        [sys.executable, "-m", "bench.heads_device", "--size", "tiny", "--sizes", "3x32,5x16", "--rounds", "1"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    result = json.loads(out.stdout)
+    assert [(s["lines"], s["max_tokens"]) for s in result["sizes"]] == [(3, 32), (5, 16)]
+    for s in result["sizes"]:
+        assert s["forward_s"] > 0 and s["scan_s"] > 0 and s["target_ratio"] == 1.2
+        assert s["ratio"] == pytest.approx(s["rounds"][0]["scan_s"] / s["rounds"][0]["forward_s"], rel=0.02)
