@@ -404,7 +404,9 @@ def _snapshots(args: argparse.Namespace) -> None:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m model", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    tasks = ["classifier", "generator", "translator"]
+    from model.core.specs import SPECS
+
+    tasks = list(SPECS)
 
     t = sub.add_parser("train", help="train a model; resumes from --work after an interruption")
     t.add_argument("task", choices=tasks)

@@ -62,6 +62,8 @@ class ModelSpec:
     limit_offset: int = 0  # positions the model adds itself (<sos> and <eos>)
     window: int | None = None  # query/key positions a static heatmap draws, the last ones (None: all)
     max_tokens: int | None = None  # the input limit where it is known outright (a Hugging Face model's)
+    data: str = ""  # what it learned from, for people ("SST-2"); "" for a Hugging Face model
+    corpus: str = ""  # the head finder's sample it reads by default (a file in model/analysis/corpora)
 
     @property
     def characters(self) -> bool:
@@ -89,6 +91,8 @@ class ModelSpec:
 SPECS: dict[str, ModelSpec] = {
     "classifier": ModelSpec(
         name="classifier",
+        data="SST-2",
+        corpus="sst2.txt",
         title="Sentiment classifier",
         short="cls",
         kinds=(
@@ -103,6 +107,8 @@ SPECS: dict[str, ModelSpec] = {
     ),
     "generator": ModelSpec(
         name="generator",
+        data="Tiny Shakespeare",
+        corpus="shakespeare.txt",
         title="Shakespeare generator",
         short="gen",
         kinds=(
@@ -128,6 +134,8 @@ SPECS: dict[str, ModelSpec] = {
     ),
     "translator": ModelSpec(
         name="translator",
+        data="Multi30k",
+        corpus="multi30k_de.txt",
         title="Translator (de → en)",
         short="tr",
         kinds=(

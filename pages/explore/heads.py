@@ -16,7 +16,7 @@ from pages.shared.state import bounded, one_of, select_choice, url_widget
 from pages.shared.text import markdown_escape
 from viz.heads import decile_table, head_id, head_name, head_scatter, top_heads
 
-SOURCES = ("classifier", "generator", "translator", "hub")
+SOURCES = (*SPECS, "hub")
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ import os
 import streamlit as st
 
 from model.core.checkpoint import CheckpointError, default_dir, read_meta
+from model.core.specs import SPECS
 from model.lessons.hand import walkthrough
 from pages import SECTIONS, heading, in_section
 from pages import page as page_entry
@@ -19,11 +20,6 @@ from viz.history import metric_name
 
 # the start page's path through the app: each section's pages, from the registry (pages/__init__.py)
 PATH = {heading: in_section(section) for section, heading in SECTIONS.items() if heading}
-MODELS = {  # each model with the data it learned from
-    "classifier": "Sentiment classifier (SST-2)",
-    "generator": "Shakespeare generator",
-    "translator": "Translator (Multi30k)",
-}
 SPLITS = ("val_", "dev_", "test_")  # results on held-out data; the rest (loss on training, steps) is bookkeeping
 
 
@@ -43,7 +39,7 @@ def figure_text(name: str, value: float) -> str:
 
 def results() -> None:
     st.subheader("What the three models reached")
-    for column, (task, name) in zip(st.columns(3), MODELS.items()):
+    for column, (task, name) in zip(st.columns(len(SPECS)), ((t, f"{s.title} ({s.data})") for t, s in SPECS.items())):
         directory = default_dir(task)
         config = directory / "config.json"
         found = headline(str(directory), os.path.getmtime(config) if config.is_file() else 0.0)

@@ -6,7 +6,8 @@ import streamlit as st
 import torch
 
 from model.core.checkpoint import Checkpoint
-from pages.shared.models import TRAIN_COMMANDS, available_devices, device, get_checkpoint
+from model.core.specs import SPECS
+from pages.shared.models import available_devices, device, get_checkpoint
 from pages.shared.projector import projector_toggle
 from pages.shared.state import url_value
 from pages.shared.text import plural
@@ -30,7 +31,7 @@ def sidebar() -> None:
     projector_toggle()
     where = "" if len(devices) > 1 else " (no GPU on this machine)"
     lines = [f"torch {torch.__version__} · {plural(torch.get_num_threads(), 'CPU thread')} · {device()}{where}"]
-    for task in TRAIN_COMMANDS:
+    for task in SPECS:
         ck = get_checkpoint(task, device())
         lines.append(f"{task}: {'✅ trained model loaded' if isinstance(ck, Checkpoint) else '⚠️ no model'}")
     st.sidebar.caption("  \n".join(lines))

@@ -23,13 +23,6 @@ _threads = os.environ.get("ATTENTION_TORCH_THREADS", "1")
 torch.set_num_threads(int(_threads) if _threads.isdigit() and int(_threads) > 0 else 1)
 
 
-TRAIN_COMMANDS = {
-    "classifier": "python -m model train classifier",
-    "generator": "python -m model train generator",
-    "translator": "python -m model train translator",
-}
-
-
 def available_devices() -> list[str]:
     devices = ["cpu"]
     if torch.cuda.is_available():
@@ -63,7 +56,7 @@ def require_checkpoint(task: str) -> Checkpoint:
     if isinstance(ck, Checkpoint):
         return ck
     st.error(f"The {task} model could not be loaded: {ck}")
-    st.info(f"Train it with `{TRAIN_COMMANDS[task]}` (see the README). The other pages still work.")
+    st.info(f"Train it with `python -m model train {task}` (see the README). The other pages still work.")
     st.stop()
 
 
