@@ -20,7 +20,7 @@ from model.core.explanation import Explanation
 from model.core.results import RunResult
 from model.hub.errors import HubError
 from model.hub.explain import explain
-from model.hub.load import MAX_PARAMS_ENV, HubModel, load, max_params
+from model.hub.load import HubModel, load
 from model.hub.run import HubRun, run
 from model.hub.tokens import hide_specials
 from pages.shared import runs
@@ -88,23 +88,6 @@ def cut_text(hub: HubModel, text: str) -> str:
     """What :func:`read_text` passes on, without its messages: ``text`` stripped and cut to
     CHARS_PER_TOKEN characters a token of :func:`page_limit`."""
     return (text or "").strip()[: page_limit(hub) * CHARS_PER_TOKEN]
-
-
-def limits_note() -> None:
-    """The page's limits, stated where a user reads them."""
-    try:
-        cap = max_params()
-    except HubError as err:
-        st.warning(markdown_escape(str(err)))
-        return
-    shown = f"{cap / 1e6:,.0f} M" if cap >= 10**6 else f"{cap:,}"
-    st.info(
-        f"**Limits.** Models up to {shown} parameters (the server sets `{MAX_PARAMS_ENV}`, e.g. `400M`, where it "
-        f"has the memory). One Hugging Face model is kept per app process and shared by everyone using it: opening "
-        f"another one replaces it. The model reads as much of the text as it was trained on (GPT-2 1,024 tokens, "
-        "BERT 512; fewer where its maps would pass 160 M weights), the start of a longer text, with a note when "
-        "it is cut. Only safetensors weights are read and no model code is ever run."
-    )
 
 
 def _failure(source: str, message: str) -> None:
