@@ -47,7 +47,7 @@ def padded(maps: list[np.ndarray]) -> list[torch.Tensor]:
 
 @pytest.mark.parametrize("kind", ["causal", "encoder", "cross"])
 def test_a_padded_batch_scores_each_line_as_alone(kind, monkeypatch):
-    """Lines of 1 to 150 positions in one batch (row blocks of 32: a causal map is read in up to five blocks,
+    """Lines of 1 to 150 positions in one batch (row blocks of 64: a causal map is read in up to three blocks,
     its upper triangle skipped) against each line added alone and against float64 ``line_sums``."""
     import model.analysis.head_tensors as ht
 

@@ -26,6 +26,9 @@ JOIN_TIMEOUT = 60.0  # seconds to wait for every process at the rendezvous
 WORK_TIMEOUT = timedelta(hours=12)  # a collective waits this long for a process still reading its share
 
 
+_WORK = None  # the group the merge's collectives run in, made by start()
+
+
 class DistributedError(RuntimeError):
     """The processes could not be joined: the message says where it waited and for how long."""
 
@@ -53,6 +56,7 @@ def from_env(env=None) -> Processes | None:
 def start(procs: Processes, device: torch.device, timeout: float = JOIN_TIMEOUT) -> None:
     """Join the other processes (NCCL on CUDA, else gloo), or :class:`DistributedError` after ``timeout``
     seconds when the rendezvous cannot be reached or a process does not come."""
+    global _WORK
     where = f"{os.environ.get('MASTER_ADDR', '?')}:{os.environ.get('MASTER_PORT', '?')}"
     if procs.rank != 0:  # a plain socket first: torch's own retries log C++ stack traces while they wait
         _reach(os.environ.get("MASTER_ADDR", ""), os.environ.get("MASTER_PORT", ""), timeout, procs)
@@ -63,6 +67,7 @@ def start(procs: Processes, device: torch.device, timeout: float = JOIN_TIMEOUT)
         dist.init_process_group(
             backend, init_method="env://", rank=procs.rank, world_size=procs.world, timeout=timedelta(seconds=timeout)
         )
+        _WORK = dist.new_group(timeout=WORK_TIMEOUT)  # the merge may wait on a process still reading its share
     except (RuntimeError, ValueError, TimeoutError, OSError) as err:  # DistStoreError, DistNetworkError...
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise DistributedError(
@@ -90,6 +95,8 @@ def _reach(host: str, port: str, timeout: float, procs: Processes) -> None:
 
 def stop() -> None:
     """Leave the process group, if this process joined one."""
+    global _WORK
+    _WORK = None
     if dist.is_available() and dist.is_initialized():
         dist.destroy_process_group()
 
@@ -97,7 +104,7 @@ def stop() -> None:
 def merge(tallies: dict[str, KindTally], counts: np.ndarray, spec, *, device: torch.device) -> np.ndarray:
     """Make every process's ``tallies`` the whole corpus's (in ``spec``'s kind order; a process that read no
     line gets the kinds the others saw) and return ``counts`` summed over the processes."""
-    group = dist.new_group(timeout=WORK_TIMEOUT)
+    group = _WORK or dist.new_group(timeout=WORK_TIMEOUT)
     shapes: list[dict] = [{}] * dist.get_world_size()
     dist.all_gather_object(shapes, {name: t.shape for name, t in tallies.items()}, group=group)
     seen = {name: shape for part in shapes for name, shape in part.items()}

@@ -16,7 +16,7 @@ i w_i0) / m`` (the dropped key sits ``i`` positions back) and ``entropy = -(E_i 
 with ``m <= EMPTY`` does not count.
 
 A causal map is exactly zero above its diagonal (a masked softmax), so its rows are read a block of
-:data:`ROW_BLOCK` rows at a time, each block only up to its last row's key (about 53% of the map at 512
+:data:`ROW_BLOCK` rows at a time, each block only up to its last row's key (about 56% of the map at 512
 tokens), and there ``D_i = i (m_i + w_i0) - sum_j j w_ij``: ``m`` and ``sum_j j w_ij`` are one matrix
 product. Precision: ``m`` and ``D`` in float64 (each block cast, the products ``j w_ij`` exact); ``w ln w``
 and its row sum in the map's dtype (float32: its error, ~1e-7 of a row's entropy, is the float32 log's own
@@ -39,7 +39,7 @@ BASE_METRICS = ROW_METRICS + PROBE_METRICS + CROSS_METRICS
 METRICS = tuple(m for name in BASE_METRICS for m in (name, f"{name}_nosink"))
 EMPTY = 1e-6  # a row left with less weight than this once the sink is dropped is not renormalised
 PATTERN_MAX = 8  # the largest drawn pattern: each line keeps its first PATTERN_MAX × PATTERN_MAX block
-ROW_BLOCK = {"cpu": 32, "": 128}  # rows of a causal map read at once: on the CPU, and on an accelerator
+ROW_BLOCK = {"cpu": 64, "": 128}  # rows of a causal map read at once: on the CPU, and on an accelerator
 CELLS = 1 << 22  # at most this many weights of a non-causal map are cast to float64 at once
 LN2 = math.log(2.0)
 Sums = dict[str, tuple[Tensor, Tensor]]  # metric -> (sum, count), each (..., heads)
