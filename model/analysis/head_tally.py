@@ -11,6 +11,7 @@ per-line values back as numpy for the pages and the tests.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -28,6 +29,27 @@ from model.analysis.head_tensors import (
     layer_sums,
     probe_layer_sums,
 )
+
+REDUCE_THREADS = 1  # CPU threads for the reductions (None: torch's own); see :func:`reducing`
+
+
+@contextmanager
+def reducing(device: torch.device):
+    """The reductions' CPU threads: :data:`REDUCE_THREADS`, then back. A line's reductions are ~1,000 small
+    memory-bound operations, each an OpenMP parallel region that ends at a barrier: on a machine whose cores
+    other work holds, a barrier waits for a descheduled thread, and a 512-token GPT-2 line measured 0.2 to
+    3.6 s with two threads against 0.07 s with one (2 cores, two training runs beside it). The forward pass's
+    few large operations keep every thread. The setting is this thread's (OpenMP's and MKL's per-thread
+    count); a thread whose first torch call falls inside also starts with it."""
+    before = torch.get_num_threads()
+    if device.type != "cpu" or REDUCE_THREADS is None or before <= REDUCE_THREADS:
+        yield
+        return
+    torch.set_num_threads(REDUCE_THREADS)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def as_tensor(w, device: torch.device) -> Tensor:
@@ -73,6 +95,10 @@ class KindTally:
     def add_batch(self, layers: Sequence[Tensor], qlen: Sequence[int], klen: Sequence[int], index=None) -> None:
         """A batch of lines: per layer ``(B, H, Tq, Tk)`` right-padded maps on this tally's device, each
         line's query and key counts, and the lines' indices in the corpus (default: the next ``B``)."""
+        with reducing(self.device):
+            self._add_batch(layers, qlen, klen, index)
+
+    def _add_batch(self, layers: Sequence[Tensor], qlen: Sequence[int], klen: Sequence[int], index) -> None:
         per_layer = []
         for w in layers:
             sums = layer_sums(w, qlen, cross=self.cross, causal=self.causal)
@@ -96,7 +122,8 @@ class KindTally:
 
     def add_probes(self, layers: Sequence[Tensor], start: int, n: int) -> None:
         """Induction probes: per layer ``(P, H, T, T)`` maps whose copies of ``n`` tokens start at ``start``."""
-        per_layer = [probe_layer_sums(w, start, n) for w in layers]
+        with reducing(self.device):
+            per_layer = [probe_layer_sums(w, start, n) for w in layers]
         self._add({m: tuple(torch.stack([p[m][k].sum(0) for p in per_layer]) for k in (0, 1)) for m in per_layer[0]})
 
     def add_probe(self, w, start: int, n: int) -> None:

@@ -68,6 +68,7 @@ def row_terms(w: Tensor, *, causal: bool, cross: bool) -> dict[str, Tensor]:
     B, H, Tq, Tk = w.shape
     tiny = torch.finfo(w.dtype).tiny
     pos = torch.arange(Tk, device=w.device, dtype=acc)
+    weights = torch.stack([(pos > 0).to(acc), pos], 1)  # (Tk, 2): sum_{j >= 1} w_ij and sum_j j w_ij
     step = ROW_BLOCK["cpu" if w.device.type == "cpu" else ""] if causal else max(1, CELLS // max(1, B * H * Tk))
     parts: dict[str, list[Tensor]] = {"m": [], "E1": [], "E0": [], "D": []}
     for r0 in range(0, Tq, step):
@@ -76,28 +77,27 @@ def row_terms(w: Tensor, *, causal: bool, cross: bool) -> dict[str, Tensor]:
         lw = v.clamp_min(tiny)
         lw.log_()
         lw.mul_(v)  # w ln w, 0 where w is 0
-        parts["E1"].append(lw[..., 1:].sum(-1).to(acc))
-        parts["E0"].append(lw[..., 0].to(acc))
+        parts["E1"].append(lw[..., 1:].sum(-1))
+        parts["E0"].append(lw[..., 0])
         x = v.to(acc)
         if causal:  # keys past the block's last row hold no weight: sum_j j w_ij is a matrix product
-            j = pos[: v.shape[-1]]
-            sd = x @ torch.stack([(j > 0).to(acc), j], 1)
+            sd = x @ weights[: v.shape[-1]]
             parts["m"].append(sd[..., 0])
             parts["D"].append(pos[r0:r1] * (sd[..., 0] + x[..., 0]) - sd[..., 1])
         else:
             parts["m"].append(x[..., 1:].sum(-1))
             if not cross:
                 parts["D"].append((x * (pos[r0:r1, None] - pos[None, :]).abs()).sum(-1))
-    return {k: torch.cat(v, -1) for k, v in parts.items() if v}
+    return {k: torch.cat(v, -1).to(acc) for k, v in parts.items() if v}
 
 
-def _pooled(values: dict[str, tuple[Tensor, Tensor]]) -> Sums:
-    """metric -> (sum over the rows it applies to, their count), each ``(..., heads)``."""
-    out = {}
-    for name, (vals, use) in values.items():
-        use = use.expand_as(vals)
-        out[name] = (torch.where(use, vals, 0).sum(-1), use.sum(-1).to(vals.dtype))
-    return out
+def _pooled(names: Sequence[str], values: Sequence[Tensor], rows: Sequence[Tensor]) -> Sums:
+    """metric -> (sum over the rows it applies to, their count), each ``(..., heads)``: ``values`` and their
+    ``rows`` masks ``(..., heads, rows)`` stacked, so that every metric is one reduction."""
+    vals = torch.stack(torch.broadcast_tensors(*values))
+    use = torch.stack([r.expand_as(vals[0]) for r in rows])
+    sums, counts = torch.where(use, vals, 0).sum(-1), use.sum(-1).to(vals.dtype)
+    return {name: (sums[k], counts[k]) for k, name in enumerate(names)}
 
 
 def layer_sums(w: Tensor, qlen: Sequence[int], *, cross: bool, causal: bool) -> Sums:
@@ -115,31 +115,16 @@ def layer_sums(w: Tensor, qlen: Sequence[int], *, cross: bool, causal: bool) -> 
     entropy = -(t["E1"] + t["E0"]) / LN2
     entropy_nosink = -(t["E1"] / m - torch.log(m)) / LN2
     if cross:
-        return _pooled(
-            {
-                "first": (c0, valid),
-                "entropy": (entropy, valid),
-                "first_nosink": (c1 / m, valid & kept),
-                "entropy_nosink": (entropy_nosink, valid & kept),
-            }
-        )
+        names = ("first", "entropy", "first_nosink", "entropy_nosink")
+        return _pooled(names, (c0, entropy, c1 / m, entropy_nosink), (valid, valid, valid & kept, valid & kept))
     diag = w.diagonal(dim1=-2, dim2=-1).to(acc)
     sub = F.pad(w.diagonal(offset=-1, dim1=-2, dim2=-1), (1, 0)).to(acc)
     one, two = valid & (i >= 1), valid & (i >= 2)
-    return _pooled(
-        {
-            "previous": (sub, one),
-            "first": (c0, one),
-            "self": (diag, valid),
-            "entropy": (entropy, valid),
-            "distance": (t["D"], valid),
-            "previous_nosink": (sub / m, two & kept),
-            "first_nosink": (c1 / m, two & kept),
-            "self_nosink": (diag / m, one & kept),
-            "entropy_nosink": (entropy_nosink, one & kept),
-            "distance_nosink": ((t["D"] - c0 * i) / m, one & kept),
-        }
-    )
+    nosink = torch.stack([sub, c1, diag, t["D"] - c0 * i]) / m
+    names = ("previous", "first", "self", "entropy", "distance")
+    names += ("previous_nosink", "first_nosink", "self_nosink", "distance_nosink", "entropy_nosink")
+    values = (sub, c0, diag, entropy, t["D"], *nosink, entropy_nosink)
+    return _pooled(names, values, (one, one, valid, valid, valid, two & kept, two & kept, *[one & kept] * 3))
 
 
 def _spearman(y: Tensor) -> Tensor:
@@ -190,9 +175,8 @@ def probe_layer_sums(w: Tensor, start: int, n: int) -> Sums:
     kept = m > EMPTY
     m = torch.where(kept, m, 1.0)
     every = torch.ones_like(kept)
-    sums = _pooled({"induction": (ind, every), "duplicate": (dup, every)})
-    sums |= _pooled({"induction_nosink": (ind / m, kept), "duplicate_nosink": (dup / m, kept)})
-    return sums
+    names = ("induction", "duplicate", "induction_nosink", "duplicate_nosink")
+    return _pooled(names, (ind, dup, ind / m, dup / m), (every, every, kept, kept))
 
 
 def first_blocks(layers: Sequence[Tensor], qlen: Sequence[int], klen: Sequence[int]) -> Tensor:
