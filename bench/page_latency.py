@@ -82,7 +82,7 @@ PAGES: dict[str, PageSpec] = {
     # explorer draw no Plotly chart on load (their heatmaps are matrix views, their bars open on
     # request: tests/test_page_*.py), so the explorer, drawn after the page's other views, is the mark
     "ablation": PageSpec(None, "abl-explorer", task="classifier", explorer=True),
-    "pairs": PageSpec(None, "pair-explorer-B", task="classifier", explorer=True),
+    "pairs": PageSpec(None, "pair-explorer", task="classifier", explorer=True),
     "profiles": PageSpec(None, "proex-explorer-0-0", task="classifier", explorer=True),
     "history": PageSpec(None, None, task="classifier"),
     "heads": PageSpec(None, "heads_scatter", task="classifier"),  # the head finder, from the stored scores
