@@ -497,7 +497,11 @@ def main(argv: list[str] | None = None) -> None:
     sn.add_argument("--corpus", default=None, help="a text file, one sequence a line (default: the model's sample)")
     sn.set_defaults(func=_snapshots)
 
-    hd = sub.add_parser("heads", help="score every head of a model over a corpus (the head finder); print JSON")
+    hd = sub.add_parser(
+        "heads",
+        help="score every head of a model over a corpus (the head finder); print JSON. "
+        "Under torchrun --nproc-per-node N the processes split the corpus and process 0 prints",
+    )
     hd.add_argument("source", help="classifier, generator, translator, a Hub id or a local folder")
     hd.add_argument("--corpus", default=None, help="a text file, one sequence a line (default: the model's sample)")
     hd.add_argument("--max-tokens", type=int, default=128, help="cut each line to this many tokens (default 128)")
