@@ -81,12 +81,12 @@ def test_snapshots_are_scored_with_the_finders_own_pass(tiny, tmp_path):
     g = torch.Generator().manual_seed(1)
     states = {}
     for epoch in HISTORY_EPOCHS:
-        state = {k: v + 0.05 * epoch * torch.randn(v.shape, generator=g) for k, v in ck.model.state_dict().items()}
+        own = ck.model.state_dict()  # lm_head.weight is tok_emb.weight (tied): saved once, as training does
+        state = {
+            k: v + 0.05 * epoch * torch.randn(v.shape, generator=g) for k, v in own.items() if k != "lm_head.weight"
+        }
         states[epoch] = state
-        save_file(
-            {k: v.contiguous() for k, v in state.items() if k != "lm_head.weight"},
-            tmp_path / f"epoch{epoch:03d}.safetensors",
-        )
+        save_file({k: v.contiguous() for k, v in state.items()}, tmp_path / f"epoch{epoch:03d}.safetensors")
     (tmp_path / "state.json").write_text(
         json.dumps({"history": [{"epoch": e, "val_loss": 3.0 / e, "score": -3.0 / e} for e in HISTORY_EPOCHS]})
     )
