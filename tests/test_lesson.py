@@ -94,7 +94,7 @@ def test_too_long_a_state_is_refused_when_pinned():
 
 
 def test_the_link_keeps_the_page_keys_only(monkeypatch):
-    from pages.shared import lesson as ui_lesson
+    from pages.router import lesson as ui_lesson
 
     monkeypatch.setenv(ui_lesson.SECRET_ENV, SECRET.decode())
     href = (
@@ -115,7 +115,7 @@ def test_the_link_keeps_the_page_keys_only(monkeypatch):
 
 
 def test_without_a_configured_secret_the_process_has_its_own(monkeypatch):
-    from pages.shared import lesson as ui_lesson
+    from pages.router import lesson as ui_lesson
 
     monkeypatch.delenv(ui_lesson.SECRET_ENV, raising=False)
     secret, lasting = ui_lesson.lesson_secret()

@@ -279,4 +279,6 @@ def test_the_head_finder_device_benchmark_times_both_in_one_run() -> None:
     assert [(s["lines"], s["max_tokens"]) for s in result["sizes"]] == [(3, 32), (5, 16)]
     for s in result["sizes"]:
         assert s["forward_s"] > 0 and s["scan_s"] > 0 and s["target_ratio"] == 1.2
-        assert s["ratio"] == pytest.approx(s["rounds"][0]["scan_s"] / s["rounds"][0]["forward_s"], rel=0.02)
+        # one round: its ratio (of the unrounded times; the printed seconds are rounded to 1 ms, which at this
+        # size is most of a forward pass) is the median
+        assert s["ratio"] == s["rounds"][0]["ratio"] > 0

@@ -1,5 +1,5 @@
 """Which device a command runs on: ``auto`` (CUDA, then Apple MPS, then the CPU, as
-:func:`model.training.train.pick_device` picks) or the one named, refused with the devices that are there
+:func:`pick_device` picks) or the one named, refused with the devices that are there
 when it is not."""
 
 from __future__ import annotations
@@ -11,6 +11,17 @@ NAMES = ("auto", "cpu", "cuda", "mps")
 
 class DeviceError(ValueError):
     """A device this machine does not have (or a name that is no device): the message lists those it has."""
+
+
+def pick_device(name: str = "auto") -> torch.device:
+    """CUDA, then Apple MPS, then CPU, unless ``name`` names one."""
+    if name != "auto":
+        return torch.device(name)
+    if torch.cuda.is_available():
+        return torch.device("cuda")
+    if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+        return torch.device("mps")
+    return torch.device("cpu")
 
 
 def available() -> list[str]:
@@ -27,8 +38,6 @@ def choose(name: str = "auto", *, index: int | None = None) -> torch.device:
     """The device ``name`` (``auto``, ``cpu``, ``cuda``, ``cuda:1``, ``mps``) stands for here; ``index`` picks
     the GPU where the name does not (one process per GPU: its local rank). :class:`DeviceError` for a
     device that is not there."""
-    from model.training.train import pick_device
-
     try:
         device = pick_device(name or "auto")
     except RuntimeError as err:  # torch.device("gpu"): "Expected one of cpu, cuda, ... device type"

@@ -23,6 +23,7 @@ from safetensors.torch import load_file, save_file
 from torch import Tensor, nn
 
 from model.core.checkpoint import default_dir, save_checkpoint
+from model.core.devices import pick_device  # noqa: F401 - also imported from here (CLI, pages, benches)
 from model.training import recipes
 
 Progress = Callable[[dict[str, Any]], None]
@@ -54,17 +55,6 @@ class TrainConfig:
     card: str = ""  # how it was trained, in words (data, objective, starting weights): the model card's line
     objective: str = "task"  # "task", or "mlm": the classifier's encoder pretrained as a masked language model
     model: dict[str, Any] = field(default_factory=dict)  # overrides of the model config
-
-
-def pick_device(name: str = "auto") -> torch.device:
-    """CUDA, then Apple MPS, then CPU, unless ``name`` names one."""
-    if name != "auto":
-        return torch.device(name)
-    if torch.cuda.is_available():
-        return torch.device("cuda")
-    if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
-        return torch.device("mps")
-    return torch.device("cpu")
 
 
 def seed_everything(seed: int) -> None:

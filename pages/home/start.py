@@ -55,7 +55,7 @@ def results() -> None:
                 st.caption(metric_name(first) + (f" · {others}" if others else ""))
 
 
-PICTURE_SENTENCE = "Attention lets each word read the others."  # not the lessons' sentence: its weights answer
+PICTURE_SENTENCE = "Attention lets words read each other."  # not the lessons' sentence: its weights answer
 # the workshop's and the classroom's first question ("which key wins for 'is'?")
 
 
@@ -91,13 +91,14 @@ CLASS_PLAN = (
 
 
 def teachers_guide() -> None:
-    """A 45-minute class, page by page, each step linking its page."""
+    """A 45-minute class, page by page, each step linking its page (links in the text, so a long title wraps
+    instead of being cut as a page link's is)."""
     with st.expander(f"Teaching a room: a {sum(m for m, _, _ in CLASS_PLAN)}-minute class, step by step"):
-        for minutes, address, what in CLASS_PLAN:
-            entry = page_entry(address)
-            left, right = st.columns([1, 3])
-            left.page_link(entry.script, label=f"{minutes} min · {entry.title}", icon=entry.icon)
-            right.markdown(what)
+        steps = [
+            f"{i}. **{minutes} min · [{page_entry(address).title}]({'' if address == 'start' else address})** — {what}"
+            for i, (minutes, address, what) in enumerate(CLASS_PLAN, 1)
+        ]
+        st.markdown("\n".join(steps))  # our own titles and sentences, no user text
         st.caption(
             "For the room, serve the app where phones can reach it (`make run HOST=0.0.0.0`); the Classroom "
             "page shows the address to share."
