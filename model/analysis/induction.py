@@ -30,10 +30,16 @@ def induction_rows(ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def induction_here(weights: np.ndarray, ids: Sequence[int]) -> tuple[np.ndarray, int]:
-    """``(L, H)`` induction-here scores of ``weights`` ``(L, H, T, T)`` on the tokens ``ids``, and how
-    many rows they average (0: NaN scores, the text repeats no token)."""
-    w = np.asarray(weights, dtype=float)
-    q, k = induction_rows(ids[: w.shape[-2]])
+    """``(L, H)`` induction-here scores of ``weights`` ``(L, H, T, T)`` (an array, or anything indexed ``[l, h]``
+    like one) on the tokens ``ids``, and how many rows they average (0: NaN scores, the text repeats no token)."""
+    L, H, T = weights.shape[0], weights.shape[1], weights.shape[-2]
+    q, k = induction_rows(ids[:T])
     if not len(q):
-        return np.full(w.shape[:2], np.nan), 0
-    return w[..., q, k].mean(-1), len(q)
+        return np.full((L, H), np.nan), 0
+    # one head at a time: a long run's maps may be a causal triangle (model.core.triangle.CausalMaps), whose
+    # [l, h] builds one map, where np.asarray would build every map at once in float64
+    out = np.empty((L, H))
+    for l in range(L):
+        for h in range(H):
+            out[l, h] = np.asarray(weights[l, h], dtype=float)[q, k].mean()
+    return out, len(q)

@@ -220,11 +220,18 @@ _SCORED_LOCK = threading.Lock()
 
 
 def run_sums(result: RunResult) -> dict[str, dict]:
-    """:func:`~model.analysis.heads.line_sums` of each kind of ``result``, computed once per run."""
+    """:func:`~model.analysis.heads.line_sums` of each kind of ``result``, and on causal self-attention
+    ``induction`` (:func:`model.analysis.induction.induction_here`, when the text repeats a token), computed
+    once per run."""
     with _SCORED_LOCK:
         hit = _SCORED.get(result)
     if hit is None:
-        hit = {name: line_sums(kind.weights, cross=kind.cross) for name, kind in result.kinds.items()}
+        hit = {name: dict(line_sums(kind.weights, cross=kind.cross)) for name, kind in result.kinds.items()}
+        for name, kind in result.kinds.items():
+            ids = _query_ids(result, name)
+            scores, n = induction_here(kind.weights, ids) if ids is not None else (None, 0)
+            if n:
+                hit[name]["induction"] = (scores, np.ones_like(scores))
         with _SCORED_LOCK:
             _SCORED[result] = hit
     return hit
@@ -254,12 +261,7 @@ def roles_here(result: RunResult, report: dict) -> list[dict]:
         rows = [r for r in report["heads"] if r["kind"] == name]
         if not rows:
             continue
-        here = dict(sums[name])
-        ids = _query_ids(result, name)
-        if ids is not None:
-            scores, n = induction_here(result.kinds[name].weights, ids)
-            if n:
-                here["induction"] = (scores, np.ones_like(scores))
+        here = sums[name]
         for metric, role in {**ROLES, "induction": "induction"}.items():
             scored = [r for r in rows if r.get(metric) is not None]
             if not scored or metric not in here:
