@@ -22,7 +22,6 @@ NAV = {
 BY_PATH = {page.url_path: page for pages in NAV.values() for page in pages}
 
 lesson = open_lesson()  # a valid ?lesson= link pins the page: no menu (pages/router/lesson.py)
-# every page listed: past 10 Streamlit would hide some behind "View more"
 page = st.navigation(NAV, expanded=True, position="hidden" if lesson else "sidebar")
 start_url()
 prefixes = BY_ADDRESS[page.url_path].url_keys if page.url_path in BY_ADDRESS else ()
