@@ -5,20 +5,26 @@ import streamlit as st
 
 from pages import BY_ADDRESS, SECTIONS, in_section
 from pages.router.lesson import enter_lesson, open_lesson, pin_control
+from pages.router.menu import Menu, session_menu
 from pages.router.sidebar import sidebar
 from pages.shared.state import flush_url, start_url
 
 st.set_page_config(page_title="Attention Explorer", page_icon="🔍", layout="wide")
 
-# One st.Page per registry entry (pages/__init__.py), grouped by section; every page listed (past 10
-# Streamlit would hide some behind "View more").
-NAV = {
-    heading: [
-        st.Page(p.script, title=p.title, url_path=p.address, icon=p.icon, default=p.address == "start")
-        for p in in_section(section)
-    ]
-    for section, heading in SECTIONS.items()
-}
+
+def build_menu() -> Menu:
+    """One st.Page per registry entry (pages/__init__.py), grouped by section; every page listed (past 10
+    Streamlit would hide some behind "View more")."""
+    return {
+        heading: [
+            st.Page(p.script, title=p.title, url_path=p.address, icon=p.icon, default=p.address == "start")
+            for p in in_section(section)
+        ]
+        for section, heading in SECTIONS.items()
+    }
+
+
+NAV = session_menu(build_menu)  # built on a session's first run only (pages/router/menu.py)
 BY_PATH = {page.url_path: page for pages in NAV.values() for page in pages}
 
 lesson = open_lesson()  # a valid ?lesson= link pins the page: no menu (pages/router/lesson.py)
