@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import math
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -14,10 +15,81 @@ import streamlit as st
 
 from pages.shared.matrixview import matrix_view
 from pages.shared.projector import PROJECTOR_URL
-from viz.common import for_projector
+from viz.common import TITLE_SIZE, for_projector
 from viz.export import figures_to_html
 
 CHART_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}  # plotly's toolbar
+# Plotly's toolbar (its mode bar: the PNG export, zoom, pan) floats over a chart's top right corner, 2 to 28 px
+# below its top edge. A title that reached the corner was drawn under it: most titles in a phone's 390 px, a
+# long one on a desktop, and on a touch screen a tap shows the toolbar and it stays (issue 43). So every title
+# is moved down below it (clear_of_toolbar) rather than the toolbar hidden on touch screens: the server cannot
+# tell a touch screen (a tablet may have a mouse, a laptop a touch screen), a narrow column on a desktop is as
+# narrow as a phone, and every device keeps the export. It costs a chart up to 35 px of height.
+TOOLBAR_PX = 30  # the toolbar's lower edge and 2 px of air
+# Where plotly (as Streamlit ships it) draws a title, in ems of its font: the first line's baseline is its pad
+# below the top for a title of several lines, CAP lower for one line; the text rises ASCENT above a baseline.
+CAP, ASCENT = 0.7, 1.0
+LINE_BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
+
+# Plotly takes a hover label away when the pointer leaves the chart. A finger never leaves (a tap shows the
+# label, and it stays), and a click left it over the chart (issue 43). st.plotly_chart takes no script, so every
+# chart brings this one (once a page: a flag on window): a click with a mouse takes the labels away, and on a touch
+# screen the next tap does (the first is how a touch screen hovers). Plotly's drag layer clears them when it sees
+# the pointer go ("mouseout", plotly.js fx unhover, which also drops a hover still queued). Its own element is
+# hidden, so it adds no gap to the page. A fixed script: no user text.
+CHART_TIPS = """<style>[data-testid="stElementContainer"]:has(script[data-chart-tips]) { display: none; }</style>
+<script data-chart-tips>
+(() => {
+  if (window.chartTipsListen) return;
+  window.chartTipsListen = true;
+  const shown = () => document.querySelector(".js-plotly-plot .hoverlayer .hovertext") !== null;
+  const clear = () => {
+    for (const drag of document.querySelectorAll(".js-plotly-plot .nsewdrag")) {
+      drag.dispatchEvent(new MouseEvent("mouseout"));
+    }
+  };
+  let dismiss = false;  // what the press before this click found: a mouse, or a label shown before a tap
+  document.addEventListener("pointerdown", (e) => { dismiss = e.pointerType === "mouse" || shown(); }, true);
+  document.addEventListener("click", () => { if (dismiss) setTimeout(clear); }, true);  // after plotly's own click
+})();
+</script>"""
+
+
+def chart(fig: go.Figure, key: str, *, config: dict[str, Any] = CHART_CONFIG) -> None:
+    """A Plotly chart as every page draws it: larger type in projector mode, its title clear of the toolbar
+    where ``config`` shows one, and hover labels that a click or a tap takes away (``CHART_TIPS``)."""
+    shown = for_projector(fig) if st.session_state.get(PROJECTOR_URL) else fig
+    if config.get("displayModeBar", True) is not False:
+        shown = clear_of_toolbar(shown)
+    st.plotly_chart(shown, key=key, config=config)
+    st.html(CHART_TIPS, unsafe_allow_javascript=True)
+
+
+def clear_of_toolbar(fig: go.Figure) -> go.Figure:
+    """``fig``, or a copy whose title starts below Plotly's toolbar (``TOOLBAR_PX``): the title moves down, and
+    the top margin and the height grow as much, so the plot keeps its size. ``fig`` itself is untouched (it may
+    be cached). A title is placed either by plotly ("auto": its first baseline halfway down the top margin) or,
+    as ``viz.common.top_axis_layout`` does, from the top of the figure; the copy's is placed from the top."""
+    layout = fig.layout
+    title = layout.title
+    if not title.text:
+        return fig
+    size = title.font.size or layout.font.size or TITLE_SIZE
+    margin = 100 if layout.margin.t is None else layout.margin.t  # plotly's default
+    cap = 0 if len(LINE_BREAK.split(title.text)) > 1 else CAP * size
+    if title.y in (None, "auto") and title.yref in (None, "container"):
+        baseline = margin / 2
+    elif title.y == 1 and title.yref == "container" and title.yanchor == "top":
+        baseline = (title.pad.t or 0) + cap
+    else:
+        return fig  # placed some other way: no figure of viz/ is
+    down = math.ceil(TOOLBAR_PX + ASCENT * size - baseline)
+    if down <= 0:
+        return fig
+    out = go.Figure(fig)
+    out.update_layout(title_y=1, title_yref="container", title_yanchor="top", title_pad_t=baseline + down - cap)
+    out.update_layout(margin_t=margin + down, **({"height": layout.height + down} if layout.height else {}))
+    return out
 
 
 def show_figure(
@@ -28,11 +100,10 @@ def show_figure(
     csv_name: str = "attention.csv",
     html_name: str | None = None,
 ) -> None:
-    """A plotly chart (its toolbar exports PNG) plus a CSV download of its numbers and, with
+    """A plotly chart (its toolbar exports PNG; :func:`chart`) plus a CSV download of its numbers and, with
     ``html_name``, a "Download HTML" button for the figure as a standalone interactive file.
     In projector mode every font of the chart is drawn larger (the downloads keep the originals)."""
-    shown = for_projector(fig) if st.session_state.get(PROJECTOR_URL) else fig
-    st.plotly_chart(shown, key=key, config=CHART_CONFIG)
+    chart(fig, key)
     if csv is not None:
         csv_button(csv, key, csv_name)
     if html_name is not None:

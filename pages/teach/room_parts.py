@@ -12,15 +12,13 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from model.lessons.classroom_kinds import answers_by_key, choice_from_cell, choice_kinds, reveal_kinds
-from pages.shared.display import CHART_CONFIG
+from pages.shared.display import CHART_CONFIG, chart
 from pages.shared.explorer import attention_explorer
-from pages.shared.projector import PROJECTOR_URL
 from pages.shared.text import markdown_escape
 from rooms.question import Question
 from rooms.rules import RoomError, RoomStatus
 from rooms.store import RoomStore
 from viz.classroom import answer_histogram, candidate_heads
-from viz.common import for_projector
 
 POLL_S = 1.5  # how often a room page asks the store for news
 # Every HEAL_POLLS-th poll (12 s) redraws the whole page even when nothing changed. Under load, a
@@ -37,9 +35,9 @@ ROOM_CHART = {**CHART_CONFIG, "displayModeBar": False}
 
 def room_figure(fig: go.Figure, key: str) -> None:
     """A chart of a room (a question's heads, the answers' histogram), without Plotly's toolbar; larger
-    type in projector mode, as every chart (``pages.shared.display.show_figure``)."""
-    shown = for_projector(fig) if st.session_state.get(PROJECTOR_URL) else fig
-    st.plotly_chart(shown, key=key, config=ROOM_CHART)
+    type in projector mode and hover labels that a tap takes away, as every chart
+    (``pages.shared.display.chart``)."""
+    chart(fig, key, config=ROOM_CHART)
 
 
 def rooms(kind: str) -> dict:

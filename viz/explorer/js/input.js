@@ -17,8 +17,11 @@ export function listen(ex) {
   root.addEventListener("mousedown", (e) => { if (!e.target.closest("button")) root.focus({ preventScroll: true }); });
   ex.bar.addEventListener("click", (e) => onBar(ex, e));
   ex.stage.addEventListener("mousemove", (e) => onMove(ex, e));
-  ex.stage.addEventListener("mouseleave", () => onLeave(ex));
-  ex.stage.addEventListener("click", (e) => onClick(ex, e));
+  // a press or a click takes the tooltip away: after a tap it stayed over the map (a finger never
+  // leaves as a mouse does), and the clicked cell is read in the strip and the explanation
+  ex.stage.addEventListener("pointerdown", () => hideTip(ex));
+  ex.stage.addEventListener("pointerleave", () => onLeave(ex));  // a pen's or a finger's too
+  ex.stage.addEventListener("click", (e) => { onClick(ex, e); hideTip(ex); });
   ex.strip.addEventListener("mouseover", (e) => onStrip(ex, e));
   ex.strip.addEventListener("mouseleave", () => setToken(ex, null));
 }
@@ -42,9 +45,10 @@ function onMove(ex, e) {
   const cell = h.cell || null, token = h.token || (h.keepToken ? s.token : null);
   const tokenChanged = !same(token, s.token);
   if (!tokenChanged && sameCell(cell, s.hover)) {
-    if (cell) drawTip(ex);  // the tooltip follows the mouse
+    if (cell) drawTip(ex);  // the tooltip follows the mouse (unless a click took it away)
     return;
   }
+  if (!sameCell(cell, s.hover)) s.tipOff = false;  // another cell: its tooltip shows
   s.hover = cell;
   s.token = token;
   ex.changed(tokenChanged && v.tokenRedraws ? BASE | OVER : OVER);
@@ -56,6 +60,13 @@ function onLeave(ex) {
   const redraw = v.tokenRedraws && s.token;
   s.hover = s.token = null;
   ex.changed(redraw ? BASE | OVER : OVER);
+}
+
+// the tooltip goes until the pointer moves to another cell
+function hideTip(ex) {
+  if (!ex.state) return;  // no data yet
+  ex.state.tipOff = true;
+  drawTip(ex);
 }
 
 function setToken(ex, token) {

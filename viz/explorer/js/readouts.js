@@ -90,8 +90,9 @@ function drawTopStrip(ex, q, head) {
   ex.strip.replaceChildren(ex.stripLabel, ...spans, rest);
 }
 
+// the hovered cell's tooltip, unless a press or a click took it away (input.js)
 export function drawTip(ex) {
-  const s = ex.state, info = s.hover && cellInfo(ex, s.hover);
+  const s = ex.state, info = s.hover && !s.tipOff && cellInfo(ex, s.hover);
   if (!info) { ex.tip.hidden = true; return; }
   ex.tip.hidden = false;
   ex.tipMain.replaceChildren();

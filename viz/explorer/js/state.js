@@ -1,9 +1,9 @@
 // The view state (ex.state): the kind, view, layer and head shown, the hovered and selected cells, the
-// focused token, the clicked cell, the colour scale. What a view keeps of its own (the heads shown as
-// lines, the peeked grid head) lives in its module; the functions here ask the shown view (views.js)
-// what it reads and how. Everything here reads the explorer `ex` (its run: ex.kinds, ex.byName,
-// ex.rollout) and changes nothing but ex.state and the views' own state. The root's data-state
-// attribute is stateJson(ex), which the tests and benchmarks read.
+// focused token, the clicked cell, the colour scale, whether a press took the tooltip away (tipOff). What
+// a view keeps of its own (the heads shown as lines, the peeked grid head) lives in its module; the
+// functions here ask the shown view (views.js) what it reads and how. Everything here reads the explorer
+// `ex` (its run: ex.kinds, ex.byName, ex.rollout) and changes nothing but ex.state and the views' own
+// state. The root's data-state attribute is stateJson(ex), which the tests and benchmarks read.
 
 import { VIEWS, viewFor } from "./views.js";
 import { hiddenAt } from "./view.js";
@@ -25,7 +25,7 @@ function clampInt(raw, n) {
 export function freshState(ex, wanted, prev) {
   for (const v of VIEWS) if (v.fresh) v.fresh(ex);
   return {
-    ...clampView(ex, wanted), hover: null, sel: null, token: null, clicked: null,
+    ...clampView(ex, wanted), hover: null, sel: null, token: null, clicked: null, tipOff: false,
     scale: prev ? prev.scale : ex.header.scale === "abs" ? "abs" : "max", note: "",
   };
 }
