@@ -72,8 +72,11 @@ def roles_section(curves: dict[str, list[float]], epoch: int | None, saved: list
         font_size=size,
     )
     st.markdown(svg, unsafe_allow_html=True)  # curves_svg escapes every text; the names are ours
+    score = "the best head's score for each role, by the Head finder's own definitions."
+    if "repeat_loss" not in curves:  # one axis: a note on a right axis would name a curve that is not there
+        st.caption(score[0].upper() + score[1:])
+        return
     st.caption(
-        "Left axis: the best head's score for each role, by the Head finder's own definitions. Right axis: "
-        "the loss on the second copy of 25 random characters written twice; it falls when an induction head "
-        "can copy what came after the same character last time."
+        f"Left axis: {score} Right axis: the loss on the second copy of 25 random characters written twice; it "
+        "falls when an induction head can copy what came after the same character last time."
     )

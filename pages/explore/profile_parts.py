@@ -49,7 +49,10 @@ def similar_heads(
     )
     nearest = neighbours_table(near, list(profiles.metrics))  # a plain table: no data grid to load for k rows
     decimals = {"distance": "{:.2f}", **dict.fromkeys(profiles.metrics, "{:.3f}")}
-    st.table(nearest.style.format(decimals).hide(axis="index"))
+    # a head's name on one line: on a phone the squeezed column broke "layer 0 · head 0" into four lines a row
+    # (the table scrolls sideways instead); Streamlit wraps each cell's text in a <p> of its own
+    one_line = [{"selector": f"td.col{list(nearest.columns).index('head')} p", "props": "white-space: nowrap"}]
+    st.table(nearest.style.format(decimals).hide(axis="index").set_table_styles(one_line, overwrite=False))
     shapes = on_request("Their profiles as lines (each metric in standard deviations)", "pro_lines")
     if shapes.open:
         with shapes:

@@ -65,7 +65,11 @@ def picture():
     w = walkthrough(PICTURE_SENTENCE)
     # level column labels ran into each other on a narrow screen ("1:is2:shor3:eat"): stand them upright
     fig = attention_heatmap(w.weights, w.tokens, title="one head's weights on another sentence", tickangle=-90)
-    fig.update_layout(height=360)
+    # the colour scale under the map, not beside it: at 390 px a bar on the right left each cell 23 px for its
+    # 20-px number, so a row read "0.340.000.00"; the width it frees goes to the cells
+    bar = dict(orientation="h", x=0.5, xanchor="center", y=-0.04, yanchor="top", thickness=10, len=0.8)
+    fig.update_traces(colorbar=bar | dict(title=dict(text="weight", side="right"), tickvals=[0, 0.5, 1]))
+    fig.update_layout(height=400, margin=dict(b=56))
     return fig
 
 

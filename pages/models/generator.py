@@ -10,7 +10,7 @@ import streamlit as st
 from model.core.checkpoint import Checkpoint
 from model.core.results import RunResult
 from pages import heading
-from pages.models.sampling import sampling, sampling_used
+from pages.models.sampling import drawn_from, sampling, sampling_used
 from pages.shared.attribute import checkpoint_contributions
 from pages.shared.display import export_view_button, output_text
 from pages.shared.heads import head_roles
@@ -116,7 +116,7 @@ def body(ck: Checkpoint, opts: Options) -> None:
     n, m = len(result.notes["prompt"]), len(result.notes["new_text"])
     st.caption(
         f"The first {plural(n, 'character')} {be(n)} the prompt; the next {plural(m, 'character')} "
-        f"{be(m, past=True)} sampled at temperature {temp:g}, top-k {top_k or 'all'}."
+        f"{be(m, past=True)} sampled {drawn_from(temp, top_k)}."
     )
     attention(ck, result)
     attention_downloads("gen", MODEL)

@@ -16,6 +16,19 @@ SAMPLING = ("gen_temp", "gen_topk")
 TEMPERATURE = dict(min_value=0.0, max_value=2.0, step=0.1)
 
 
+def drawn_from(temp: float, top_k: int) -> str:
+    """How a character is drawn, in words: ``"at temperature 0.8 from every character"``, ``"... from the 5
+    likeliest characters"`` (top-k 0 keeps every character)."""
+    pool = (
+        "every character"
+        if not top_k
+        else "the likeliest character"
+        if top_k == 1
+        else f"the {top_k} likeliest characters"
+    )
+    return f"at temperature {temp:g} from {pool}"
+
+
 def sampling_used(vocab_size: int) -> tuple[float, int]:
     """The temperature and top-k the shown text is written with (the sliders may differ until asked)."""
     init_state("gen_temp", 0.8, bounded(0.0, 2.0, float))
@@ -43,11 +56,11 @@ def sampling(ck: Checkpoint, prompt: str) -> None:
         return
     plain = visible_probs(nxt.probs)
     shaped = reshaped(plain, temp, top_k or None)
-    names = ("temperature 1, every character", f"temperature {temp:g}, top-k {top_k or 'all'}")
+    names = (drawn_from(1, 0), drawn_from(temp, top_k))
     title = "what comes after the prompt: the 10 likeliest characters"
     fig = distribution_bars(plain, shaped, names=names, title=title, x_title="next character")
     show_figure(fig, "gen-next")
     used = st.session_state["gen_used"]
     if used != (temp, top_k):
         st.button("Write the text again with these settings", key="gen_write", on_click=write_again, type="primary")
-        st.caption(f"The text below was written with temperature {used[0]:g}, top-k {used[1] or 'all'}.")
+        st.caption(f"The text below was written {drawn_from(*used)}.")

@@ -48,18 +48,20 @@ def options() -> Options:
     """Outside the sentence's fragment, so a new sentence does not send them again (each reruns the page)."""
     # seeded while hidden too: picking an example fills it (reference_of), and the URL keeps it
     init_state("tr_reference", EXAMPLES.get(st.session_state.get("tr_text", next(iter(EXAMPLES))), ""))
-    a, b, c, d = st.columns([3, 2, 2, 3], vertical_alignment="bottom")
+    a, b, c = st.columns([3, 2, 2], vertical_alignment="bottom")
     example_picker("tr", list(EXAMPLES), parent=a, on_pick=reference_of)
     radio = dict(options=DECODING, horizontal=True, help="Beam search keeps several candidates.")
     decoding = url_widget(b.radio, "Decoding", "tr_decoding", "greedy", one_of(DECODING), **radio)
     greedy = decoding == "greedy"
     beam = url_widget(c.slider, "Beam size", "tr_beam", 4, bounded(2, 8), min_value=2, max_value=8, disabled=greedy)
+    # the two toggles in a row of their own: in a fourth column the first one's label was cut at 1440 px
+    left, right = st.columns(2)
     hint = "Feed a correct English sentence to the decoder and see what each of its words attends to."
-    forced = url_widget(d.toggle, "Teacher-forced view on a reference translation", "tr_forced", False, help=hint)
+    forced = url_widget(left.toggle, "Teacher-forced view on a reference translation", "tr_forced", False, help=hint)
+    hint = "Loads a pretrained model (downloaded once); here the Hub may be unreachable."
+    hub = url_widget(right.toggle, "Compare with a Hugging Face translation model", "tr_hub", False, help=hint)
     reference = url_widget(st.text_input, "Reference English translation", "tr_reference", "") if forced else None
     sync_url("tr_reference")  # in the URL while hidden as well
-    hint = "Loads a pretrained model (downloaded once); here the Hub may be unreachable."
-    hub = url_widget(st.toggle, "Compare with a Hugging Face translation model", "tr_hub", False, help=hint)
     label = "Hugging Face model id or local folder"
     hub_id = url_widget(st.text_input, label, "tr_hub_id", TRANSLATOR_HUB).strip() if hub else None
     return Options(1 if greedy else beam, reference, hub_id)

@@ -9,6 +9,7 @@ import streamlit as st
 
 from model.core.results import attention_kind
 from model.lessons.workshop import AttendQuestion, ShapeQuestion, parse_shape, score_attention_guess, score_shape_guess
+from pages import page
 from pages.shared.display import show_figure, show_matrix
 from pages.shared.explorer import attention_explorer
 from pages.shared.text import markdown_escape, plural, sentence_end
@@ -35,7 +36,8 @@ def attend_round(q: AttendQuestion, s) -> None:
         f"**{markdown_escape(query)}**{sentence_end(query)} Which key token gets the largest attention weight?"
     )
     if q.source == "hand":
-        st.caption(f"One head with {q.detail}, d = 16, d_q = d_k = 24, as on the first page.")
+        hand = page("hand")  # the start page comes first now: name the page the example is worked on
+        st.caption(f"One head with {q.detail}, d = 16, d_q = d_k = 24, as on the [{hand.title}]({hand.address}) page.")
     if q.query_vector is not None and q.key_vectors is not None:
         with st.expander("A hint: the query and the keys", expanded=False):
             st.caption(
