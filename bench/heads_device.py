@@ -1,8 +1,9 @@
 """The head finder's corpus pass against the same lines' bare forward passes, in one run (issue 44): on a
-GPT-2-small-shaped Hugging Face model with random weights (12 layers × 12 heads, built locally as
-``bench.hub`` builds it), for each ``LINESxTOKENS`` of ``--sizes``.
+GPT-2-small-shaped Hugging Face model with random weights (12 layers × 12 heads), or with ``--size llama1b``
+a Llama-3.2-1B-shaped one (16 layers × 32 query heads on 8 key/value heads), built locally as ``bench.hub``
+builds it, for each ``LINESxTOKENS`` of ``--sizes``.
 
-    python -m bench.heads_device [--sizes 10x512,200x64] [--rounds 3] [--threads 2] [--device auto]
+    python -m bench.heads_device [--sizes 10x512,200x64] [--rounds 3] [--threads 2] [--device auto] [--size small]
 
 The lines are the shipped English sample joined up to the length (``bench.heads.long_lines``). The forward
 passes read the lines in the scan's own batches (:func:`model.analysis.head_scan.plan`: the same padding),
@@ -24,6 +25,14 @@ import time
 from pathlib import Path
 
 from bench._server import emit, log
+from bench.hub import SHAPES
+
+MODELS = {"small": "GPT-2-small-shaped", "tiny": "GPT-2-shaped", "llama1b": "Llama-3.2-1B-shaped"}
+
+
+def hub_params(built: dict) -> int:
+    """A parameter cap that lets the built model in: its float32 weights' size in bytes over 4, and 150M at least."""
+    return max(150_000_000, int(built["weights_mb"] * 2**20 / 4))
 
 
 def forward_passes(hub, reader, lines, batches) -> None:
@@ -60,7 +69,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--device", default="auto", help="auto (CUDA, then MPS, then CPU), cpu, cuda, mps")
-    parser.add_argument("--size", default="small", choices=("small", "tiny"), help="tiny: the smoke test's model")
+    parser.add_argument(
+        "--size",
+        default="small",
+        choices=SHAPES,
+        help="small: GPT-2 small; llama1b: Llama-3.2-1B; tiny: the smoke test's",
+    )
     args = parser.parse_args()
 
     import torch
@@ -78,7 +92,7 @@ def main() -> None:
         folder = Path(tmp) / "gpt2-random"
         log("building the model…")
         built = build(folder, args.size)
-        hub = load(str(folder), device=device)
+        hub = load(str(folder), device=device, limit=2 * hub_params(built))
         for size in args.sizes.split(","):
             n, tokens = (int(x) for x in size.lower().split("x"))
             lines = long_lines(hub.tokenizer, n, tokens)
@@ -124,7 +138,7 @@ def main() -> None:
             )
     emit(
         {
-            "model": f"GPT-2-shaped, random weights ({args.size}), {hub.params:,} parameters",
+            "model": f"{MODELS[args.size]}, random weights ({args.size}), {hub.params:,} parameters",
             **built,
             "device": str(device) if device.type != "cuda" else torch.cuda.get_device_name(device),
             "threads": args.threads,

@@ -77,26 +77,51 @@ print(json.dumps({"load_s": load_s, "rss_before_mb": before, "rss_loaded_mb": lo
 
 
 SIZES = {"small": {}, "tiny": {"n_layer": 2, "n_head": 2, "n_embd": 32, "vocab_size": 512}}  # tiny: smoke tests
+# Llama-3.2-1B's shape (16 layers, width 2048, 32 query heads sharing 8 key/value heads, rotary positions) with
+# the small tokenizer's vocabulary instead of 128,256 words: the attention and the layers are the real size,
+# the embedding table is not (it costs memory, not attention work).
+LLAMA_1B = {
+    "hidden_size": 2048,
+    "intermediate_size": 8192,
+    "num_hidden_layers": 16,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "head_dim": 64,
+    "max_position_embeddings": 2048,
+    "rope_theta": 500000.0,
+    "tie_word_embeddings": True,
+}
+SHAPES = (*SIZES, "llama1b")
 
 
 def build(folder: Path, size: str = "small") -> dict:
-    """GPT-2 small's architecture (or a tiny one) with random weights and a small tokenizer, saved to ``folder``."""
+    """GPT-2 small's architecture (or a tiny one), or Llama-3.2-1B's (``llama1b``), with random weights and a
+    small tokenizer, saved to ``folder``. The weights are drawn on a GPU when there is one (a 1B model's
+    random start takes minutes on a CPU)."""
     import torch
     import transformers
-    from transformers import GPT2Config, GPT2LMHeadModel
+    from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
 
     from fixtures.hub_tiny import gpt2_tokenizer
 
     torch.manual_seed(0)
     t = time.perf_counter()
-    model = GPT2LMHeadModel(GPT2Config(**SIZES[size]))
+    tok = gpt2_tokenizer()
+    with torch.device("cuda" if torch.cuda.is_available() else "cpu"):
+        if size == "llama1b":
+            model = LlamaForCausalLM(
+                LlamaConfig(
+                    **LLAMA_1B, vocab_size=len(tok), bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id
+                )
+            )
+        else:
+            model = GPT2LMHeadModel(GPT2Config(**SIZES[size]))
     transformers.utils.logging.disable_progress_bar()
     model.save_pretrained(folder)
-    tok = gpt2_tokenizer()
-    tok.model_max_length = model.config.n_positions
+    tok.model_max_length = model.config.max_position_embeddings
     tok.save_pretrained(folder)
-    size = sum(p.stat().st_size for p in folder.glob("*.safetensors"))
-    return {"build_s": round(time.perf_counter() - t, 1), "weights_mb": round(size / 2**20, 1)}
+    size_bytes = sum(p.stat().st_size for p in folder.glob("*.safetensors"))
+    return {"build_s": round(time.perf_counter() - t, 1), "weights_mb": round(size_bytes / 2**20, 1)}
 
 
 EXPLORER = '[data-testid="attention-explorer"]'

@@ -41,6 +41,27 @@ DEFAULTS = {  # the settings the shipped checkpoints were trained with (docs/RES
 }
 
 
+# TrainConfig fields that `train` takes as --options (None: the task's default)
+TRAIN_OPTIONS = (
+    ("epochs", int),
+    ("batch-size", int),
+    ("lr", float),
+    ("warmup", int),
+    ("eval-every", int),
+    ("seed", int),
+    ("label-smoothing", float),
+    ("weight-decay", float),
+    ("average-last", int),
+    ("max-minutes", float),
+    ("threads", int),
+    ("init-from", str),
+    ("repeat-share", float),
+    ("objective", str),
+    ("card", str),
+    ("pos-init", str),
+)
+
+
 def _train(args: argparse.Namespace) -> None:
     from tqdm import tqdm
 
@@ -51,23 +72,7 @@ def _train(args: argparse.Namespace) -> None:
     for kv in args.set or []:
         key, _, value = kv.partition("=")
         model_kw[key] = json.loads(value)
-    for key in (
-        "epochs",
-        "batch_size",
-        "lr",
-        "warmup",
-        "eval_every",
-        "seed",
-        "label_smoothing",
-        "weight_decay",
-        "average_last",
-        "max_minutes",
-        "threads",
-        "init_from",
-        "repeat_share",
-        "objective",
-        "card",
-    ):
+    for key in (name.replace("-", "_") for name, _ in TRAIN_OPTIONS):
         if getattr(args, key) is not None:
             d[key] = getattr(args, key)
     cfg = TrainConfig(
@@ -387,10 +392,11 @@ def _snapshots(args: argparse.Namespace) -> None:
     from model.analysis.head_scan import default_corpus, read_corpus
     from model.analysis.snapshots import score_snapshots, write_roles
     from model.core.checkpoint import CheckpointError, default_dir, load_checkpoint
+    from model.core.devices import pick_device
 
     out = Path(args.checkpoint) if args.checkpoint else default_dir(args.task)
     try:
-        ck = load_checkpoint(out, task=args.task)
+        ck = load_checkpoint(out, task=args.task, device=pick_device(args.device))
         lines = read_corpus(args.corpus or default_corpus(ck.spec))
         scored = score_snapshots(
             ck, Path(args.work), lines, progress=lambda i, n: print(f"snapshot {i} of {n}", file=sys.stderr)
@@ -414,23 +420,7 @@ def main(argv: list[str] | None = None) -> None:
     t.add_argument("--out", default=None, help="where the best checkpoint goes (default: checkpoints/<task>)")
     t.add_argument("--work", default=None, help="resumable state and snapshots (default: runs/<task>)")
     t.add_argument("--device", default="auto", help="auto (CUDA, then MPS, then CPU), cpu, cuda, mps")
-    for name, typ in (
-        ("epochs", int),
-        ("batch-size", int),
-        ("lr", float),
-        ("warmup", int),
-        ("eval-every", int),
-        ("seed", int),
-        ("label-smoothing", float),
-        ("weight-decay", float),
-        ("average-last", int),
-        ("max-minutes", float),
-        ("threads", int),
-        ("init-from", str),
-        ("repeat-share", float),
-        ("objective", str),
-        ("card", str),
-    ):
+    for name, typ in TRAIN_OPTIONS:
         t.add_argument(f"--{name}", type=typ, default=None)
     t.add_argument("--keep-snapshots", action="store_true", help="keep every evaluation's weights in --work")
     t.add_argument("--set", action="append", metavar="KEY=JSON", help="override a model setting, e.g. --set dim=128")
@@ -495,6 +485,7 @@ def main(argv: list[str] | None = None) -> None:
     sn.add_argument("--work", required=True, help="the training run's work directory (trained with --keep-snapshots)")
     sn.add_argument("--checkpoint", default=None, help="the checkpoint whose history.json gets the scores")
     sn.add_argument("--corpus", default=None, help="a text file, one sequence a line (default: the model's sample)")
+    sn.add_argument("--device", default="auto", help="auto (CUDA, then MPS, then CPU), cpu, cuda, mps")
     sn.set_defaults(func=_snapshots)
 
     hd = sub.add_parser(

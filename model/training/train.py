@@ -54,6 +54,7 @@ class TrainConfig:
     repeat_share: float = 0.0  # generator: share of training windows holding a repeated span (Olsson et al. 2022)
     card: str = ""  # how it was trained, in words (data, objective, starting weights): the model card's line
     objective: str = "task"  # "task", or "mlm": the classifier's encoder pretrained as a masked language model
+    pos_init: str = "default"  # "word": positional embeddings start at the scaled word embeddings' size
     model: dict[str, Any] = field(default_factory=dict)  # overrides of the model config
 
 
@@ -130,6 +131,10 @@ def train(cfg: TrainConfig, on_progress: Progress | None = None) -> dict[str, An
     task = recipes.get(cfg.task, cfg.objective)
     bundle = task.prepare(cfg)
     model = task.build(bundle, cfg).to(device)
+    if cfg.pos_init == "word":
+        positions_at_word_scale(model)
+    elif cfg.pos_init != "default":
+        raise ValueError(f"pos_init {cfg.pos_init!r}: 'default' or 'word'")
     if cfg.init_from and not (Path(cfg.work_dir or Path("runs") / cfg.task) / "state.json").exists():
         start_from(model, cfg.init_from)
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
@@ -224,6 +229,23 @@ def train(cfg: TrainConfig, on_progress: Progress | None = None) -> dict[str, An
                 ship(out, model, bundle, cfg, task, metrics, history, n_params)
             save_state(work, model, opt, progress)  # the averaged weights are what ships next
     return progress["best"]
+
+
+def positions_at_word_scale(model: nn.Module) -> list[str]:
+    """Redraw every learned positional table (``*pos_emb``, ``*_pos``) from N(0, s²), where s is the
+    entry size of the word embeddings as ``embed`` adds them (``tok_emb`` times √width). By default
+    positions start √width times smaller than the words they are added to, and a head can hardly
+    read them; this changes where training starts, not the loss or the attention. Returns the names."""
+    tables = {n: m for n, m in model.named_modules() if isinstance(m, nn.Embedding)}
+    words = [m for n, m in tables.items() if n.endswith("_emb") and not n.endswith("pos_emb")]
+    positions = [n for n in tables if n.endswith("pos_emb") or n.endswith("_pos")]
+    if not words or not positions:
+        raise ValueError("this model has no word and positional embedding tables to match")
+    scale = float(words[0].weight.detach().std()) * math.sqrt(words[0].embedding_dim)
+    with torch.no_grad():
+        for n in positions:
+            tables[n].weight.normal_(0.0, scale)
+    return positions
 
 
 def start_from(model: nn.Module, source: str | Path) -> None:
