@@ -31,6 +31,7 @@ def checkpoints(tmp_path_factory) -> Path:
         str(e): {
             "roles": {
                 "previous": {"score": 0.3 * e, "kind": "encoder", "layer": 0, "head": 1},
+                "duplicate": {"score": 0.02, "kind": "encoder", "layer": 0, "head": 0},  # no such head
                 "induction": {
                     "score": 0.05 if e < HISTORY_EPOCHS[-1] else 0.85,
                     "kind": "encoder",
@@ -63,6 +64,7 @@ def test_history_shows_each_roles_best_head_per_snapshot_and_follows_it(checkpoi
     shown = read_svg(svg)
     assert [v for _, v in shown["series"]["induction"]["points"]] == pytest.approx([0.05, 0.05, 0.85])
     assert shown["series"]["loss on a repeated sequence (nats)"]["axis"] == "right"
+    assert not [b for b in at.button if b.key == "hist_follow_duplicate"]  # its best head does not play it
     button = at.button(key="hist_follow_induction")
     assert "layer 1 · head 1" in button.label
     button.click().run()

@@ -76,19 +76,28 @@ def follow(layer: int, head: int, probe: str | None) -> None:
         st.session_state["hist_probe"] = probe
 
 
+# A role's best head is followed only when it plays the role: at least this share of each row's weight on the
+# role's key, several times what an even spread gives (about 0.05 on a 20-token row). The best
+# duplicate-token head of a model without one scores 0.03, and a button naming it would mislead.
+PLAYS = 0.3
+
+
 def follow_buttons(history: ProbeHistory, kind: str, layers: int, heads: int) -> None:
-    """One button per role the last scored snapshot names for ``kind``: it shows that head (and, for
-    induction, the probe whose text repeats) at whatever snapshot the slider is on."""
+    """One button per role the last scored snapshot names for ``kind`` (a head scoring at least ``PLAYS``):
+    it shows that head (and, for induction, the probe whose text repeats) at whatever snapshot the slider is
+    on."""
     repeat = next((p for p, toks in history.probes.items() if probe_repeats(toks)), None)
     found = []
     for role, name in ROLE_NAMES.items():
         best = history.best_head(role)
-        if best and best["kind"] == kind and best["layer"] < layers and best["head"] < heads:
+        if best and best["kind"] == kind and best["layer"] < layers and best["head"] < heads and best["score"] >= PLAYS:
             found.append((role, name, best))
     if not found:
         return
     st.caption("Follow the head that ends up playing a role:")
-    for column, (role, name, best) in zip(st.columns(len(found)), found):
+    columns = st.columns(min(2, len(found)))  # two a row: four labels in one row of this column were cut
+    for i, (role, name, best) in enumerate(found):
+        column = columns[i % len(columns)]
         probe = repeat if role in REPEAT_ROLES else None
         column.button(
             f"{name}: layer {best['layer']} · head {best['head']}",
