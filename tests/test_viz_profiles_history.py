@@ -82,6 +82,15 @@ def test_curves_svg_axes_gaps_and_the_current_epoch() -> None:
     many = read_svg(curves_svg(list(range(40)), {"loss": list(np.linspace(2, 1, 40))}))
     assert many["ticks"] == [str(e) for e in range(0, 40, 4)] and not many["marks"]
     assert "axis-right" not in many["texts"] and many["series"]["loss"]["lines"] == [40]
+    anchors = {
+        e: next(
+            t
+            for t in read_svg(curves_svg(epochs, {"loss": [1.0] * 4}, current_epoch=e))["root"].iter(f"{SVG}text")
+            if t.get("class") == "epoch-label"
+        ).get("text-anchor")
+        for e in epochs
+    }
+    assert anchors == {1: "middle", 2: "middle", 3: "middle", 4: "end"}  # the last epoch's label stays inside
     with pytest.raises(ValueError, match="3 values for 4 epochs"):
         curves_svg(epochs, {"loss": [1.0, 2.0, 3.0]})
     with pytest.raises(ValueError, match="at least one series"):

@@ -210,7 +210,9 @@ def curves_svg(
         x = px(current_epoch)
         line = dict(x1=x, x2=x, y1=top, y2=bottom, stroke=EPOCH_COLOR, stroke_width=3, stroke_dasharray="9 6")
         body.append(tag("line", class_="current-epoch", data_epoch=f"{current_epoch:g}", **line))
-        label = dict(x=x, y=top - fs * 0.4, text_anchor="middle", class_="epoch-label")
+        # centred on its line, but ending at it near the right edge (centred there, "epoch 30" was cut to "epoch 3")
+        anchor = "end" if x > left + plot_w * 0.85 else "middle"
+        label = dict(x=x, y=top - fs * 0.4, text_anchor=anchor, class_="epoch-label")
         body.append(tag("text", text=f"epoch {current_epoch:g}", **label))
     for i, name in enumerate(series):
         body.append(series_group(name, points[name], METRIC_COLORS[i % len(METRIC_COLORS)], side_of[name], px, py))
