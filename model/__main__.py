@@ -285,6 +285,14 @@ def _hub(args: argparse.Namespace) -> None:
     print(json.dumps(report, ensure_ascii=False, default=float))
 
 
+def weights_digest(directory) -> str:
+    """The SHA-256 of a checkpoint's ``model.safetensors``, in hex."""
+    import hashlib
+    from pathlib import Path
+
+    return hashlib.sha256((Path(directory) / "model.safetensors").read_bytes()).hexdigest()
+
+
 def _heads(args: argparse.Namespace) -> None:
     """Score every head of a model over a corpus (model.analysis.head_scan); one JSON object. Under torchrun
     each process reads a share of the corpus and rank 0 prints the whole corpus's scores."""
@@ -341,6 +349,8 @@ def _heads(args: argparse.Namespace) -> None:
     distributed.stop()
     if rank == 0:
         report = scores.to_json(examples=args.examples, corpus=corpus_name(corpus))
+        if args.source in SPECS:  # which weights these scores describe (a test holds each shipped pair together)
+            report["weights_sha256"] = weights_digest(default_dir(args.source))
         if procs:
             report["processes"] = world
         print(json.dumps(report, ensure_ascii=False))

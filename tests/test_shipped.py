@@ -94,3 +94,15 @@ def test_greedy_outputs_are_deterministic(translator, classifier):
     a = translate(translator, "ein hund läuft über eine wiese .").text
     assert a == translate(translator, "ein hund läuft über eine wiese .").text
     assert classify(classifier, "a fine film").probs == classify(classifier, "a fine film").probs
+
+
+@pytest.mark.parametrize("task", ["classifier", "generator", "translator"])
+def test_heads_json_scores_the_weights_that_ship(task):
+    """Every page names heads from heads.json, so it must describe the weights beside it: a checkpoint that
+    ships without `python -m model heads <task> --examples --json > checkpoints/<task>/heads.json` fails."""
+    import json
+
+    from model.__main__ import weights_digest
+
+    report = json.loads((default_dir(task) / "heads.json").read_text(encoding="utf-8"))
+    assert report.get("weights_sha256") == weights_digest(default_dir(task)), "heads.json is stale: recompute it"
