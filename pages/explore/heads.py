@@ -11,6 +11,7 @@ import streamlit as st
 from model.analysis.heads import BASE_METRICS, METRIC_HELP
 from model.core.specs import SPECS, kind_label
 from pages import heading
+from pages.shared.display import CHART_TIPS
 from pages.shared.heads import corpus_title, draw_pattern, examples_markdown, explorer_link, load_scores, top_markdown
 from pages.shared.state import bounded, one_of, select_choice, url_widget
 from pages.shared.text import markdown_escape
@@ -89,6 +90,7 @@ def body(opts: Options) -> None:
         on_select="rerun",
         selection_mode="points",
     )
+    st.html(CHART_TIPS, unsafe_allow_javascript=True)  # its hover labels go after a click, as every chart's do
     # one Markdown element, no data grid or styled table: each element a reload draws costs (bench.paired)
     st.markdown(f"#### Top {opts.top} by {opts.metric}\n\n" + top_markdown(top_heads(rows, opts.metric, opts.top)))
     picked = chosen_head(rows, opts, event)

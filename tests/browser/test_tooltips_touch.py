@@ -128,3 +128,13 @@ def test_the_toolbar_leaves_every_title_clear(device, app_url: str) -> None:
     if not touch:
         page.locator(CHART).first.hover()
     assert covered_titles(page) == []
+
+
+def test_the_head_finder_scatter_takes_its_labels_away_too(device, app_url: str) -> None:
+    """The Head finder's scatter is drawn by its own st.plotly_chart (it reports selected points), not by
+    `chart`: it brings the same script, so a page opened at its own address has it."""
+    page, touch = device
+    open_page(page, f"{app_url}/heads")
+    page.locator(CHART).first.wait_for(state="attached", timeout=CHART_TIMEOUT_MS)
+    assert page.locator("script[data-chart-tips]").count() >= 1
+    assert page.evaluate("() => window.chartTipsListen === true")
