@@ -58,11 +58,11 @@ def top(at) -> list[dict]:
 
 
 def examples(at) -> list[tuple[str, str, str, str]]:
-    """The lines-by-decile Markdown table: (which, score, line, link) per row."""
-    [md] = [m.value for m in at.markdown if "open in the explorer" in m.value]
+    """The lines-by-decile Markdown table: (which, score, line, link) per row, each line the link itself."""
+    [md] = [m.value for m in at.markdown if "opens it in the explorer" in m.value]
     lines = md.splitlines()
-    rows = lines[lines.index("|---|---|---|---|") + 1 :]
-    return [re.match(r"\| (.*?) \| (.*?) \| (.*) \| \[open in the explorer\]\((.*)\) \|$", r).groups() for r in rows]
+    rows = lines[lines.index("|---|---|---|") + 1 :]
+    return [re.match(r"\| (.*?) \| (.*?) \| \[(.*)\]\((.*)\) \|$", r).groups() for r in rows]
 
 
 def test_default_run_shows_every_head(checkpoints):
@@ -179,7 +179,7 @@ def test_corpus_lines_are_escaped_in_the_examples():
     md = examples_markdown(pd.DataFrame([{"which": "top", "score": 0.5, "line": nasty, "open": "classifier?a=1"}]))
     row = md.splitlines()[2]
     assert "\\<b\\>" in row and "\\|" in row and "\\[click\\]\\(javascript" in row and "\\*y\\*" in row
-    assert row.endswith("[open in the explorer](classifier?a=1) |")
+    assert row.startswith("| top | 0.500 | [") and row.endswith("](classifier?a=1) |")  # the line is the link
 
 
 def test_a_runs_scores_are_computed_once_and_go_with_the_run(monkeypatch):
@@ -226,7 +226,8 @@ def test_a_model_switch_shows_the_new_models_top_head_and_its_words(checkpoints)
     scatter = chart(at, "Every head")
     assert [t["name"] for t in scatter["data"]] == ["decoder"]
     assert scatter["layout"]["xaxis"]["range"] == pytest.approx([-0.04, 1.04])
-    assert all(label.startswith("L") for label in scatter["data"][0]["texttemplate"])
+    named = [label for label in scatter["data"][0]["texttemplate"] if label]
+    assert named and all(label.startswith("L") for label in named)
     captions = " ".join(c.value for c in at.caption)
     assert "/" not in captions.split("lines of", 1)[1].split(",", 1)[0]
     # the links still open the model page on the kind as the page stores it

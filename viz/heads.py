@@ -33,38 +33,62 @@ RANGES = {
     "forward": (0, 1),
     "monotonic": (-1, 1),
 }
-LABELLED = 48  # up to this many heads every point is labelled; past it only the top few on each axis
-TOP_LABELS = 5
+TOP_LABELS = 3  # heads named on the chart, per axis: the top few on each score (hover names every point)
+# how near two labels may sit, as a share of each axis's span: "L0 H2" measures 33 × 19 px in Chromium, and on
+# a 390-px phone the plotting area is about 250 × 290 px
+LABEL_GAP = (0.15, 0.07)
 
 
-def axis_range(metric: str) -> list[float] | None:
-    """The fixed axis range of ``metric`` (with or without ``_nosink``), a little wider than the scores' own."""
+def axis_range(metric: str, values: Sequence[float] = ()) -> list[float] | None:
+    """The axis of ``metric`` (with or without ``_nosink``), a little wider than the scores it holds: a share or
+    a correlation keeps its whole range (:data:`RANGES`), a score that is never negative (entropy, distance)
+    starts at 0. Either way heads whose scores differ by a hair (0.046 to 0.053) sit together as the crowd
+    they are; fitted to their own spread, their noise would fill the chart like structure. None
+    (Plotly's own range) for a score that goes below 0 and has no fixed range."""
     span = RANGES.get(metric.removesuffix("_nosink"))
     if span is None:
-        return None
+        if not values or min(values) < 0:
+            return None
+        span = (0, max(values) or 1)
     pad = 0.04 * (span[1] - span[0])
     return [span[0] - pad, span[1] + pad]
 
 
+def plotted(rows: Sequence[dict], x: str, y: str) -> list[dict]:
+    """The heads that have both scores: the points of the scatter."""
+    return [r for r in rows if r.get(x) is not None and r.get(y) is not None]
+
+
+def _width(metric: str, values: Sequence[float]) -> float:
+    """How much of ``metric`` the axis spans (the scores' own spread when :func:`axis_range` leaves it free)."""
+    lo, hi = axis_range(metric, values) or (min(values, default=0), max(values, default=1))
+    return (hi - lo) or 1.0
+
+
 def point_labels(rows: Sequence[dict], x: str, y: str) -> set[str]:
-    """The :func:`head_id` of every head whose point carries its name: all of them in a small model, else the
-    top :data:`TOP_LABELS` on each axis."""
-    usable = [r for r in rows if r.get(x) is not None and r.get(y) is not None]
-    if len(usable) <= LABELLED:
-        return {head_id(r) for r in usable}
-    top = sorted(usable, key=lambda r: -r[y])[:TOP_LABELS] + sorted(usable, key=lambda r: -r[x])[:TOP_LABELS]
-    return {head_id(r) for r in top}
+    """The :func:`head_id` of every head whose point carries its name: the top :data:`TOP_LABELS` on each axis,
+    best first, each only where its label keeps :data:`LABEL_GAP` from every label already placed, so no
+    two names run together ("L1L0H0H1"). Every point still names itself on hover."""
+    points = plotted(rows, x, y)
+    gaps = [gap * _width(m, [r[m] for r in points]) for m, gap in zip((x, y), LABEL_GAP)]
+    best = [sorted(points, key=lambda r: -r[m])[:TOP_LABELS] for m in (y, x)]
+    placed: list[dict] = []
+    for row in {head_id(r): r for pair in zip(*best) for r in pair}.values():
+        if all(any(abs(row[m] - p[m]) >= g for m, g in zip((x, y), gaps)) for p in placed):
+            placed.append(row)
+    return {head_id(r) for r in placed}
 
 
 def head_scatter(rows: Sequence[dict], x: str, y: str, *, selected: str | None = None, title: str = "") -> go.Figure:
     """Every head as a point at (``x``, ``y``), one trace per kind of attention; a head whose ``x`` or ``y``
     does not apply is left out. ``customdata`` holds each point's :func:`head_id` (a click selects it); points
-    are named ``L1 H2`` (:func:`point_labels`), and share scores keep their whole range (:func:`axis_range`)."""
-    named = point_labels(rows, x, y)
+    are named ``L1 H2`` where the names stay apart (:func:`point_labels`), and the axes do not stretch a tiny
+    spread over the whole chart (:func:`axis_range`)."""
+    named, points = point_labels(rows, x, y), plotted(rows, x, y)
     kinds = list(dict.fromkeys(r["kind"] for r in rows))
     traces = []
     for i, kind in enumerate(kinds):
-        shown = [r for r in rows if r["kind"] == kind and r.get(x) is not None and r.get(y) is not None]
+        shown = [r for r in points if r["kind"] == kind]
         if not shown:
             continue
         colour = HEAD_COLORS[i % len(HEAD_COLORS)]
@@ -89,8 +113,8 @@ def head_scatter(rows: Sequence[dict], x: str, y: str, *, selected: str | None =
         )
     layout = house_layout(title=title or f"Every head: {y} against {x}", height=460)
     layout.update(
-        xaxis=dict(title=dict(text=f"{x} (mean over the corpus)"), range=axis_range(x)),
-        yaxis=dict(title=dict(text=f"{y} (mean over the corpus)"), range=axis_range(y)),
+        xaxis=dict(title=dict(text=f"{x} (mean over the corpus)"), range=axis_range(x, [r[x] for r in points])),
+        yaxis=dict(title=dict(text=f"{y} (mean over the corpus)"), range=axis_range(y, [r[y] for r in points])),
         legend=dict(title=dict(text="attention")),
         clickmode="event+select",
     )
