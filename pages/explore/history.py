@@ -29,7 +29,7 @@ def attention_section(history: ProbeHistory, spec: ModelSpec) -> tuple[int, go.F
     in the grid view, the grid, which the caller draws at the page's full width."""
     probes, chars = list(history.probes), spec.characters
     hint = "Fixed inputs whose attention training saved after every epoch."
-    shown = lambda p: f"{p}: {probe_text(history.probes[p], characters=chars)}"
+    shown = lambda p: probe_text(history.probes[p], characters=chars)  # its text, not its id ("p0")
     probe = select_choice("hist_probe", probes, probes[0], label="Probe input", help=hint, format_func=shown)
     kinds = history.kinds(probe)
     titled = lambda k: spec.kind(k).title
