@@ -69,9 +69,9 @@ def test_headline_figures_are_read_from_each_checkpoint(checkpoints, tmp_path, m
     assert not at.exception
     metrics = {m.label: m.value for m in at.metric}
     assert metrics == {
-        "Sentiment classifier (SST-2)": "61.7%",
-        "Shakespeare generator (Tiny Shakespeare)": "1.902",
-        "Translator (de → en) (Multi30k)": "12.35",
+        "Sentiment classifier · SST-2": "61.7%",
+        "Shakespeare generator · Tiny Shakespeare": "1.902",
+        "Translator (de → en) · Multi30k": "12.35",
     }
     captions = " ".join(c.value for c in at.caption)
     assert "dev accuracy" in captions and "validation bits per character 2.744" in captions
@@ -85,5 +85,5 @@ def test_missing_checkpoints_and_results_say_so(checkpoints, tmp_path, monkeypat
     at = apptest.run(APP)
     assert not at.exception
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["Translator (de → en) (Multi30k)"] == "not trained yet"
-    assert metrics["Shakespeare generator (Tiny Shakespeare)"] == "no results recorded"
+    assert metrics["Translator (de → en) · Multi30k"] == "not trained yet"
+    assert metrics["Shakespeare generator · Tiny Shakespeare"] == "no results recorded"

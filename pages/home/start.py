@@ -39,7 +39,8 @@ def figure_text(name: str, value: float) -> str:
 
 def results() -> None:
     st.subheader("What the three models reached")
-    for column, (task, name) in zip(st.columns(len(SPECS)), ((t, f"{s.title} ({s.data})") for t, s in SPECS.items())):
+    # the data after a dot, not in brackets: the translator's title has its own ("Translator (de → en) · Multi30k")
+    for column, (task, name) in zip(st.columns(len(SPECS)), ((t, f"{s.title} · {s.data}") for t, s in SPECS.items())):
         directory = default_dir(task)
         config = directory / "config.json"
         found = headline(str(directory), os.path.getmtime(config) if config.is_file() else 0.0)
