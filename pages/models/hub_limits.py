@@ -1,13 +1,13 @@
 """What the "Any model" page can open, said for a learner: how large a model may be, that one model is shared
-by everyone, how much of a text it reads and what is never run; the setting behind the size limit in a small
-note for whoever hosts the app."""
+by everyone, how much of a text it reads and what is never run. The setting behind the size limit is not on
+the page: the README names it for whoever hosts the app, and a refused model's message names it too."""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from model.hub.errors import HubError
-from model.hub.load import MAX_PARAMS_ENV, max_params
+from model.hub.load import max_params
 from pages.shared.text import markdown_escape
 
 
@@ -17,7 +17,7 @@ def size_text(cap: int) -> str:
 
 
 def limits_note() -> None:
-    """The page's limits where a user reads them, and the hosting setting under them, apart."""
+    """The page's limits in a learner's words; a wrong hosting setting is a warning that says so."""
     try:
         cap = size_text(max_params())
     except HubError as err:  # the host's setting is not a number: say so, for the host
@@ -35,8 +35,4 @@ def limits_note() -> None:
         "- The model reads the start of your text, as much as it was trained on (GPT-2 1,024 tokens, BERT 512; "
         "fewer for a large model, so that its maps fit in your browser). A note says when the text was cut.\n"
         "- Only the model's weights are read (safetensors files): code that comes with a model is never run."
-    )
-    st.caption(
-        f"For whoever hosts the app: the size limit is the environment variable `{MAX_PARAMS_ENV}` (e.g. "
-        "`400M` on a server with the memory for it)."
     )
