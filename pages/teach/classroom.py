@@ -262,11 +262,12 @@ def own_summary(s: Summary, nickname: str) -> None:
     if me.points != me.correct:  # a wrong answer earned part of a point: say how
         st.caption(CREDIT)
     # a Markdown table, not a data grid: at the reveal every device draws it at once, and a grid's
-    # Arrow conversion was a third of a student's page run; markdown_escape escapes "|" too
+    # Arrow conversion was a third of a student's page run; markdown_escape escapes "|" too. Four short
+    # columns, no question's title: with it the table was 422 px wide on a 390-px phone, cut at the right
     cell = lambda text: markdown_escape(str(text))  # noqa: E731
-    lines = ["| round | question | yours | answer | points |", "| --: | --- | --- | --- | --: |"]
+    lines = ["| round | yours | answer | points |", "| --: | --- | --- | --: |"]
     lines += [
-        f"| {q.round} | {cell(q.title)} | {cell(c or '—')} | {cell(q.answer)} | {'—' if p is None else f'{p:.2f}'} |"
+        f"| {q.round} | {cell(c or '—')} | {cell(q.answer)} | {'—' if p is None else f'{p:.2f}'} |"
         for q, c, p in zip(s.questions, me.choices, me.scores)
     ]
     st.markdown("\n".join(lines))
