@@ -101,9 +101,9 @@ def test_default_run_shows_the_difference(default):
     assert not default.warning and not default.error
     assert default.text_input(key="pair_cls_a").value == "a good film"
     assert default.text_input(key="pair_cls_b").value == "a bad film"
-    assert [m.label for m in default.metric] == ["A", "B", "B − A: P(positive)"]
-    shown = default.metric[2].value
-    assert shown.endswith(" pp") and shown[0] in "+-±"
+    assert [m.label for m in default.metric] == ["A", "B", "P(positive): B against A"]
+    shown = default.metric[2].value  # in words, with no sign to read: "16.1 points lower"
+    assert re.fullmatch(r"\d+\.\d points (higher|lower)|unchanged", shown)
     assert not default.info  # a newcomer's first sight is the difference, not a note on lengths
     assert matrix_titles(default) == [f"A: {HEAD}  (3 × 3)", f"B: {HEAD}  (3 × 3)", f"B − A: {HEAD}  (3 × 3)"]
     (both,) = explorers(default)  # A and B, every layer and head, in one explorer
@@ -131,8 +131,8 @@ def test_opening_the_bars_draws_them(opened):
     for metric, trace in zip(at.metric, (a, b)):  # each label is the likelier class, at its probability
         assert metric.value == trace["x"][int(np.argmax(trace["y"]))]
         assert metric.delta == f"{max(trace['y']):.1%} confident"
-    shown = at.metric[2].value
-    assert float(shown[1:-3]) * (-1 if shown[0] == "-" else 1) == pytest.approx(100 * (b["y"][1] - a["y"][1]), abs=0.06)
+    size, way = re.fullmatch(r"(\d+\.\d) points (higher|lower)", at.metric[2].value).groups()
+    assert float(size) * (-1 if way == "lower" else 1) == pytest.approx(100 * (b["y"][1] - a["y"][1]), abs=0.06)
     assert at.expander[0].proto.expanded and url(at, "pair_bars") == "True"
     assert EXPORT in [d.proto.label for d in at.get("download_button")]
     at.session_state["pair_bars"] = False  # closed again: no chart

@@ -56,6 +56,12 @@ def labels(tokens: Sequence[str]) -> list[str]:
     return [f"{i}:{t}" for i, t in enumerate(tokens)]
 
 
+def ended(text: str) -> str:
+    """``text`` as the end of a sentence of ours: its own closing punctuation ends ours (“…dessert first.”,
+    not “…dessert first.”.), and a full stop is added only where it has none."""
+    return text if text.rstrip("”’\"' ").endswith((".", "!", "?", "…")) else text + "."
+
+
 def _round(a) -> list:
     return np.round(np.asarray(a, dtype=float), DIGITS).tolist()
 
@@ -72,7 +78,8 @@ def from_attend(q: AttendQuestion, kind: str = "attend") -> Question:
         kind,
         q.number,
         f"Which key does {query} attend to most?",
-        f"In {where}, the sentence is “{q.sentence}”. The query is {query}. Which key gets the largest weight?",
+        f"In {where}, the sentence is {ended(f'“{q.sentence}”')} The query is {ended(query)} "
+        "Which key gets the largest weight?",
         tuple(options),
         tuple(round(score_attention_guess(row, i), 4) for i in range(len(row))),
         q.answer,

@@ -5,6 +5,7 @@ Pages never mutate a model (head ablation goes through ``head_mask`` arguments).
 from __future__ import annotations
 
 import os
+from urllib.parse import urlencode
 
 import streamlit as st
 import torch
@@ -12,6 +13,7 @@ import torch
 from model.core.checkpoint import Checkpoint, CheckpointError, default_dir, load_checkpoint
 from model.training.card import card_line
 from model.training.history import HistoryError, ProbeHistory, history_stamp, load_history
+from pages import page as page_entry
 from pages.shared.text import markdown_escape
 
 # One torch thread per script run unless a deployment says otherwise: bench/threads.py measured 1 thread
@@ -61,10 +63,13 @@ def require_checkpoint(task: str) -> Checkpoint:
 
 
 def model_card(ck: Checkpoint) -> None:
-    """The model card's line: how this checkpoint was trained, from its own config.json."""
+    """The model card's line: how this checkpoint was trained, from its own config.json, and a link to the
+    page that shows it learning (a page of the app, not a file of the repository a learner cannot open)."""
     line = card_line(ck.training)
     if line:
-        st.caption(f"**How it was trained:** {markdown_escape(line)} Details: docs/RESULTS.md.")
+        history = page_entry("history")
+        link = f"[{history.title}]({history.address}?{urlencode({'hist_task': ck.task})})"
+        st.caption(f"**How it was trained:** {markdown_escape(line)} Watch it learn on the {link} page.")
 
 
 @st.cache_resource(max_entries=6, show_spinner="Reading the training history…")

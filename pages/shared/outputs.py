@@ -67,8 +67,9 @@ def pair_predictions(spec: ModelSpec, a: RunResult, b: RunResult, names: tuple[s
         for col, name, r in zip(cols, names, (a, b)):
             label_metric(col, name, r)
         flips = "same label" if a.prediction == b.prediction else "the label flips"
-        change = points(b.probs[last] - a.probs[last])
-        cols[2].metric(f"B − A: P({last})", change, flips, delta_color="off", delta_arrow="off")
+        change = points(b.probs[last] - a.probs[last], unit="points")
+        about = f"B's probability of {last} minus A's, in percentage points (0.50 against 0.40 is 10 points higher)."
+        cols[2].metric(f"P({last}): B against A", change, flips, help=about, delta_color="off", delta_arrow="off")
     else:
         pa, pb = visible_probs(a.probs), visible_probs(b.probs)
         la, lb = (visible_chars([r.prediction])[0] for r in (a, b))
@@ -100,7 +101,7 @@ def ablation_predictions(
             label_metric(col, name, r)
         last = list(before.probs)[-1]  # "positive" for sentiment
         moved = points(after.probs[last] - before.probs[last])
-        st.caption(f"P({last}) moved by {moved} when the heads were switched off.")
+        st.caption(f"With the heads switched off, P({last}) is {moved}.")
     else:
         b, a = before.prediction, after.prediction
         st.caption(

@@ -91,6 +91,10 @@ def sentence_end(text: str) -> str:
     return "" if text.rstrip().endswith((".", "!", "?", "…")) else "."
 
 
-def points(delta: float) -> str:
-    """A change of probability in percentage points, e.g. "+1.5 pp" (never "-0.0")."""
-    return "±0.0 pp" if abs(delta) < 0.0005 else f"{100 * delta:+.1f} pp"
+def points(delta: float, *, unit: str = "percentage points") -> str:
+    """A change of probability as a learner reads it, in words and without a sign: ``"16.1 percentage
+    points lower"`` (0.60 became 0.439), ``"1.5 percentage points higher"``, ``"unchanged"`` (under 0.05
+    points; never "-0.0"). ``unit`` shortens it where room is short (``"points"``)."""
+    if abs(delta) < 0.0005:
+        return "unchanged"
+    return f"{100 * abs(delta):.1f} {unit} {'higher' if delta > 0 else 'lower'}"
