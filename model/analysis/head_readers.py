@@ -94,23 +94,77 @@ def runs_maps(runs: Sequence[tuple[RunResult, bool]], device: torch.device) -> M
     )
 
 
+def _single_input(ck: Checkpoint) -> bool:
+    """Whether ``ck``'s maps are a function of its one input alone, read as one padded batch: one input, no
+    special tokens added around it (``limit_offset``), and a causal kind (a padding key after a line's end is
+    never seen by its rows) or a ``pad_id`` the model masks itself. The translator reads its own translation."""
+    spec, config = ck.spec, ck.model.config
+    return (
+        len(spec.inputs) == 1
+        and not spec.limit_offset
+        and all(k.causal or hasattr(config, "pad_id") for k in spec.kinds)
+    )
+
+
 def our_reader(ck: Checkpoint, max_tokens: int = MAX_TOKENS) -> Reader:
-    """One of our three checkpoints (small: each line through the same run as the pages, its maps then sent
-    to the model's device)."""
+    """One of our three checkpoints. The classifier and the generator read a batch of lines in one pass on the
+    model's device, each line encoded as :func:`model.analysis.runs.run` reads it (cut to ``max_tokens``,
+    then to the model's own limit: the classifier keeps a line's first words, the generator the last window
+    of its first ``max_tokens`` characters), right-padded (with ``pad_id`` where the model masks it); each
+    line's rows are its own map (a test checks it against ``run``). The translator reads its own
+    translation: each line goes through the page's run, its maps then sent to the device."""
     from model.analysis.runs import run
 
     spec, model = ck.spec, ck.model
     device = next(model.parameters()).device
     vocab_of = {k.query_input: k.query_vocab for k in spec.kinds} | {k.key_input: k.key_vocab for k in spec.kinds}
+    first = spec.inputs[0]  # a single-input model's one input
+    lang = LANGS.get(vocab_of[first], "en")
+    limit = spec.limit(model.config) + spec.limit_offset  # the most positions the model reads
+
+    def cut(line: str) -> str:
+        """``line`` cut to ``max_tokens`` characters or words, as the run is given it."""
+        if spec.characters:
+            return line[:max_tokens]
+        words = tokenize(line, lang)
+        return " ".join(words[:max_tokens]) if len(words) > max_tokens else line
 
     def read_one(line: str) -> tuple[RunResult, bool]:
-        if spec.characters:
-            cut = line[:max_tokens]
-        else:
-            words = tokenize(line, LANGS.get(vocab_of[spec.inputs[0]], "en"))
-            cut = " ".join(words[:max_tokens]) if len(words) > max_tokens else line
-        r = run(ck, cut)
-        return r, r.truncated or cut != line
+        r = run(ck, short := cut(line))
+        return r, r.truncated or short != line
+
+    @functools.lru_cache(maxsize=1 << 13)  # a pass asks a line's length, then reads it (every snapshot too)
+    def encoded(line: str) -> tuple[tuple[int, ...], bool, int]:
+        """A single-input line's ids as the run reads them (``classify`` keeps the first ``limit`` words,
+        ``next_char`` the last ``limit`` characters), whether it was cut, and how many ids are <unk>."""
+        text, vocab = cut(line), ck.vocabs[vocab_of[first]]
+        tokens = list(text) if spec.characters else tokenize(text, lang)
+        kept = tokens[-limit:] if spec.characters else tokens[:limit]
+        return tuple(vocab.encode(kept)), len(tokens) > limit or text != line, sum(t not in vocab for t in kept)
+
+    def maps(lines: Sequence[str]) -> Maps:
+        coded = [encoded(line) for line in lines]
+        if not all(ids for ids, _, _ in coded):  # a line with nothing to read: the run's own error
+            return runs_maps(read(lines), device)
+        n = [len(ids) for ids, _, _ in coded]
+        T, pad = max(n), getattr(model.config, "pad_id", 0)
+        x = torch.tensor([list(ids) + [pad] * (T - len(ids)) for ids, _, _ in coded], device=device)
+        with torch.inference_mode():
+            _, attention = model(x, return_attention=True)
+            kinds = {k.name: _float(getattr(attention, k.name)) for k in spec.kinds}
+            short = [(line, rows) for line, rows in enumerate(n) if rows < T]
+            for w in (w for ws in kinds.values() for w in ws):  # padding rows hold no weight, as in runs_maps
+                for line, rows in short:  # (padding keys hold none already); only the padding is written
+                    w[line, :, rows:] = 0.0
+        return Maps(
+            kinds,
+            dict.fromkeys(kinds, n),
+            dict.fromkeys(kinds, n),
+            [c for _, c, _ in coded],
+            n,
+            [u for _, _, u in coded],
+            [{first: list(ids)} for ids, _, _ in coded],
+        )
 
     def forward(inputs: dict[str, list[list[int]]]) -> dict[str, Layers]:
         with torch.inference_mode():
@@ -125,10 +179,14 @@ def our_reader(ck: Checkpoint, max_tokens: int = MAX_TOKENS) -> Reader:
         return np.array(sorted(set(range(len(ck.vocabs[vocab_of[name]]))) - specials(name)))
 
     def positions(name: str) -> int:
-        return min(spec.limit(model.config) + spec.limit_offset, max_tokens)
+        return min(limit, max_tokens)
 
     read = lambda lines: [read_one(line) for line in lines]
-    return Reader(spec.name, spec, max_tokens, read, forward, specials, usable, positions, device=device)
+    batched = {}
+    if _single_input(ck):
+        cells = sum(len(getattr(model, k.blocks)) for k in spec.kinds) * model.config.heads
+        batched = {"maps": maps, "length": lambda line: len(encoded(line)[0]), "cells": cells}
+    return Reader(spec.name, spec, max_tokens, read, forward, specials, usable, positions, device=device, **batched)
 
 
 def hub_reader(hub, max_tokens: int = MAX_TOKENS) -> Reader:
