@@ -4,7 +4,8 @@
 // builds a <table> from it. Labels and titles are written with textContent only, never parsed as
 // markup. Hovering a cell highlights its row and column and writes "row → column: value" under the
 // title; the root's data-state attribute holds the payload's digest and the hovered cell, for tests
-// and benchmarks. Hovering never talks to the server.
+// and benchmarks. Hovering never talks to the server. A table wider than its room scrolls sideways under
+// a "scroll →" caption, a fade on the edge (markScroll).
 //
 // This is the entry module: cells.js (a cell's colour, ink and number) and svg.js (the SVG file) are
 // joined into it as one script by viz/matrixview/assets.py.
@@ -25,6 +26,7 @@ export default function (component) {
   view.setData(typeof data === "string" ? JSON.parse(data) : data);
   return () => {
     if (view.generation === generation) {
+      view.resize.disconnect();
       view.root.remove();
       views.delete(parentElement);
     }
@@ -62,11 +64,31 @@ class MatrixView {
     top.append(this.title, this.readout, this.svgButton);
     this.legend = el(d, "div", "mv-legend");
     this.scroll = el(d, "div", "mv-scroll");
-    this.root.append(this.head, this.note, this.tabs, top, this.legend, this.scroll);
+    // a table wider than its room (a phone's 390 px) scrolls sideways: a caption over it and a fade at the
+    // edge where columns are hidden say so (markScroll)
+    this.hint = el(d, "div", "mv-hint");
+    this.hint.hidden = true;
+    this.frame = el(d, "div", "mv-frame");
+    this.frame.append(this.scroll);
+    this.root.append(this.head, this.note, this.tabs, top, this.legend, this.hint, this.frame);
     parent.append(this.root);
     this.hover = null;
     this.scroll.addEventListener("mouseover", (e) => this.onHover(e.target.closest("td")));
     this.scroll.addEventListener("mouseleave", () => this.onHover(null));
+    this.scroll.addEventListener("scroll", () => this.markScroll(), { passive: true });
+    this.table = null;
+    this.resize = new d.defaultView.ResizeObserver(() => this.markScroll());
+    this.resize.observe(this.scroll);
+  }
+
+  // Whether the table runs past its box's right edge: the caption reads "scroll →" ("← scroll" once at
+  // the right end) and the fade marks the edge while columns lie beyond it. Both are hidden where it fits.
+  markScroll() {
+    const s = this.scroll, over = s.scrollWidth - s.clientWidth > 1;
+    const more = over && s.scrollLeft + s.clientWidth < s.scrollWidth - 1;
+    this.frame.classList.toggle("mv-more", more);
+    this.hint.hidden = !over;
+    this.hint.textContent = !over ? "" : more ? "scroll →" : "← scroll";
   }
 
   // data: one matrix, or {panels: [matrix, ...]} shown one at a time under tabs
@@ -166,6 +188,10 @@ class MatrixView {
     }
     table.append(caption, head, body);
     this.scroll.replaceChildren(table);
+    this.scroll.scrollLeft = 0;  // another tab or new data starts at the first column
+    if (this.table) this.resize.unobserve(this.table);
+    this.resize.observe((this.table = table));  // its width may change after (a late font), its box's not
+    this.markScroll();
   }
 
   drawLegend() {
