@@ -1,6 +1,7 @@
 """The explorer's words and colours read right (issue 43, items 3, 8 and 10), checked in Chromium on the
-exported page (the explorer's own script, no server): the steppers count "layer 0 of 2" (the index from
-0, then how many), a single map has no stepper and its caption does not repeat the layer and head its
+exported page (the explorer's own script, no server): the steppers read "layer 0 (1st of 2)" (the name,
+from 0, as captions and tables name heads; then which of how many, in words that cannot be read as the
+index), a single map has no stepper and its caption does not repeat the layer and head its
 title names, a causal map's colour scale is not topped by its first row (which can only attend to itself,
 so always holds 1), and a compact explorer (a classroom question) shows no tools around the map."""
 
@@ -64,12 +65,21 @@ def causal_map() -> np.ndarray:
 
 
 def test_steppers_count_the_layers_and_heads(open_payload):
+    """Not "layer 0 of 2" (issue 43): an index from 0 beside a count reads as none of two."""
     page = open_payload(explorer_payload(translator_run(src=5, tgt=5)))  # 2 layers × 3 heads
-    assert visible_texts(page, ".ae-step-value") == ["layer 0 of 2", "head 0 of 3"]
+    assert visible_texts(page, ".ae-step-value") == ["layer 0 (1st of 2)", "head 0 (1st of 3)"]
     page.locator(f'{ROOT} button[aria-label="next head"]').click()
     page.locator(f'{ROOT} button[aria-label="next layer"]').click()
-    want = ["layer 1 of 2", "head 1 of 3"]
+    want = ["layer 1 (2nd of 2)", "head 1 (2nd of 3)"]
     assert settled(page, lambda: visible_texts(page, ".ae-step-value"), want) == want
+
+
+@pytest.mark.parametrize(("head", "words"), [(2, "3rd"), (10, "11th"), (11, "12th"), (12, "13th"), (20, "21st")])
+def test_a_stepper_says_which_of_how_many_in_words(open_payload, head: int, words: str):
+    w = np.full((1, 24, 2, 2), 0.5, dtype=np.float32)
+    kind = attention_kind("encoder", w, list("ab"), list("ab"), title="Encoder self-attention")
+    page = open_payload(explorer_payload([kind], state={"head": head}))
+    assert visible_texts(page, ".ae-step-value") == [f"head {head} ({words} of 24)"]  # one layer: no layer stepper
 
 
 def test_one_map_has_no_stepper_and_says_its_head_once(open_payload):

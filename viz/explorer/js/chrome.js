@@ -33,10 +33,16 @@ export function buildChrome(ex) {
   ex.legend.append(ex.legendBar, ex.legendText, ex.maskNote);
   ex.status = el(d, "div", "ae-status");
   ex.statusSel = el(d, "span", "ae-status-sel");
-  ex.statusHelp = el(d, "span", "ae-help",
-    "Arrow keys move the cell · [ ] head · Page Up / Page Down layer · Enter or a click explains the weight");
+  ex.statusHelp = el(d, "span", "ae-help");
   ex.status.append(ex.statusSel, ex.statusHelp);
 }
+
+// the help under the map: the keys where there is a keyboard and a mouse, a tap on a touch screen (ex.touch),
+// where a phone has no arrow keys, no Page Up and nothing to hover
+const HELP = {
+  keys: "Arrow keys move the cell · [ ] head · Page Up / Page Down layer · Enter or a click explains the weight",
+  touch: "Tap a weight to explain it",
+};
 
 function stepper(ex, what) {
   const d = ex.doc, group = el(d, "span", "ae-stepper");
@@ -80,11 +86,11 @@ export function drawChrome(ex) {
     b.disabled = !tab.available(ex, s.kind);
     if (b.disabled) b.title = tab.unavailable;
   }
-  // numbered from 0, as every caption and table names them; "of" counts them (one alone: no stepper)
   stepperText(ex.layerOut, "layer", s.layer, k.layers);
   stepperText(ex.headOut, "head", s.head, k.heads);
   // compact (header.compact: a classroom question): the map, its tabs and legend, no tools around them
   for (const e of [ex.viewTabs, ex.scaleBtn, ex.svgBtn, ex.statusHelp]) e.style.display = ex.header.compact ? "none" : "";
+  ex.statusHelp.textContent = ex.touch ? HELP.touch : HELP.keys;
   ex.scaleBtn.textContent = s.scale === "max" ? "colour: 0 – map max" : "colour: 0 – 1";
   const which = k.layers * k.heads > 1 ? ` · layer ${s.layer} · head ${s.head}` : "";  // one map: its title names it
   ex.caption.textContent = `${k.title}${which} · ${s.view}`;
@@ -94,10 +100,22 @@ export function drawChrome(ex) {
   drawLegend(ex);
 }
 
+// "layer 0 (1st of 2)". The name stays the index from 0, as every caption, table and head name has it
+// ("L0 H3", "layer 0 · head 3"), so the stepper names what the caption names. Beside a count, though, an
+// index misreads: "layer 0 of 2" reads as none of two, and "layer 1 of 2" as the first of them. So the count
+// goes in words that carry no index: which one this is (an ordinal, from 1st) of how many. A kind of one
+// layer or one head has no stepper at all (never "0 / 0" or "1st of 1").
 function stepperText(out, what, at, count) {
-  out.textContent = `${what} ${at} of ${count}`;
+  out.textContent = `${what} ${at} (${ordinal(at + 1)} of ${count})`;
   out.title = `${count} ${what}s, numbered 0 to ${count - 1}`;
   out.parentElement.style.display = count < 2 ? "none" : "";
+}
+
+// 1st, 2nd, 3rd, 4th, ..., 11th, 12th, 13th, ..., 21st, 22nd
+function ordinal(n) {
+  const tens = n % 100, ones = n % 10;
+  const suffix = tens >= 11 && tens <= 13 ? "th" : ones === 1 ? "st" : ones === 2 ? "nd" : ones === 3 ? "rd" : "th";
+  return `${n}${suffix}`;
 }
 
 // data.js leaves rows with one key to attend to (a causal map's first) out of the colour scale's top

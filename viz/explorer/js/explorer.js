@@ -62,15 +62,21 @@ export class Explorer {
       this.legend, this.status);
     this.parent.appendChild(root);
     listen(this);
-    this.width = 0;
+    this.width = 0;  // the stage's: the views lay themselves out in it (not the root's, which adds its padding)
     this.resize = new this.win.ResizeObserver(() => {
-      const w = this.root.clientWidth;
+      const w = this.stage.clientWidth;
       if (w && Math.abs(w - this.width) > 1 && this.state) this.changed(ALL);
     });
     this.resize.observe(root);
     this.media = this.win.matchMedia("(prefers-color-scheme: dark)");
     this.onScheme = () => { readTheme(this); this.changed(ALL); };
     this.media.addEventListener("change", this.onScheme);
+    // a touch screen (a phone, a tablet: its pointer cannot hover, or is a finger) reads help for a tap,
+    // not for keys it does not have (chrome.js, readouts.js)
+    this.touchMedia = this.win.matchMedia("(hover: none), (pointer: coarse)");
+    this.touch = this.touchMedia.matches;
+    this.onTouch = () => { this.touch = this.touchMedia.matches; if (this.state) this.changed(ALL); };
+    this.touchMedia.addEventListener("change", this.onTouch);
   }
 
   destroy() {
@@ -78,6 +84,7 @@ export class Explorer {
     flushUrl(this);
     this.resize.disconnect();
     this.media.removeEventListener("change", this.onScheme);
+    this.touchMedia.removeEventListener("change", this.onTouch);
     this.root.remove();
   }
 
@@ -134,7 +141,7 @@ export class Explorer {
     this.raf = 0;
     const f = this.dirty;
     this.dirty = 0;
-    this.width = this.root.clientWidth;
+    this.width = this.stage.clientWidth;
     if (f & CHROME) drawChrome(this);
     if (f & BASE) this.drawView();
     if (f & (BASE | OVER)) this.drawOverlay();

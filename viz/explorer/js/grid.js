@@ -146,7 +146,7 @@ function drawPeek(ex, shownView) {
   const img = thumbnail(ex, k, p.layer, p.head);
   ctx.imageSmoothingEnabled = img.width > size;
   ctx.drawImage(img, 0, 0, size, size);
-  o.caption.textContent = `layer ${p.layer} · head ${p.head} · click to open`;
+  o.caption.textContent = `layer ${p.layer} · head ${p.head} · ${ex.touch ? "tap" : "click"} to open`;
   const x = lay.x0 + (p.head + 1) * (lay.thumb + lay.gap), y = lay.y0 + p.layer * (lay.thumb + lay.gap);
   const W = ex.stage.clientWidth, left = x + size + 12 < W ? x + 4 : Math.max(0, x - lay.thumb - size - 16);
   o.peek.style.transform = `translate(${left}px, ${y}px)`;

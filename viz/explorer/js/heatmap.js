@@ -5,7 +5,7 @@
 import { BIG_MAP, mapMax } from "./data.js";
 import { el, sizeCanvas } from "./dom.js";
 import { cellsSvg, svgNode, svgToken } from "./svgdoc.js";
-import { font, labelWidths, mapImage, rgba } from "./theme.js";
+import { fitText, font, labelWidths, mapImage, rgba } from "./theme.js";
 import { defineView, marked, outsideWindow, ownState } from "./view.js";
 
 const LONG = 240;  // tokens past which a cell may be one pixel (at 1,024 tokens the map is 1,024 px wide)
@@ -45,14 +45,14 @@ function drawHeat(ex) {
   ctx.textAlign = "right";
   for (let q = 0; q < k.nq; q += stride) {
     ctx.fillStyle = ex.theme.text;
-    ctx.fillText(k.shortQ[q], x0 - 5, y0 + q * c + c / 2);
+    ctx.fillText(fitText(ctx, k.shortQ[q], x0 - 7), x0 - 5, y0 + q * c + c / 2);  // cut only past 200 px
   }
   ctx.save();
   ctx.rotate(-Math.PI / 2);  // key labels read upwards; x' = -y, y' = x
   ctx.textAlign = "left";
   for (let j = 0; j < k.nk; j += stride) {
     ctx.fillStyle = k.special[j] ? rgba(ex.theme.textRgb, 0.55) : ex.theme.text;
-    ctx.fillText(k.shortK[j], -(y0 - 5), x0 + j * c + c / 2);
+    ctx.fillText(fitText(ctx, k.shortK[j], y0 - 7), -(y0 - 5), x0 + j * c + c / 2);
   }
   ctx.restore();
   return { type: "heat", x0, y0, c, W, H, stride };

@@ -41,6 +41,7 @@ function onMove(ex, e) {
   const s = ex.state, h = hit(ex, e), v = ex.view;
   const r = ex.stage.getBoundingClientRect();
   ex.tipAt = [e.clientX - r.left + ex.stage.scrollLeft, e.clientY - r.top];
+  labelTitle(ex, h.token);
   if (v.onMove) { v.onMove(ex, h); return; }
   const cell = h.cell || null, token = h.token || (h.keepToken ? s.token : null);
   const tokenChanged = !same(token, s.token);
@@ -54,7 +55,15 @@ function onMove(ex, e) {
   ex.changed(tokenChanged && v.tokenRedraws ? BASE | OVER : OVER);
 }
 
+// the axis label under the pointer: its whole token as the stage's title, which the browser shows on a long
+// hover (a label past 14 characters, or cut to its column on a narrow screen, ends in "…")
+function labelTitle(ex, token) {
+  const title = token ? (token.side === "q" ? ex.kind.queries : ex.kind.keys)[token.i] : "";
+  if (ex.stage.title !== title) ex.stage.title = title;
+}
+
 function onLeave(ex) {
+  labelTitle(ex, null);
   const s = ex.state, v = ex.view, left = v.onLeave ? v.onLeave(ex) : false;
   if (!s.hover && !s.token && !left) return;
   const redraw = v.tokenRedraws && s.token;

@@ -6,22 +6,31 @@
 import { mapMax, topKeys } from "./data.js";
 import { el, sizeCanvas } from "./dom.js";
 import { svgNode, svgText, svgToken, r2, textWidth } from "./svgdoc.js";
-import { font, labelWidths, rgba } from "./theme.js";
+import { fitText, font, labelWidths, rgba } from "./theme.js";
 import { ALL, defineView, marked, ownState } from "./view.js";
 
 const MIN_LINE = 0.02;  // weights (after scaling) under this draw no line: too faint to see, and many
 // Past THIN_KEYS keys a row draws only its largest weights, until they hold LINE_MASS of the row's
 // weight or LINE_KEYS lines: 1,024 rows of 1,024 faint lines would be a grey wall (and slow)
 const THIN_KEYS = 128, LINE_MASS = 0.9, LINE_KEYS = 12;
+// the lines' room between the columns: at most, and at least where the screen is narrow (a phone's 390 px:
+// the label columns give up width first, their labels cut with "…", so nothing runs past the stage)
+const MAX_GAP = 420, MIN_GAP = 96, MIN_COL = 40;
 
 function linesLayout(ex) {
   const k = ex.kind, { fs, s: sc } = ex.theme, lw = labelWidths(ex, k), n = Math.max(k.nq, k.nk);
   const rowH = Math.max(n > THIN_KEYS ? 1 : 4, Math.min(fs * 1.7, (760 * sc) / n));  // a long run: 1 px a token
-  const colW = Math.ceil(Math.min(Math.max(lw.q, lw.k) + 14, 200 * sc));
-  const gap = Math.max(160, Math.min(420 * sc, ex.width - 2 * colW - 8));
+  const room = ex.width - 8, least = Math.round(MIN_GAP * sc);
+  const colW = Math.max(MIN_COL, Math.min(Math.ceil(Math.min(Math.max(lw.q, lw.k) + 14, 200 * sc)), Math.floor((room - least) / 2)));
+  const gap = Math.max(least, Math.min(MAX_GAP * sc, room - 2 * colW));
   const top = Math.ceil(fs * 2);
   return { type: linesView.pane, colW, gap, left: colW, right: colW + gap, top, rowH, W: 2 * colW + gap, H: top + n * rowH + 8,
     stride: rowH < fs + 1 ? Math.ceil((fs + 1) / rowH) : 1 };
+}
+
+// a label as its column has room for it: the column's width less the 6 px it stands off the lines and a margin
+function colLabel(ctx, lay, label) {
+  return fitText(ctx, label, lay.colW - 10);
 }
 
 // every line of the shown heads that is worth drawing, filtered to one token when one is focused:
@@ -89,16 +98,16 @@ export const linesView = defineView({
     ctx.fillStyle = ex.theme.text;
     ctx.textBaseline = "middle";
     ctx.textAlign = "right";
-    ctx.fillText(k.query_axis, lay.left - 6, fs * 0.8);
+    ctx.fillText(fitText(ctx, k.query_axis, lay.left - 8), lay.left - 6, fs * 0.8);
     ctx.textAlign = "left";
-    ctx.fillText(k.key_axis, lay.right + 6, fs * 0.8);
+    ctx.fillText(fitText(ctx, k.key_axis, lay.W - lay.right - 8), lay.right + 6, fs * 0.8);
     ctx.font = font(ex.theme);
     ctx.textAlign = "right";
-    for (let q = 0; q < k.nq; q += lay.stride) ctx.fillText(k.shortQ[q], lay.left - 6, y(q));
+    for (let q = 0; q < k.nq; q += lay.stride) ctx.fillText(colLabel(ctx, lay, k.shortQ[q]), lay.left - 6, y(q));
     ctx.textAlign = "left";
     for (let j = 0; j < k.nk; j += lay.stride) {
       ctx.fillStyle = k.special[j] ? rgba(ex.theme.textRgb, 0.55) : ex.theme.text;
-      ctx.fillText(k.shortK[j], lay.right + 6, y(j));
+      ctx.fillText(colLabel(ctx, lay, k.shortK[j]), lay.right + 6, y(j));
     }
     const lines = (linesOwn(ex).lines = lineSet(ex)), buckets = new Map();
     for (let i = 0; i < lines.length; i += 4) {  // one path per head and opacity step: few strokes
@@ -130,9 +139,9 @@ export const linesView = defineView({
     ctx.textBaseline = "middle";
     ctx.fillStyle = ex.theme.text;
     ctx.textAlign = "right";
-    for (const q of rows) ctx.fillText(k.shortQ[q], lay.left - 6, y(q));  // marked labels legible at any stride
+    for (const q of rows) ctx.fillText(colLabel(ctx, lay, k.shortQ[q]), lay.left - 6, y(q));  // legible at any stride
     ctx.textAlign = "left";
-    for (const j of cols) ctx.fillText(k.shortK[j], lay.right + 6, y(j));
+    for (const j of cols) ctx.fillText(colLabel(ctx, lay, k.shortK[j]), lay.right + 6, y(j));
     const line = (cell, colour, width) => {
       ctx.beginPath();
       ctx.moveTo(lay.left + 2, y(cell.q));

@@ -23,7 +23,7 @@ export function drawStrip(ex) {
   const s = ex.state, k = ex.kind, d = ex.doc, t = s.token;
   const q = s.hover ? s.hover.q : t && t.side === "q" ? t.i : s.sel ? s.sel.q : null;
   const head = s.hover && s.hover.head !== undefined ? s.hover.head : undefined;
-  const key = `${k.name}|${s.view}|${s.layer}|${s.head}|${head}|${q}|${t ? t.side + t.i : ""}|${s.hover ? s.hover.k : ""}|${ex.theme.primary}`;
+  const key = `${k.name}|${s.view}|${s.layer}|${s.head}|${head}|${q}|${t ? t.side + t.i : ""}|${s.hover ? s.hover.k : ""}|${ex.theme.primary}|${ex.touch}`;
   if (key === ex.stripKey) return;
   ex.stripKey = key;
   if (k.nk > LONG_STRIP) {  // hovering one of its keys keeps the row it belongs to
@@ -52,7 +52,7 @@ export function drawStrip(ex) {
     span.classList.toggle("ae-on", (t && t.side === "k" && t.i === j) || (!!s.hover && s.hover.k === j) ||
       (!!t && t.side === "q" && k.sameTokens && t.i === j));
   }
-  ex.stripLabel.textContent = q === null ? `${k.key_axis}: hover a cell or a token to see what its query attends to`
+  ex.stripLabel.textContent = q === null ? `${k.key_axis}: ${pointAt(ex)} to see what its query attends to`
     : `${k.query_axis}: `;
   if (q !== null) {
     const who = tokenSpan(d, "ae-tok ae-query", k.queries[q]);
@@ -67,7 +67,7 @@ function drawTopStrip(ex, q, head) {
   ex.strip.dataset.kind = "";  // a short run shown next rebuilds its full strip
   ex.stripLabel = el(d, "span", "ae-strip-label");
   if (q === null) {
-    ex.stripLabel.textContent = `${k.key_axis}: hover a cell or a token to see the keys its query attends to most`;
+    ex.stripLabel.textContent = `${k.key_axis}: ${pointAt(ex)} to see the keys its query attends to most`;
     ex.strip.replaceChildren(ex.stripLabel);
     return;
   }
@@ -88,6 +88,11 @@ function drawTopStrip(ex, q, head) {
   const rest = el(d, "span", "ae-rest", `+ ${top.more} other keys: ${(100 * top.rest).toFixed(1)}% of the weight`);
   rest.dataset.rest = String(top.rest);
   ex.strip.replaceChildren(ex.stripLabel, ...spans, rest);
+}
+
+// how the reader points at a cell: a touch screen has nothing to hover (ex.touch)
+function pointAt(ex) {
+  return ex.touch ? "tap a cell" : "hover a cell or a token";
 }
 
 // the hovered cell's tooltip, unless a press or a click took it away (input.js)

@@ -91,6 +91,15 @@ export function labelWidths(ex, k) {
   return w;
 }
 
+// `text` as it fits in `max` pixels at the context's font: whole, or cut with "…" (the whole label is in
+// the token strip, and in the title that hovering it gives: input.js)
+export function fitText(ctx, text, max) {
+  if (ctx.measureText(text).width <= max) return text;
+  const chars = Array.from(text);
+  while (chars.length > 1 && ctx.measureText(chars.join("") + "…").width > max) chars.pop();
+  return chars.join("") + "…";
+}
+
 // one pixel per cell in the weights' colours (0 to 1, or to the map's largest weight); masked cells grey
 export function mapImage(ex, k, key, values) {
   const scale = ex.state.scale, id = `${k.name}|${key}|${scale}`;

@@ -1,0 +1,108 @@
+"""The explorer on a phone (390 px, touch) and on a desktop (1440 px, mouse), issue 43's screenshot review,
+checked in Chromium on the exported page (the explorer's own script, no server):
+
+- a touch screen reads help for a tap, not the keys a phone does not have (Arrow keys, Page Up, Enter);
+- no view runs past the edge at 390 px, so no label is cut by it; a label cut to fit ends in "…" and
+  hovering it gives the whole token as a title.
+
+The steppers' words ("layer 0 (1st of 2)") are checked in ``test_explorer_reading.py``."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from fixtures.explorer_runs import SENTENCE, classifier_run
+from viz.explorer import explorer_html, explorer_payload
+
+ROOT = '[data-testid="attention-explorer"]'
+CANVAS = ".ae-pane:not([hidden]) canvas.ae-base"  # the shown view's map
+TIMEOUT_MS = 30_000
+DEVICES = {
+    "phone": dict(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True),
+    "desktop": dict(viewport={"width": 1440, "height": 900}),
+}
+KEYBOARD_WORDS = ("Arrow", "Page Up", "Page Down", "Enter", "[ ]")
+
+
+@pytest.fixture(params=list(DEVICES))
+def device(request, browser) -> Iterator[tuple[str, object]]:
+    context = browser.new_context(**DEVICES[request.param])
+    try:
+        yield request.param, context
+    finally:
+        context.close()
+
+
+def open_file(context, tmp_path, payload: dict, name: str = "view"):
+    """The exported explorer of ``payload`` in a new page of ``context``, once it has drawn."""
+    path = tmp_path / f"{name}.html"
+    path.write_text(explorer_html(payload, name), encoding="utf-8")
+    page = context.new_page()
+    page.goto(path.as_uri())
+    page.locator(f"{ROOT} .ae-caption").wait_for(timeout=TIMEOUT_MS)
+    page.wait_for_function("() => document.querySelector('.ae-caption').textContent.length > 0", timeout=TIMEOUT_MS)
+    return page
+
+
+def text_of(page, selector: str) -> str:
+    return page.locator(f"{ROOT} {selector}").inner_text()
+
+
+def show_view(page, view: str) -> dict:
+    """Switch to ``view`` and return the layout it drew."""
+    page.locator(f'{ROOT} .ae-views button[data-view="{view}"]').click()
+    page.wait_for_function(
+        "v => { const r = document.querySelector('[data-testid=\"attention-explorer\"]');"
+        " return JSON.parse(r.dataset.state).view === v && JSON.parse(r.dataset.layout).type; }",
+        arg=view,
+        timeout=TIMEOUT_MS,
+    )
+    page.wait_for_timeout(100)  # the frame that draws it
+    return json.loads(page.locator(ROOT).get_attribute("data-layout"))
+
+
+def test_the_help_fits_the_device(device, tmp_path) -> None:
+    name, context = device
+    page = open_file(context, tmp_path, explorer_payload(classifier_run()))
+    touch = page.evaluate("() => matchMedia('(hover: none), (pointer: coarse)').matches")
+    assert touch == (name == "phone")
+    help_text, strip = text_of(page, ".ae-help"), text_of(page, ".ae-strip-label")
+    if touch:
+        assert help_text == "Tap a weight to explain it"
+        assert not [w for w in KEYBOARD_WORDS if w in help_text]
+        assert "tap a cell" in strip and "hover" not in strip  # nothing to hover on a touch screen
+    else:
+        assert help_text.startswith("Arrow keys move the cell") and "Enter or a click explains the weight" in help_text
+        assert "hover a cell" in strip
+
+
+def test_no_view_runs_past_the_edge(device, tmp_path) -> None:
+    """At 390 px the lines view's key column ran 60 px past the stage ("<img src=", "Donaudamp" cut off at
+    the edge), and the heatmap 8 px (it laid out in the root's width, padding included)."""
+    _, context = device
+    page = open_file(context, tmp_path, explorer_payload(classifier_run()))  # tokens of 14 characters and more
+    for view in ("heatmap", "lines", "grid", "mean"):
+        lay = show_view(page, view)
+        stage = page.locator(f"{ROOT} .ae-stage").evaluate("s => [s.clientWidth, s.scrollWidth]")
+        drawn = page.locator(f"{ROOT} {CANVAS}").evaluate("c => c.getBoundingClientRect().width")
+        assert stage[1] <= stage[0] and drawn <= stage[0] and lay["W"] <= stage[0], (view, lay, stage, drawn)
+
+
+def test_a_cut_label_gives_its_whole_token_on_hover(browser, tmp_path) -> None:
+    context = browser.new_context(**DEVICES["desktop"])
+    try:
+        page = open_file(context, tmp_path, explorer_payload(classifier_run()))
+        long = SENTENCE.index("Donaudampfschifffahrtsgesellschaft")  # shown as "Donaudampfsch…"
+        lay = show_view(page, "heatmap")
+        box = page.locator(f"{ROOT} {CANVAS}").bounding_box()
+        page.mouse.move(box["x"] + lay["x0"] + (long + 0.5) * lay["c"], box["y"] + lay["y0"] - 8)  # its column label
+        stage = page.locator(f"{ROOT} .ae-stage")
+        page.wait_for_function("s => s.title.length > 0", arg=stage.element_handle(), timeout=TIMEOUT_MS)
+        assert stage.get_attribute("title") == "Donaudampfschifffahrtsgesellschaft"
+        page.mouse.move(box["x"] + lay["x0"] + lay["c"] / 2, box["y"] + lay["y0"] + lay["c"] / 2)  # a cell
+        page.wait_for_function("s => s.title === ''", arg=stage.element_handle(), timeout=TIMEOUT_MS)
+    finally:
+        context.close()
