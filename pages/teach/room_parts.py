@@ -5,12 +5,15 @@ teacher's changes to every device."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from functools import lru_cache
 
+import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
+from model.core.results import AttentionKind
 from model.lessons.classroom_kinds import answers_by_key, choice_from_cell, choice_kinds, reveal_kinds
 from pages.shared.display import CHART_CONFIG, chart
 from pages.shared.explorer import attention_explorer
@@ -125,11 +128,24 @@ def send_answer(store: RoomStore, code: str, member: str, round: int, key: str) 
         flash("warning", str(e))
 
 
+def without_weights(kinds: Sequence[AttentionKind]) -> list[AttentionKind]:
+    """``kinds`` with every weight NaN: what the browser gets of a question before its reveal. The choice
+    row's ``1/T`` is no weight of the model, but the explorer printed it as one ("selected: is → dessert:
+    0.1667", and "0 → 0.1667" under the map). Sent as NaN, no weight reaches the page: the explorer draws
+    such a kind's cells alike and writes no number (``viz/explorer/js/data.js``, ``weightless``)."""
+    return [replace(k, weights=np.full(k.weights.shape, np.nan, dtype=np.float32)) for k in kinds]
+
+
 def key_choice(store: RoomStore, code: str, member: str, q: Question, round: int, key: str) -> None:
-    """The explorer with the query's row, every key alike; a click (or Enter) on a key answers."""
+    """The explorer with the query's row, every key alike and no weight shown; a click (or Enter) on a key
+    answers."""
     st.caption("Click or tap the key you think wins (keyboard: focus the explorer, arrow keys, then Enter).")
     cell = attention_explorer(
-        choice_kinds(q), key=f"cr-keys-{code}-{round}", url_prefix=CHOICE_URL, title=q.title, compact=True
+        without_weights(choice_kinds(q)),
+        key=f"cr-keys-{code}-{round}",
+        url_prefix=CHOICE_URL,
+        title=q.title,
+        compact=True,
     )
     choice = choice_from_cell(q, cell)
     if choice is not None:

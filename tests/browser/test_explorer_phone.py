@@ -3,18 +3,23 @@ checked in Chromium on the exported page (the explorer's own script, no server):
 
 - a touch screen reads help for a tap, not the keys a phone does not have (Arrow keys, Page Up, Enter);
 - no view runs past the edge at 390 px, so no label is cut by it; a label cut to fit ends in "…" and
-  hovering it gives the whole token as a title.
+  hovering it gives the whole token as a title;
+- a classroom question before its reveal (the choice row as ``pages.teach.room_parts`` sends it) shows
+  no weight: no number in the status line, the tooltip or the legend, every cell the same colour.
 
 The steppers' words ("layer 0 (1st of 2)") are checked in ``test_explorer_reading.py``."""
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 
 import pytest
 
 from fixtures.explorer_runs import SENTENCE, classifier_run
+from model.lessons.classroom_kinds import choice_kinds
+from model.lessons.questions import build_question
 from viz.explorer import explorer_html, explorer_payload
 
 ROOT = '[data-testid="attention-explorer"]'
@@ -25,6 +30,7 @@ DEVICES = {
     "desktop": dict(viewport={"width": 1440, "height": 900}),
 }
 KEYBOARD_WORDS = ("Arrow", "Page Up", "Page Down", "Enter", "[ ]")
+DECIMAL = re.compile(r"\d\.\d")  # a weight as the explorer writes one ("0.1667", "≈ 0.49")
 
 
 @pytest.fixture(params=list(DEVICES))
@@ -36,10 +42,16 @@ def device(request, browser) -> Iterator[tuple[str, object]]:
         context.close()
 
 
-def open_file(context, tmp_path, payload: dict, name: str = "view"):
-    """The exported explorer of ``payload`` in a new page of ``context``, once it has drawn."""
+def open_file(context, tmp_path, payload: dict, name: str = "view", *, as_in_the_app: bool = False):
+    """The exported explorer of ``payload`` in a new page of ``context``, once it has drawn. ``as_in_the_app``:
+    the page behaves as the app's element does (a click selects and explains the cell, with no note that
+    the file cannot explain it), its message to Python going nowhere."""
     path = tmp_path / f"{name}.html"
-    path.write_text(explorer_html(payload, name), encoding="utf-8")
+    html = explorer_html(payload, name)
+    if as_in_the_app:
+        assert html.count('"standalone":true') == 1
+        html = html.replace('"standalone":true', '"standalone":false')
+    path.write_text(html, encoding="utf-8")
     page = context.new_page()
     page.goto(path.as_uri())
     page.locator(f"{ROOT} .ae-caption").wait_for(timeout=TIMEOUT_MS)
@@ -106,3 +118,51 @@ def test_a_cut_label_gives_its_whole_token_on_hover(browser, tmp_path) -> None:
         page.wait_for_function("s => s.title === ''", arg=stage.element_handle(), timeout=TIMEOUT_MS)
     finally:
         context.close()
+
+
+def choice_payload() -> dict:
+    """The explorer's data for a student's phone before the reveal, as the Classroom page builds it."""
+    from pages.teach.room_parts import without_weights  # imports streamlit: only where it is used
+
+    q = build_question("attend", 0, lambda task: None)  # "Which key does 1:is attend to most?"
+    return {**explorer_payload(without_weights(choice_kinds(q)), title=q.title), "compact": True}
+
+
+def test_a_question_shows_no_weight_before_the_reveal(device, tmp_path) -> None:
+    """A student's phone showed "selected: is → dessert : 0.1667" and "0 → 0.1667" under the map: the
+    choice row's stand-in weight, read as the model's."""
+    name, context = device
+    page = open_file(context, tmp_path, choice_payload(), as_in_the_app=True)
+    root = page.locator(ROOT)
+    lay = json.loads(root.get_attribute("data-layout"))
+    box = root.locator(CANVAS).bounding_box()
+    x, y = box["x"] + lay["x0"] + 4.5 * lay["c"], box["y"] + lay["y0"] + 0.5 * lay["c"]  # key 4: dessert
+    if name == "phone":
+        page.touchscreen.tap(x, y)
+    else:
+        page.mouse.move(x, y)
+        tip = root.locator(".ae-tip")
+        tip.wait_for(state="visible", timeout=TIMEOUT_MS)
+        assert tip.inner_text().startswith("is → dessert") and not DECIMAL.search(tip.inner_text())
+        page.mouse.click(x, y)
+    page.wait_for_function(
+        "() => /dessert/.test(document.querySelector('.ae-status-sel').textContent)", timeout=TIMEOUT_MS
+    )
+    assert text_of(page, ".ae-status-sel") == "selected: is → dessert"
+    legend = text_of(page, ".ae-legend")
+    assert "not shown" in legend and not root.locator(".ae-legend-bar").is_visible()
+    assert not DECIMAL.search(root.inner_text()), root.inner_text()  # no weight anywhere in the explorer
+    colours = root.locator(CANVAS).evaluate(
+        """(c, lay) => {  // the colour at the middle of every key's cell
+          const ctx = c.getContext('2d'), dpr = c.width / lay.W, out = new Set();
+          for (let j = 0; j < 6; j++) {
+            const px = ctx.getImageData((lay.x0 + (j + 0.5) * lay.c) * dpr, (lay.y0 + 0.2 * lay.c) * dpr, 1, 1).data;
+            out.add(px.slice(0, 3).join(','));
+          }
+          return [...out];
+        }""",
+        lay,
+    )
+    assert colours == ["240,242,246"], colours  # every key alike, in the second background, no weight's colour
+    state = json.loads(root.get_attribute("data-state"))
+    assert state["selected"]["key_token"] == "dessert" and state["selected"]["weight"] is None  # NaN: not sent

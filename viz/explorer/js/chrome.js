@@ -6,7 +6,7 @@
 import { mapMax } from "./data.js";
 import { el, sizeCanvas, tokenSpan } from "./dom.js";
 import { cellInfo, mapOf } from "./state.js";
-import { weightText } from "./readouts.js";
+import { weightSuffix } from "./readouts.js";
 import { svgButton } from "./svg.js";
 import { eachView, listedViews, viewOf } from "./views.js";
 
@@ -124,6 +124,11 @@ function k1Note(k) {
 }
 
 function drawLegend(ex) {
+  ex.legendBar.hidden = ex.kind.weightless;
+  if (ex.kind.weightless) {  // a kind sent without its weights (data.js): no scale, no number
+    ex.legendText.textContent = "weights not shown: every cell looks the same";
+    return;
+  }
   const { fs } = ex.theme, w = 8 * fs, h = Math.round(fs * 0.8), lut = ex.colours;
   if (ex.legendBar.dataset.fs !== String(fs)) {  // the colour bar depends on the type size only
     ex.legendBar.dataset.fs = String(fs);
@@ -148,5 +153,5 @@ export function drawStatus(ex) {
   if (!sel) return;
   const d = ex.doc;
   ex.statusSel.append(d.createTextNode("selected: "), tokenSpan(d, "ae-tok", sel.query_token), d.createTextNode(" → "),
-    tokenSpan(d, "ae-tok", sel.key_token), d.createTextNode(sel.masked ? ": masked" : `: ${weightText(sel)}`));
+    tokenSpan(d, "ae-tok", sel.key_token), d.createTextNode(weightSuffix(sel)));
 }

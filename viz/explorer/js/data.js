@@ -66,7 +66,19 @@ export function prepareKind(meta, weights) {
       return m;
     },
   };
-  return Object.assign(k, k.quantised ? q8Maps(k, meta, weights, maps) : f4Maps(k, meta, weights, maps));
+  Object.assign(k, k.quantised ? q8Maps(k, meta, weights, maps) : f4Maps(k, meta, weights, maps));
+  k.weightless = !k.quantised && weightless(k.w, mask, maps);
+  return k;
+}
+
+// Whether a kind came without its weights: every weight the model may attend to is NaN (not sent; a
+// classroom question before its reveal sends its row so). Its cells are drawn alike (theme.js) and no
+// number is written anywhere: the legend says so, the tooltip and the status line name the cell only.
+// A run with weights answers at its first visible cell. float32 only: q8 has no NaN.
+function weightless(w, mask, maps) {
+  const size = mask.length;
+  for (let m = 0; m < maps; m++) for (let i = 0; i < size; i++) if (mask[i] && !Number.isNaN(w[m * size + i])) return false;
+  return true;
 }
 
 // float32 maps: one array for the kind, a head is a view into it

@@ -47,7 +47,8 @@ export function drawStrip(ex) {
   if (row) for (let j = 0; j < k.nk; j++) if (k.mask[q * k.nk + j] && row[j] > m) m = row[j];
   for (let j = 0; j < k.nk; j++) {
     const span = spans[j + 1], visible = row && k.mask[q * k.nk + j];
-    span.style.backgroundColor = visible ? rgba(ex.theme.primaryRgb, ((0.85 * row[j]) / (m || 1)).toFixed(3)) : "";
+    const known = visible && !Number.isNaN(row[j]);  // a kind sent without weights tints no key
+    span.style.backgroundColor = known ? rgba(ex.theme.primaryRgb, ((0.85 * row[j]) / (m || 1)).toFixed(3)) : "";
     span.classList.toggle("ae-masked", !!row && !visible);
     span.classList.toggle("ae-on", (t && t.side === "k" && t.i === j) || (!!s.hover && s.hover.k === j) ||
       (!!t && t.side === "q" && k.sameTokens && t.i === j));
@@ -103,7 +104,7 @@ export function drawTip(ex) {
   ex.tipMain.replaceChildren();
   const d = ex.doc;
   ex.tipMain.append(tokenSpan(d, "ae-tok", info.query_token), d.createTextNode(" → "),
-    tokenSpan(d, "ae-tok", info.key_token), d.createTextNode(info.masked ? ": masked" : `: ${weightText(info)}`));
+    tokenSpan(d, "ae-tok", info.key_token), d.createTextNode(weightSuffix(info)));
   const k = ex.kind, kv = info.head !== null && k.group > 1 ? kvGroup(k, info.head) : null;
   const where = info.head === null ? ex.view.where
     : `head ${info.head}${kv ? ` (key/value head ${kv.g}, shared by heads ${kv.first}–${kv.last})` : ""}`;
@@ -113,7 +114,10 @@ export function drawTip(ex) {
   ex.tip.style.transform = `translate(${Math.min(x + 14, Math.max(0, W - ex.tip.offsetWidth - 4))}px, ${y + 16}px)`;
 }
 
-// a weight as the tooltip reads it: 4 decimals, "≈" where it came as one byte (q8)
-export function weightText(info) {
-  return `${info.approx ? "≈ " : ""}${info.weight.toFixed(4)}`;
+// what the tooltip and the status line write after "query → key": ": masked", or the weight to 4 decimals
+// ("≈" where it came as one byte, q8), or nothing where the weight was not sent (NaN: data.js's weightless)
+export function weightSuffix(info) {
+  if (info.masked) return ": masked";
+  if (Number.isNaN(info.weight)) return "";
+  return `: ${info.approx ? "≈ " : ""}${info.weight.toFixed(4)}`;
 }

@@ -22,11 +22,12 @@ export function cellsSvg(ex, values, key, box) {
   for (let q = 0; q < k.nq; q++) {
     for (let j = 0; j < k.nk; j++) {
       const i = q * k.nk + j, l = Math.min(255, Math.max(0, Math.round(values[i] * inv))) * 3;
+      const known = !Number.isNaN(values[i]);  // a weight not sent: theme.js's unknown colour, no data-w
+      const fill = !k.mask[i] ? masked : known ? hexOf([lut[l], lut[l + 1], lut[l + 2]]) : hexOf(th.unknownRgb);
       const r = svgNode(d, "rect", {
-        x: r2(box.x + j * sx), y: r2(box.y + q * sy), width: r2(sx), height: r2(sy),
-        fill: k.mask[i] ? hexOf([lut[l], lut[l + 1], lut[l + 2]]) : masked, "data-q": q, "data-k": j,
+        x: r2(box.x + j * sx), y: r2(box.y + q * sy), width: r2(sx), height: r2(sy), fill, "data-q": q, "data-k": j,
       });
-      if (k.mask[i]) r.setAttribute("data-w", values[i].toPrecision(6));
+      if (k.mask[i] && known) r.setAttribute("data-w", values[i].toPrecision(6));
       g.append(r);
     }
   }

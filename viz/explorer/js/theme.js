@@ -31,6 +31,8 @@ export function readTheme(ex) {
   // masked cells: the second background taken towards the text, a grey that no weight's blue is, in
   // the thumbnails too, where there is no room for the hatch
   theme.maskedRgb = rgb(theme.bg2).map((c, i) => Math.round(0.7 * c + 0.3 * theme.textRgb[i]));
+  // a weight not sent (NaN, data.js's weightless): the second background, the same for every such cell
+  theme.unknownRgb = rgb(theme.bg2);
   ex.hatch = makeHatch(ex.doc, theme);
   ex.cache.clear();
   for (const p of Object.values(ex.panes)) p.drawn = "";
@@ -110,9 +112,12 @@ export function mapImage(ex, k, key, values) {
   c.height = k.nq;
   const ctx = c.getContext("2d"), img = ctx.createImageData(k.nk, k.nq), px = img.data, lut = ex.colours;
   const inv = 255 / (scale === "max" ? mapMax(values, k.mask) : 1), [r, g, b] = ex.theme.maskedRgb;
+  const unknown = ex.theme.unknownRgb;
   for (let i = 0; i < k.size; i++) {
     const o = i * 4;
-    if (k.mask[i]) {
+    if (k.mask[i] && Number.isNaN(values[i])) {
+      px[o] = unknown[0]; px[o + 1] = unknown[1]; px[o + 2] = unknown[2];
+    } else if (k.mask[i]) {
       const j = Math.min(255, Math.max(0, Math.round(values[i] * inv))) * 3;
       px[o] = lut[j]; px[o + 1] = lut[j + 1]; px[o + 2] = lut[j + 2];
     } else {
