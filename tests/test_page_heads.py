@@ -167,7 +167,8 @@ def test_the_classifier_page_marks_the_roles_its_heads_play_here():
     at = apptest.run(apptest.page("classifier"))
     assert not at.exception
     captions = [c.value for c in at.caption if "Head finder roles" in c.value]
-    assert captions and ("●" in captions[0] or "○" in captions[0])
+    # the tiny random classifier plays no role (every best score near an even spread's): it says so
+    assert captions and "no head of this model plays one of them" in captions[0]
 
 
 def test_corpus_lines_are_escaped_in_the_examples():

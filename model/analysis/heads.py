@@ -67,6 +67,10 @@ from model.analysis.head_tensors import (
 
 __all__ = ["BASE_METRICS", "CROSS_METRICS", "EMPTY", "METRICS", "PATTERN_MAX", "PROBE_METRICS", "ROW_METRICS"]
 __all__ += ["KindTally", "applies", "deciles", "detect_score", "line_sums", "pattern_scores", "probe_sums"]
+# A model has a head for a role only when its best head scores at least this over the corpus: this share of
+# each row's weight on the role's key, several times what an even spread gives (about 0.05 on a 20-token
+# row). Below it the pages name no head for the role (a translator's best "induction" head scores 0.03).
+PLAYS = 0.3
 CHUNK = 1 << 22  # weights a line's metrics work on at once (32 MB as float64)
 METRIC_HELP = {
     "previous": "mean weight on the token just before the query",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import streamlit as st
 
+from model.analysis.heads import PLAYS
 from model.core.specs import SPECS, ModelSpec
 from model.training.history import HistoryError, MissingHistory, ProbeHistory
 from pages import heading
@@ -74,12 +75,6 @@ def follow(layer: int, head: int, probe: str | None) -> None:
     st.session_state["hist_lh"] = (layer, head)
     if probe:
         st.session_state["hist_probe"] = probe
-
-
-# A role's best head is followed only when it plays the role: at least this share of each row's weight on the
-# role's key, several times what an even spread gives (about 0.05 on a 20-token row). The best
-# duplicate-token head of a model without one scores 0.03, and a button naming it would mislead.
-PLAYS = 0.3
 
 
 def follow_buttons(history: ProbeHistory, kind: str, layers: int, heads: int) -> None:

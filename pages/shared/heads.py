@@ -26,7 +26,7 @@ from model.analysis.head_scan import (
     our_reader,
     scan,
 )
-from model.analysis.heads import line_sums, pattern_scores
+from model.analysis.heads import PLAYS, line_sums, pattern_scores
 from model.analysis.induction import induction_here
 from model.core.checkpoint import Checkpoint, default_dir
 from model.core.results import RunResult
@@ -51,6 +51,7 @@ ROLES = {
     "monotonic": "monotonic alignment",
 }
 ACTIVE = 0.75  # a head does its role here when its score on this input is at least this share of its corpus score
+
 MAX_SCANS = 4
 HUB_REPORTS = "heads_hub_reports"  # session: source -> the report the finder computed (the model pages read it)
 
@@ -252,8 +253,8 @@ def _query_ids(result: RunResult, name: str) -> list[int] | None:
 
 
 def roles_here(result: RunResult, report: dict) -> list[dict]:
-    """For each role (:data:`ROLES`, and ``induction`` on causal self-attention) of each kind, the finder's
-    top head over the corpus and its score on ``result``: ``{"role", "metric", "kind", "layer", "head",
+    """For each role (:data:`ROLES`, and ``induction`` on causal self-attention) of each kind that has a head
+    for it (corpus score at least :data:`PLAYS`), the finder's top head over the corpus and its score on ``result``: ``{"role", "metric", "kind", "layer", "head",
     "corpus", "here", "active"}``. Induction's score here is :func:`model.analysis.induction.induction_here`
     (its corpus score is the probe's); a text that repeats no token gives it none."""
     out = []
@@ -268,6 +269,8 @@ def roles_here(result: RunResult, report: dict) -> list[dict]:
             if not scored or metric not in here:
                 continue
             top = max(scored, key=lambda r: r[metric])
+            if top[metric] < PLAYS:
+                continue
             s, c = here[metric]
             l, h = top["layer"], top["head"]
             if l >= s.shape[0] or h >= s.shape[1] or c[l, h] == 0:
@@ -283,7 +286,8 @@ def roles_here(result: RunResult, report: dict) -> list[dict]:
 
 
 def role_inputs(source: str, report: dict, limit: int, characters: bool) -> list[dict]:
-    """Per role of :data:`ROLES` and induction, the finder's top head and an input that shows it at work: the
+    """Per role of :data:`ROLES` and induction that some head plays (:data:`PLAYS`), the finder's top head and
+    an input that shows it at work: the
     corpus line on which that head scored highest (its top example), and for induction a phrase written
     twice (the corpus's first line, cut to fit the model's ``limit`` twice). ``{"role", "metric", "kind",
     "layer", "head", "score", "input", "link"}``."""
@@ -293,6 +297,8 @@ def role_inputs(source: str, report: dict, limit: int, characters: bool) -> list
         if not scored:
             continue
         top = max(scored, key=lambda r: r[metric])
+        if top[metric] < PLAYS:
+            continue
         if metric == "induction":
             if not lines:
                 continue
@@ -344,6 +350,11 @@ def head_roles(result: RunResult, source: str) -> None:
         ]
         st.caption(
             f"**Head finder roles on this input** (● at least {ACTIVE:.0%} of its corpus score): " + " · ".join(parts)
+        )
+    elif report.get("heads"):
+        st.caption(
+            f"**Head finder roles:** no head of this model plays one of them (each role's best head puts less "
+            f"than {PLAYS:.0%} of its weight on the role's key over the corpus), so none is named here."
         )
 
 
