@@ -2,9 +2,11 @@
 and which option a click on it chooses. No streamlit here.
 
 Rounds that ask "which key wins for this query" (:data:`KEY_KINDS`) are answered by clicking the key.
-Before the reveal the explorer shows only the question's query row, every key with the same weight
-``1/T`` (what a softmax gives when every score is equal): the student sees the tokens and can hover
-and click them, and nothing in the colours, the tooltips or the strip hints at the answer. A click
+Before the reveal the explorer shows only the question's query row, every key alike: this module gives
+each the weight ``1/T`` (what a softmax gives when every score is equal), and the page sends those weights
+as NaN (``pages/teach/room_parts.without_weights``), so that no number reaches the browser. The student
+sees the tokens and can hover and click them, and nothing in the colours, the tooltips or the strip hints
+at the answer. A click
 can only land in that one row, so it always names a key of the question's query. After the reveal
 the same row comes back with the head's real weights, beside the head's whole ``(T, T)`` map.
 """
