@@ -214,10 +214,13 @@ def hub_reader(hub, max_tokens: int = MAX_TOKENS) -> Reader:
         ids, cut = encoded(line)
         return list(ids), cut
 
+    unk = tok.unk_token_id
+    not_read = specials_set - {unk}  # once: a tokenizer's attributes cost a lookup each (28 ms for 10 × 512 ids)
+
     def counted(ids: list[int]) -> tuple[int, int]:
         """Tokens read (specials but <unk> left out) and how many of them are <unk>."""
-        read = [i for i in ids if i not in specials_set - {tok.unk_token_id}]
-        return len(read), sum(i == tok.unk_token_id for i in read)
+        read = [i for i in ids if i not in not_read]
+        return len(read), sum(i == unk for i in read)
 
     def forward_lines(encoded: list[list[int]]) -> Layers:
         T = max(len(ids) for ids in encoded)
