@@ -85,5 +85,7 @@ def test_the_nearest_heads_keep_their_names_on_one_line(sized, app_url: str) -> 
     """Before: at 390 px each row of "Heads like this one" read "layer / 0 · / head / 0" down four lines."""
     page, width = sized
     open_page(page, app_url, "profiles")
+    # the table comes after the page's first drawing: on a busy machine it was not there yet
+    page.locator('[data-testid="stTable"] table').first.wait_for(state="attached", timeout=60_000)
     lines = page.evaluate(HEAD_CELL_LINES)
     assert len(lines) == 4 and set(lines) == {1}, f"{width} px: {lines}"  # the chosen head and its 3 nearest
