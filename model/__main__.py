@@ -285,14 +285,6 @@ def _hub(args: argparse.Namespace) -> None:
     print(json.dumps(report, ensure_ascii=False, default=float))
 
 
-def weights_digest(directory) -> str:
-    """The SHA-256 of a checkpoint's ``model.safetensors``, in hex."""
-    import hashlib
-    from pathlib import Path
-
-    return hashlib.sha256((Path(directory) / "model.safetensors").read_bytes()).hexdigest()
-
-
 def _heads(args: argparse.Namespace) -> None:
     """Score every head of a model over a corpus (model.analysis.head_scan); one JSON object. Under torchrun
     each process reads a share of the corpus and rank 0 prints the whole corpus's scores."""
@@ -308,7 +300,7 @@ def _heads(args: argparse.Namespace) -> None:
         read_corpus,
         scan,
     )
-    from model.core.checkpoint import CheckpointError, default_dir, load_checkpoint
+    from model.core.checkpoint import CheckpointError, default_dir, load_checkpoint, weights_digest
     from model.core.devices import choose
     from model.core.specs import SPECS
     from model.hub import HubError

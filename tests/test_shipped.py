@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from model.core.checkpoint import default_dir, load_checkpoint
+from model.core.checkpoint import default_dir, load_checkpoint, weights_digest
 from model.core.inference import classify, generate, translate
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
@@ -101,8 +101,6 @@ def test_heads_json_scores_the_weights_that_ship(task):
     """Every page names heads from heads.json, so it must describe the weights beside it: a checkpoint that
     ships without `python -m model heads <task> --examples --json > checkpoints/<task>/heads.json` fails."""
     import json
-
-    from model.__main__ import weights_digest
 
     report = json.loads((default_dir(task) / "heads.json").read_text(encoding="utf-8"))
     assert report.get("weights_sha256") == weights_digest(default_dir(task)), "heads.json is stale: recompute it"

@@ -7,6 +7,7 @@ that names the file and what is wrong.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 from dataclasses import dataclass, field
@@ -43,6 +44,11 @@ CHECKPOINTS_ENV = "ATTENTION_CHECKPOINTS"  # another root for checkpoints (tests
 def default_dir(task: str) -> Path:
     """``$ATTENTION_CHECKPOINTS/<task>`` when set, else the shipped ``checkpoints/<task>``."""
     return Path(os.environ.get(CHECKPOINTS_ENV) or ROOT / "checkpoints") / task
+
+
+def weights_digest(directory: str | os.PathLike) -> str:
+    """The SHA-256 of a checkpoint's ``model.safetensors``, in hex (``heads.json`` records the weights it scored)."""
+    return hashlib.sha256((Path(directory) / "model.safetensors").read_bytes()).hexdigest()
 
 
 def build_model(task: str, config: dict[str, Any]) -> nn.Module:
