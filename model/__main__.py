@@ -59,6 +59,7 @@ TRAIN_OPTIONS = (
     ("objective", str),
     ("card", str),
     ("pos-init", str),
+    ("layer-decay", float),
 )
 
 
@@ -401,11 +402,14 @@ def _snapshots(args: argparse.Namespace) -> None:
         ck = load_checkpoint(out, task=args.task, device=pick_device(args.device))
         lines = read_corpus(args.corpus or default_corpus(ck.spec))
         scored = score_snapshots(
-            ck, Path(args.work), lines, progress=lambda i, n: print(f"snapshot {i} of {n}", file=sys.stderr)
+            ck,
+            Path(args.work),
+            lines,
+            progress=lambda i, n: print(f"snapshot {i} of {n}", file=sys.stderr),
+            each=lambda so_far: write_roles(out, so_far, Path(args.work)),  # a stopped run keeps what it scored
         )
     except (CheckpointError, FileNotFoundError, ValueError) as err:
         sys.exit(f"error: {err}")
-    write_roles(out, scored, Path(args.work))
     print(json.dumps({str(e): v for e, v in scored.items()}))
 
 

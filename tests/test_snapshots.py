@@ -136,3 +136,16 @@ def test_card_line_reads_the_recorded_recipe_and_run():
     )
     assert card_line({"init_from": "checkpoints/generator"}).startswith("Fine-tuned from checkpoints/generator")
     assert card_line({}) == ""
+
+
+def test_each_snapshot_is_handed_on_as_it_is_scored(tiny, tmp_path):
+    """A scoring run stopped part-way (a device's time limit) keeps what it scored: ``each`` sees the
+    epochs scored so far after every snapshot, in order, and its last call holds them all."""
+    ck = load_checkpoint(tiny)
+    own = {k: v for k, v in ck.model.state_dict().items() if k != "lm_head.weight"}
+    for epoch in HISTORY_EPOCHS:
+        save_file({k: v.contiguous() for k, v in own.items()}, tmp_path / f"epoch{epoch:03d}.safetensors")
+    seen = []
+    scored = score_snapshots(ck, tmp_path, LINES, each=lambda so_far: seen.append(dict(so_far)))
+    assert [list(s) for s in seen] == [list(HISTORY_EPOCHS[: i + 1]) for i in range(len(HISTORY_EPOCHS))]
+    assert seen[-1] == scored

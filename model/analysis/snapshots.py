@@ -83,10 +83,16 @@ def snapshot_files(work: Path) -> dict[int, Path]:
 
 
 def score_snapshots(
-    ck: Checkpoint, work: Path, lines: Sequence[str], *, progress: Callable[[int, int], None] | None = None
+    ck: Checkpoint,
+    work: Path,
+    lines: Sequence[str],
+    *,
+    progress: Callable[[int, int], None] | None = None,
+    each: Callable[[dict[int, dict[str, Any]]], None] | None = None,
 ) -> dict[int, dict[str, Any]]:
     """Epoch -> :func:`score_snapshot` of each snapshot in ``work``, loaded into ``ck``'s model (which
-    is left holding the last snapshot's weights)."""
+    is left holding the last snapshot's weights). ``each`` gets the epochs scored so far after every
+    snapshot, so a run stopped part-way keeps what it scored."""
     files = snapshot_files(work)
     if not files:
         raise FileNotFoundError(f"{work}: no epochNNN.safetensors (train with --keep-snapshots)")
@@ -97,6 +103,8 @@ def score_snapshots(
         out[epoch] = score_snapshot(ck, lines, reader)
         if progress:
             progress(i + 1, len(files))
+        if each:
+            each(out)
     return out
 
 

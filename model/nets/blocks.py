@@ -58,10 +58,20 @@ class EncoderBlock(nn.Module):
     """Self-attention then feed-forward, each in a residual branch (pre- or post-norm)."""
 
     def __init__(
-        self, dim: int, heads: int, ff_dim: int, dropout: float, *, wide: bool = False, norm_first: bool = True
+        self,
+        dim: int,
+        heads: int,
+        ff_dim: int,
+        dropout: float,
+        *,
+        wide: bool = False,
+        norm_first: bool = True,
+        attn_dropout: float | None = None,
     ) -> None:
+        """``attn_dropout`` is the dropout on the attention weights; None: ``dropout``."""
         super().__init__()
-        self.attn = MultiHeadAttention(dim, heads, wide=wide, dropout=dropout)
+        a = dropout if attn_dropout is None else attn_dropout
+        self.attn = MultiHeadAttention(dim, heads, wide=wide, dropout=a)
         self.ff = FeedForward(dim, ff_dim, dropout)
         self.norm1, self.norm2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
         self.drop = nn.Dropout(dropout)
@@ -91,11 +101,21 @@ class DecoderBlock(nn.Module):
     """Masked self-attention, cross-attention over the encoder memory, then feed-forward."""
 
     def __init__(
-        self, dim: int, heads: int, ff_dim: int, dropout: float, *, wide: bool = False, norm_first: bool = True
+        self,
+        dim: int,
+        heads: int,
+        ff_dim: int,
+        dropout: float,
+        *,
+        wide: bool = False,
+        norm_first: bool = True,
+        attn_dropout: float | None = None,
     ) -> None:
+        """``attn_dropout`` is the dropout on both attentions' weights; None: ``dropout``."""
         super().__init__()
-        self.self_attn = MultiHeadAttention(dim, heads, wide=wide, dropout=dropout)
-        self.cross_attn = MultiHeadAttention(dim, heads, wide=wide, dropout=dropout)
+        a = dropout if attn_dropout is None else attn_dropout
+        self.self_attn = MultiHeadAttention(dim, heads, wide=wide, dropout=a)
+        self.cross_attn = MultiHeadAttention(dim, heads, wide=wide, dropout=a)
         self.ff = FeedForward(dim, ff_dim, dropout)
         self.norm1, self.norm2, self.norm3 = nn.LayerNorm(dim), nn.LayerNorm(dim), nn.LayerNorm(dim)
         self.drop = nn.Dropout(dropout)

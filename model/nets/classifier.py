@@ -21,6 +21,7 @@ class ClassifierConfig:
     ff_dim: int = 256  # hidden width of the feed-forward layer
     max_len: int = 64  # longest input in tokens; longer inputs are cut
     dropout: float = 0.1
+    attn_dropout: float | None = None  # dropout on the attention weights; None: the same as dropout
     wide: bool = False  # wide heads (full width each) instead of narrow slices
     pad_id: int = 0
 
@@ -33,7 +34,8 @@ class Classifier(nn.Module):
         self.pos_emb = nn.Embedding(c.max_len, c.dim)
         self.drop = nn.Dropout(c.dropout)
         self.blocks = nn.ModuleList(
-            EncoderBlock(c.dim, c.heads, c.ff_dim, c.dropout, wide=c.wide) for _ in range(c.layers)
+            EncoderBlock(c.dim, c.heads, c.ff_dim, c.dropout, wide=c.wide, attn_dropout=c.attn_dropout)
+            for _ in range(c.layers)
         )
         self.norm = nn.LayerNorm(c.dim)
         self.head = nn.Linear(c.dim, c.num_classes)

@@ -22,6 +22,7 @@ class GeneratorConfig:
     ff_dim: int = 512  # hidden width of the feed-forward layer
     block_size: int = 128  # context length in characters
     dropout: float = 0.1
+    attn_dropout: float | None = None  # dropout on the attention weights; None: the same as dropout
     wide: bool = False  # wide heads (full width each) instead of narrow slices
 
 
@@ -33,7 +34,8 @@ class Generator(nn.Module):
         self.pos_emb = nn.Embedding(c.block_size, c.dim)
         self.drop = nn.Dropout(c.dropout)
         self.blocks = nn.ModuleList(
-            EncoderBlock(c.dim, c.heads, c.ff_dim, c.dropout, wide=c.wide) for _ in range(c.layers)
+            EncoderBlock(c.dim, c.heads, c.ff_dim, c.dropout, wide=c.wide, attn_dropout=c.attn_dropout)
+            for _ in range(c.layers)
         )
         self.norm = nn.LayerNorm(c.dim)
         self.lm_head = nn.Linear(c.dim, c.vocab_size, bias=False)

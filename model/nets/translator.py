@@ -25,6 +25,7 @@ class TranslatorConfig:
     ff_dim: int = 512  # hidden width of the feed-forward layers
     max_len: int = 100  # longest sentence in tokens, <sos> and <eos> included
     dropout: float = 0.1
+    attn_dropout: float | None = None  # dropout on the attention weights; None: the same as dropout
     wide: bool = False  # wide heads (full width each) instead of narrow slices
     norm_first: bool = True  # pre-norm blocks; the seq2seq tutorial is post-norm (False)
     tie_embeddings: bool = True  # share the English input embedding with the output layer
@@ -42,7 +43,7 @@ class Translator(nn.Module):
         self.src_pos = nn.Embedding(c.max_len, c.dim)
         self.tgt_pos = nn.Embedding(c.max_len, c.dim)
         self.drop = nn.Dropout(c.dropout)
-        kw = dict(wide=c.wide, norm_first=c.norm_first)
+        kw = dict(wide=c.wide, norm_first=c.norm_first, attn_dropout=c.attn_dropout)
         self.encoder = nn.ModuleList(
             EncoderBlock(c.dim, c.heads, c.ff_dim, c.dropout, **kw) for _ in range(c.enc_layers)
         )

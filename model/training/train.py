@@ -12,6 +12,7 @@ import dataclasses
 import json
 import math
 import random
+import re
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -55,6 +56,7 @@ class TrainConfig:
     card: str = ""  # how it was trained, in words (data, objective, starting weights): the model card's line
     objective: str = "task"  # "task", or "mlm": the classifier's encoder pretrained as a masked language model
     pos_init: str = "default"  # "word": positional embeddings start at the scaled word embeddings' size
+    layer_decay: float = 1.0  # each block down from the top learns at this times the rate above it (ULMFiT, ELECTRA)
     model: dict[str, Any] = field(default_factory=dict)  # overrides of the model config
 
 
@@ -137,13 +139,7 @@ def train(cfg: TrainConfig, on_progress: Progress | None = None) -> dict[str, An
         raise ValueError(f"pos_init {cfg.pos_init!r}: 'default' or 'word'")
     if cfg.init_from and not (Path(cfg.work_dir or Path("runs") / cfg.task) / "state.json").exists():
         start_from(model, cfg.init_from)
-    decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
-    no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
-    opt = torch.optim.AdamW(
-        [{"params": decay, "weight_decay": cfg.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
-        lr=cfg.lr,
-        betas=(0.9, 0.98),
-    )
+    opt = torch.optim.AdamW(param_groups(model, cfg.weight_decay, cfg.layer_decay), lr=cfg.lr, betas=(0.9, 0.98))
     work = Path(cfg.work_dir or Path("runs") / cfg.task)
     out = Path(cfg.out_dir or default_dir(cfg.task))
     work.mkdir(parents=True, exist_ok=True)
@@ -168,8 +164,9 @@ def train(cfg: TrainConfig, on_progress: Progress | None = None) -> dict[str, An
                 continue  # resuming mid-epoch: skip batches already seen (same seeded order)
             used = base_seconds + time.time() - start_time
             time_frac = used / (cfg.max_minutes * 60) if cfg.max_minutes else 0.0
+            rate = lr_at(progress["step"], total, cfg, time_frac)
             for g in opt.param_groups:
-                g["lr"] = lr_at(progress["step"], total, cfg, time_frac)
+                g["lr"] = rate * g["lr_scale"]
             batch = [b.to(device) for b in batch]
             loss, n_tok = task.loss(model, batch, cfg)
             opt.zero_grad(set_to_none=True)
@@ -188,7 +185,7 @@ def train(cfg: TrainConfig, on_progress: Progress | None = None) -> dict[str, An
                     "total": total,
                     "loss": losses[-1],
                     "tokens_per_s": tokens / max(elapsed, 1e-9),
-                    "lr": opt.param_groups[0]["lr"],
+                    "lr": rate,
                 }
             )
             if cfg.max_minutes and base_seconds + time.time() - start_time > cfg.max_minutes * 60:
@@ -229,6 +226,30 @@ def train(cfg: TrainConfig, on_progress: Progress | None = None) -> dict[str, An
                 ship(out, model, bundle, cfg, task, metrics, history, n_params)
             save_state(work, model, opt, progress)  # the averaged weights are what ships next
     return progress["best"]
+
+
+def param_groups(model: nn.Module, weight_decay: float, layer_decay: float = 1.0) -> list[dict[str, Any]]:
+    """AdamW's groups: matrices decay by ``weight_decay``, vectors not; and, with ``layer_decay`` below 1,
+    discriminative rates (Howard & Ruder 2018; Clark et al. 2020's layer-wise decay): the parameters
+    above the last block (final norm, output head) keep the full rate (``lr_scale`` 1), block i of n
+    learns at ``layer_decay ** (n - i)`` times it, and what comes before the blocks (embeddings) at
+    ``layer_decay ** (n + 1)``. It scales how far each depth moves from its starting weights; every
+    parameter of a depth, attention or not, gets the same rate."""
+    blocks = [int(m.group(1)) for n, _ in model.named_parameters() if (m := re.match(r"(?:.*\.)?blocks\.(\d+)\.", n))]
+    if layer_decay != 1.0 and not blocks:
+        raise ValueError("layer_decay needs a model whose layers are named blocks.<i>")
+    top = max(blocks, default=-1) + 1
+    seen_block = False
+    groups: dict[tuple[float, float], list[nn.Parameter]] = {}
+    for name, p in model.named_parameters():
+        m = re.match(r"(?:.*\.)?blocks\.(\d+)\.", name)
+        if m:
+            seen_block, depth = True, int(m.group(1)) + 1
+        else:  # before the first block's parameters: embeddings; after: norm and head
+            depth = top + 1 if seen_block else 0
+        scale = layer_decay ** (top + 1 - depth)
+        groups.setdefault((scale, weight_decay if p.dim() >= 2 else 0.0), []).append(p)
+    return [{"params": ps, "weight_decay": wd, "lr_scale": sc} for (sc, wd), ps in groups.items()]
 
 
 def positions_at_word_scale(model: nn.Module) -> list[str]:
