@@ -246,7 +246,9 @@ def teacher_summary(store: RoomStore, code: str) -> None:
     for what, make in (("participants", participants_csv), ("answers", answers_csv), ("questions", questions_csv)):
         st.download_button(
             f"Download {what} (CSV)",
-            data=lambda make=make: make(summarise(store.data(code))).encode("utf-8"),
+            # bytes, not a callable: the same summary gives the same file (and address) on every rerun, so
+            # a rerun while the browser fetches it cannot withdraw it ("Download canceled")
+            data=make(s).encode("utf-8"),
             file_name=f"room-{code}-{what}.csv",
             mime="text/csv",
             key=f"cr_csv_{what}",
