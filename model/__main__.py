@@ -60,6 +60,7 @@ TRAIN_OPTIONS = (
     ("card", str),
     ("pos-init", str),
     ("layer-decay", float),
+    ("mlm-weight", float),
 )
 
 

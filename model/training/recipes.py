@@ -335,16 +335,50 @@ def _eval_attention(model, *inputs: Tensor) -> AttentionMaps:
         model.train(was)
 
 
+@dataclass
+class ClassifierWithMLMRecipe(MaskedLMRecipe):
+    """Fine-tuning with the masked-LM objective kept beside the task, as an auxiliary loss (Chronopoulou et
+    al. 2019 keep the language model's loss while fine-tuning on small data): each step adds ``mlm_weight``
+    times the masked loss of a batch of the pretraining sentences (drawn at random, masked as in
+    :class:`MaskedLMRecipe`) to the classification loss of a batch of SST-2. Validation and the shipped
+    checkpoint are the classifier's: accuracy on SST-2 dev, and the weights without the masked-LM bias."""
+
+    def steps_per_epoch(self, b, cfg) -> int:
+        return ClassifierRecipe.steps_per_epoch(self, b, cfg)
+
+    def batches(self, b, cfg, gen, steps):
+        vocab, max_len = b["vocab"], int(cfg.model.get("max_len", ClassifierConfig.max_len))
+        for ids, y in ClassifierRecipe.batches(self, b, cfg, gen, steps):
+            pick = torch.randint(len(b["texts"]), (len(y),), generator=gen).tolist()
+            rows = [vocab.encode(b["texts"][j][:max_len]) or [vocab.unk_id] for j in pick]
+            yield (ids, y, *self._masked(rows, len(vocab), gen))
+
+    def loss(self, model, batch, cfg):
+        ids, y, x, target = batch
+        task, n_task = ClassifierRecipe.loss(self, model, (ids, y), cfg)
+        mlm, n_mlm = MaskedLMRecipe.loss(self, model, (x, target), cfg)
+        return task + cfg.mlm_weight * mlm, n_task + n_mlm
+
+    def evaluate(self, model, b, cfg) -> dict[str, Any]:
+        return ClassifierRecipe.evaluate(self, model, b, cfg)
+
+    def shipped(self, model: MaskedLM) -> Classifier:
+        """The classifier inside ``model`` (its weights, shared), without the masked-LM bias."""
+        out = Classifier(model.config).to(next(model.parameters()).device)
+        out.load_state_dict({k: v for k, v in model.state_dict().items() if k != "mlm_bias"})
+        return out
+
+
 RECIPES = {"classifier": ClassifierRecipe, "generator": GeneratorRecipe, "translator": TranslatorRecipe}
 
 
 def get(name: str, objective: str = "task"):
     if name not in RECIPES:
         raise ValueError(f"unknown task {name!r}; choose one of {', '.join(RECIPES)}")
-    if objective == "mlm":
+    if objective in ("mlm", "task+mlm"):
         if name != "classifier":
-            raise ValueError("--objective mlm pretrains the classifier's encoder only")
-        return MaskedLMRecipe()
+            raise ValueError(f"--objective {objective} is the classifier's only")
+        return MaskedLMRecipe() if objective == "mlm" else ClassifierWithMLMRecipe()
     if objective != "task":
-        raise ValueError(f"unknown objective {objective!r}; choose task or mlm")
+        raise ValueError(f"unknown objective {objective!r}; choose task, mlm or task+mlm")
     return RECIPES[name]()

@@ -54,8 +54,10 @@ class TrainConfig:
     keep_snapshots: bool = False  # keep every evaluation's weights in work_dir (epochNNN.safetensors)
     repeat_share: float = 0.0  # generator: share of training windows holding a repeated span (Olsson et al. 2022)
     card: str = ""  # how it was trained, in words (data, objective, starting weights): the model card's line
-    objective: str = "task"  # "task", or "mlm": the classifier's encoder pretrained as a masked language model
+    objective: str = "task"  # "task"; "mlm": the classifier's encoder pretrained as a masked language model;
+    # "task+mlm": the classifier fine-tuned with the masked-LM loss kept beside its own
     pos_init: str = "default"  # "word": positional embeddings start at the scaled word embeddings' size
+    mlm_weight: float = 1.0  # objective "task+mlm": the masked-LM loss's weight beside the task's
     layer_decay: float = 1.0  # each block down from the top learns at this times the rate above it (ULMFiT, ELECTRA)
     model: dict[str, Any] = field(default_factory=dict)  # overrides of the model config
 
@@ -210,7 +212,7 @@ def train(cfg: TrainConfig, on_progress: Progress | None = None) -> dict[str, An
             )
         if progress["best"] is None or metrics["score"] > progress["best"]["score"]:
             progress["best"] = metrics
-            ship(out, model, bundle, cfg, task, metrics, history, n_params)
+            ship(out, model, bundle, cfg, task, metrics, history)
         save_state(work, model, opt, progress)
         if cfg.max_minutes and progress["seconds"] > cfg.max_minutes * 60:
             report({"event": "time_limit", "minutes": cfg.max_minutes})
@@ -223,7 +225,7 @@ def train(cfg: TrainConfig, on_progress: Progress | None = None) -> dict[str, An
             report({"event": "eval_average", **metrics})
             if metrics["score"] > progress["best"]["score"]:
                 progress["best"] = metrics
-                ship(out, model, bundle, cfg, task, metrics, history, n_params)
+                ship(out, model, bundle, cfg, task, metrics, history)
             save_state(work, model, opt, progress)  # the averaged weights are what ships next
     return progress["best"]
 
@@ -299,16 +301,17 @@ def average_snapshots(work: Path, model: nn.Module, last: int, epochs: Iterable[
     return len(files)
 
 
-def ship(out: Path, model, bundle, cfg: TrainConfig, task, metrics, history, n_params) -> None:
+def ship(out: Path, model, bundle, cfg: TrainConfig, task, metrics, history) -> None:
+    kept = getattr(task, "shipped", lambda m: m)(model)  # a recipe may train more than it ships
     settings = {k: v for k, v in dataclasses.asdict(cfg).items() if k not in ("data_dir", "out_dir", "work_dir")}
     device = next(model.parameters()).device
     settings["device_name"] = torch.cuda.get_device_name(device) if device.type == "cuda" else device.type.upper()
     save_checkpoint(
         out,
         cfg.task,
-        model,
+        kept,
         task.vocabs(bundle),
-        training={**settings, "params": n_params, "history": history},
+        training={**settings, "params": sum(p.numel() for p in kept.parameters()), "history": history},
         results={k: v for k, v in metrics.items() if k != "score"},
     )
 

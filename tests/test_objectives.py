@@ -1,0 +1,98 @@
+"""The classifier's training objectives: ``mlm`` (its encoder pretrained as a masked language model) and
+``task+mlm`` (fine-tuned with the masked-LM loss kept beside the classification loss), end to end on tiny
+data, and the combined loss against its definition."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn.functional as F
+from safetensors.torch import load_file
+
+from model.__main__ import TRAIN_OPTIONS
+from model.core.checkpoint import load_checkpoint
+from model.nets.classifier import Classifier, ClassifierConfig, MaskedLM
+from model.training import recipes
+from model.training.train import TrainConfig
+from tests.test_cli import data, evaluate, train  # noqa: F401  (data is a fixture)
+
+SMALL = ClassifierConfig(vocab_size=40, dim=16, heads=2, layers=1, ff_dim=32, max_len=12, dropout=0.0)
+
+
+def test_the_cli_takes_the_mlm_weight():
+    assert ("mlm-weight", float) in TRAIN_OPTIONS
+
+
+def test_objectives_are_the_classifiers_only():
+    assert isinstance(recipes.get("classifier", "task+mlm"), recipes.ClassifierWithMLMRecipe)
+    with pytest.raises(ValueError, match="classifier's only"):
+        recipes.get("generator", "task+mlm")
+    with pytest.raises(ValueError, match="task, mlm or task"):
+        recipes.get("classifier", "contrastive")
+
+
+def test_the_combined_loss_is_the_task_loss_plus_the_weighted_masked_loss():
+    torch.manual_seed(0)
+    model = MaskedLM(SMALL).eval()
+    ids, y = torch.randint(4, 40, (3, 7)), torch.tensor([0, 1, 1])
+    x = torch.randint(4, 40, (3, 9))
+    target = torch.full_like(x, -100)
+    target[0, 2], target[1, 5], target[2, 0] = 11, 23, 7
+    cfg = TrainConfig(task="classifier", objective="task+mlm", mlm_weight=0.25, label_smoothing=0.1)
+    got, n = recipes.ClassifierWithMLMRecipe().loss(model, (ids, y, x, target), cfg)
+    logits, _ = model(ids)
+    task = F.cross_entropy(logits, y, label_smoothing=0.1)
+    words = model.masked_logits(x)
+    # brute force: the mean over the three predicted positions of -log p(word)
+    mlm = -sum(F.log_softmax(words[b, t], -1)[w] for b, t, w in ((0, 2, 11), (1, 5, 23), (2, 0, 7))) / 3
+    torch.testing.assert_close(got, task + 0.25 * mlm)
+    assert n == ids.numel() + x.numel()  # no padding in either batch
+
+
+def test_the_shipped_classifier_is_the_trained_one_without_the_masked_lm_bias():
+    torch.manual_seed(1)
+    model = MaskedLM(SMALL).eval()
+    with torch.no_grad():
+        model.mlm_bias.normal_()
+    shipped = recipes.ClassifierWithMLMRecipe().shipped(model)
+    assert type(shipped) is Classifier and "mlm_bias" not in shipped.state_dict()
+    ids = torch.randint(4, 40, (2, 6))
+    torch.testing.assert_close(shipped.eval()(ids)[0], model(ids)[0])
+
+
+def test_pretrain_then_fine_tune_with_the_masked_loss_ships_a_classifier(data, tmp_path, capsys):  # noqa: F811
+    mlm_out = tmp_path / "mlm" / "out"
+    train("classifier", data, mlm_out, tmp_path / "mlm" / "work", "--objective", "mlm", "--epochs", "1")
+    assert "mlm_bias" in load_file(str(mlm_out / "model.safetensors"))
+    out, work = tmp_path / "ft" / "out", tmp_path / "ft" / "work"
+    state = train(
+        "classifier",
+        data,
+        out,
+        work,
+        "--objective",
+        "task+mlm",
+        "--mlm-weight",
+        "0.5",
+        "--init-from",
+        str(mlm_out),
+        "--epochs",
+        "2",
+        "--keep-snapshots",
+    )
+    assert [h["epoch"] for h in state["history"]] == [1, 2]
+    assert all("dev_accuracy" in h for h in state["history"])  # validated as the classifier
+    ck = load_checkpoint(out, task="classifier")  # loads strictly: no masked-LM bias left in it
+    assert type(ck.model) is Classifier
+    assert ck.training["objective"] == "task+mlm" and ck.training["mlm_weight"] == 0.5
+    assert ck.training["params"] == sum(p.numel() for p in ck.model.parameters())
+    meta = json.loads((out / "config.json").read_text())
+    assert meta["results"]["dev_accuracy"] == max(h["dev_accuracy"] for h in state["history"])
+    result = evaluate("classifier", out, capsys, "--data", str(Path(data) / "sst2" / "dev.txt"))
+    assert result["accuracy"] == meta["results"]["dev_accuracy"]
+    # the encoder started from the pretrained one (the masked-LM bias moved on from it, so it trained too)
+    snap = load_file(str(work / "epoch002.safetensors"))
+    assert not torch.equal(snap["mlm_bias"], load_file(str(mlm_out / "model.safetensors"))["mlm_bias"])
