@@ -125,12 +125,15 @@ class MaskedLMRecipe(ClassifierRecipe):
         swap = pick & (roll >= 0.8) & (roll < 0.9)
         return torch.where(swap, torch.randint(4, vocab_size, ids.shape, generator=gen), x), target
 
-    def batches(self, b, cfg, gen, steps):
+    def _texts_masked(self, b, cfg, picks: list[int], gen: torch.Generator) -> tuple[Tensor, Tensor]:
+        """The texts ``picks`` as ids (cut to the model's length), masked by :meth:`_masked`."""
         vocab, max_len = b["vocab"], int(cfg.model.get("max_len", ClassifierConfig.max_len))
+        return self._masked([vocab.encode(b["texts"][j][:max_len]) or [vocab.unk_id] for j in picks], len(vocab), gen)
+
+    def batches(self, b, cfg, gen, steps):
         order = torch.randperm(len(b["texts"]), generator=gen).tolist()
         for i in range(0, len(order), cfg.batch_size):
-            rows = [vocab.encode(b["texts"][j][:max_len]) or [vocab.unk_id] for j in order[i : i + cfg.batch_size]]
-            yield self._masked(rows, len(vocab), gen)
+            yield self._texts_masked(b, cfg, order[i : i + cfg.batch_size], gen)
 
     def loss(self, model, batch, cfg):
         x, target = batch
@@ -347,11 +350,9 @@ class ClassifierWithMLMRecipe(MaskedLMRecipe):
         return ClassifierRecipe.steps_per_epoch(self, b, cfg)
 
     def batches(self, b, cfg, gen, steps):
-        vocab, max_len = b["vocab"], int(cfg.model.get("max_len", ClassifierConfig.max_len))
         for ids, y in ClassifierRecipe.batches(self, b, cfg, gen, steps):
             pick = torch.randint(len(b["texts"]), (len(y),), generator=gen).tolist()
-            rows = [vocab.encode(b["texts"][j][:max_len]) or [vocab.unk_id] for j in pick]
-            yield (ids, y, *self._masked(rows, len(vocab), gen))
+            yield (ids, y, *self._texts_masked(b, cfg, pick, gen))
 
     def loss(self, model, batch, cfg):
         ids, y, x, target = batch

@@ -237,19 +237,18 @@ def param_groups(model: nn.Module, weight_decay: float, layer_decay: float = 1.0
     learns at ``layer_decay ** (n - i)`` times it, and what comes before the blocks (embeddings) at
     ``layer_decay ** (n + 1)``. It scales how far each depth moves from its starting weights; every
     parameter of a depth, attention or not, gets the same rate."""
-    blocks = [int(m.group(1)) for n, _ in model.named_parameters() if (m := re.match(r"(?:.*\.)?blocks\.(\d+)\.", n))]
-    if layer_decay != 1.0 and not blocks:
+    named = [(re.match(r"(?:.*\.)?blocks\.(\d+)\.", n), p) for n, p in model.named_parameters()]
+    n_blocks = max((int(m.group(1)) + 1 for m, _ in named if m), default=0)
+    if layer_decay != 1.0 and not n_blocks:
         raise ValueError("layer_decay needs a model whose layers are named blocks.<i>")
-    top = max(blocks, default=-1) + 1
     seen_block = False
     groups: dict[tuple[float, float], list[nn.Parameter]] = {}
-    for name, p in model.named_parameters():
-        m = re.match(r"(?:.*\.)?blocks\.(\d+)\.", name)
+    for m, p in named:
         if m:
             seen_block, depth = True, int(m.group(1)) + 1
         else:  # before the first block's parameters: embeddings; after: norm and head
-            depth = top + 1 if seen_block else 0
-        scale = layer_decay ** (top + 1 - depth)
+            depth = n_blocks + 1 if seen_block else 0
+        scale = layer_decay ** (n_blocks + 1 - depth)
         groups.setdefault((scale, weight_decay if p.dim() >= 2 else 0.0), []).append(p)
     return [{"params": ps, "weight_decay": wd, "lr_scale": sc} for (sc, wd), ps in groups.items()]
 
