@@ -361,6 +361,22 @@ def test_join_modules_drops_imports_and_exports(tmp_path) -> None:
     )
 
 
+def test_join_modules_follows_imports_from_another_folder_once(tmp_path) -> None:
+    """Paths are relative to the importing module, as a browser reads them: the matrix view takes its SVG
+    nodes from the explorer's folder, and a module two importers reach by different paths is joined once."""
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "app").mkdir()
+    (tmp_path / "shared" / "c.js").write_text("export const c = 3;\n")
+    (tmp_path / "shared" / "n.js").write_text('import { c } from "./c.js";\nexport function n() { return c; }\n')
+    (tmp_path / "app" / "b.js").write_text('import { c } from "../shared/c.js";\nexport const b = c;\n')
+    (tmp_path / "app" / "a.js").write_text(
+        'import { b } from "./b.js";\nimport { n } from "../shared/n.js";\nexport default function () { return b + n(); }\n'
+    )
+    joined = join_modules(tmp_path / "app", "a.js")
+    assert re.findall(r"^// ---- (.*)$", joined, re.M) == ["../shared/c.js", "b.js", "../shared/n.js", "a.js"]
+    assert joined.count("const c = 3;") == 1
+
+
 @pytest.mark.parametrize(
     "a, b, error",
     [

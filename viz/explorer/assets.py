@@ -15,6 +15,7 @@ can also import as they are.
 from __future__ import annotations
 
 import functools
+import posixpath
 import re
 from pathlib import Path
 
@@ -22,7 +23,7 @@ HERE = Path(__file__).resolve().parent
 JS = HERE / "js"
 ENTRY = "main.js"
 
-IMPORT = re.compile(r'import \{(?P<names>[\w$,\s]+)\} from "\./(?P<file>[\w-]+\.js)";')
+IMPORT = re.compile(r'import \{(?P<names>[\w$,\s]+)\} from "(?P<file>(?:\./|(?:\.\./)+)[\w/-]+\.js)";')
 EXPORT = re.compile(r"^export (?=(?:async function|function|class|const|let) )")
 DECLARED = re.compile(r"(?:export )?(?:async )?(?:function\*?|class|const|let|var) +([\w$]+)")
 CONST = re.compile(r"(?:export )?(?:const|let) ")
@@ -41,9 +42,11 @@ def script() -> str:
 
 
 def join_modules(folder: Path, entry: str) -> str:
-    """The ES module ``folder/entry`` and every module it imports from ``folder``, in dependency order
-    (a module after those it imports), as one script: their ``import`` lines dropped and the
-    ``export`` keyword taken off their declarations, except the entry's ``export default``.
+    """The ES module ``folder/entry`` and every module it imports, in dependency order (a module after
+    those it imports), as one script: their ``import`` lines dropped and the ``export`` keyword taken
+    off their declarations, except the entry's ``export default``. An import's path is relative to the
+    importing module, as a browser reads it (``"./cells.js"``, ``"../explorer/js/svgnodes.js"``); each
+    module is named by its path from ``folder`` and joined once.
 
     Raises ValueError for what would make the joined script differ from the modules: an import other
     than ``import { a, b } from "./file.js";`` (one line), a name imported that the module does not
@@ -65,10 +68,11 @@ def join_modules(folder: Path, entry: str) -> str:
                 m = IMPORT.fullmatch(line.strip())
                 if m is None:
                     raise ValueError(f'{name}: write imports as import {{ a, b }} from "./file.js"; not {line!r}')
-                visit(m["file"])
-                missing = {n.strip() for n in m["names"].split(",")} - _exported(texts[m["file"]])
+                imported = posixpath.normpath(posixpath.join(posixpath.dirname(name), m["file"]))
+                visit(imported)
+                missing = {n.strip() for n in m["names"].split(",")} - _exported(texts[imported])
                 if missing:
-                    raise ValueError(f"{name} imports {sorted(missing)} from {m['file']}, which does not export them")
+                    raise ValueError(f"{name} imports {sorted(missing)} from {imported}, which does not export them")
             elif line.startswith("export default") and name != entry:
                 raise ValueError(f"{name}: only the entry ({entry}) may have an export default")
         visiting.pop()

@@ -2,9 +2,7 @@
 // table is, and the file name its title gives (slug). matrixview.js's "SVG" button saves it.
 
 import { fmt, ink } from "./cells.js";
-
-const SVG_NS = "http://www.w3.org/2000/svg";
-const XML_BAD = /[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu;  // not allowed in XML 1.0
+import { svgNode, svgText, svgToken, xmlText } from "../explorer/js/svgnodes.js";
 
 // The shown matrix as one standalone SVG document (text), laid out as the table is: the heading,
 // the title, a <rect> and its printed number per cell in the cell's colour and ink, the column
@@ -47,9 +45,9 @@ export function matrixSvg(view) {
   const xs = [rowW];
   colW.forEach((w, j) => xs.push(xs[j] + w + 1));  // border-spacing: 1px
   const heads = svgNode(d, "g", { "data-axis": "columns", "text-anchor": "middle" });
-  colLabels.forEach((c, j) => heads.append(svgLabel(d, c, p.cols[j], xs[j] + colW[j] / 2, rowH / 2)));
+  colLabels.forEach((c, j) => heads.append(svgToken(d, c, p.cols[j], xs[j] + colW[j] / 2, rowH / 2)));
   const rows = svgNode(d, "g", { "data-axis": "rows", "text-anchor": "end" });
-  rowLabels.forEach((r, i) => rows.append(svgLabel(d, r, p.rows[i], rowW - pad, rowH * (i + 1.5) + i)));
+  rowLabels.forEach((r, i) => rows.append(svgToken(d, r, p.rows[i], rowW - pad, rowH * (i + 1.5) + i)));
   const cells = svgNode(d, "g", { "data-cells": "" }), numbers = svgNode(d, "g", { "text-anchor": "end", "data-numbers": "" });
   const marked = new Set((p.marks || []).map(([i, j]) => i * m + j)), marks = svgNode(d, "g", { fill: "none", stroke: ink0, "stroke-width": 2, "stroke-dasharray": "4 2" });
   for (let i = 0; i < n; i++) {
@@ -116,35 +114,4 @@ function svgLegend(view, d, defs, body, fs, y, width) {
 
 export function slug(text) {
   return String(text).toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "");
-}
-
-function xmlText(text) {
-  return String(text).replace(XML_BAD, "\uFFFD");
-}
-
-function svgNode(d, tag, attrs) {
-  const e = d.createElementNS(SVG_NS, tag);
-  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, String(v));
-  return e;
-}
-
-// a line of text centred on y; o: weight, opacity
-function svgText(d, text, x, y, o = {}) {
-  const t = svgNode(d, "text", { x: Math.round(x * 100) / 100, y: Math.round(y * 100) / 100, "dominant-baseline": "central" });
-  if (o.weight) t.setAttribute("font-weight", o.weight);
-  if (o.opacity) t.setAttribute("fill-opacity", o.opacity);
-  t.setAttributeNS("http://www.w3.org/XML/1998/namespace", "xml:space", "preserve");
-  t.textContent = xmlText(text);  // text, never markup: the serializer escapes < & >
-  return t;
-}
-
-// a row or column label as shown, with the whole label in a <title> when the shown one is cut
-function svgLabel(d, shown, full, x, y) {
-  const t = svgText(d, shown, x, y);
-  if (shown !== full) {
-    const title = svgNode(d, "title");
-    title.textContent = xmlText(full);
-    t.append(title);
-  }
-  return t;
 }

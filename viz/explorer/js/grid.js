@@ -7,7 +7,8 @@
 import { BIG_MAP } from "./data.js";
 import { el, sizeCanvas } from "./dom.js";
 import { heatmapView } from "./heatmap.js";
-import { MAX_SVG_CELLS, cellsSvg, imageSvg, svgNode, svgText } from "./svgdoc.js";
+import { MAX_SVG_CELLS, cellsSvg, imageSvg } from "./svgdoc.js";
+import { svgNode, svgText } from "./svgnodes.js";
 import { font, mapImage } from "./theme.js";
 import { OVER, defineView, ownState } from "./view.js";
 

@@ -4,7 +4,8 @@
 
 import { BIG_MAP, mapMax } from "./data.js";
 import { el, sizeCanvas } from "./dom.js";
-import { cellsSvg, svgNode, svgToken } from "./svgdoc.js";
+import { cellsSvg } from "./svgdoc.js";
+import { svgNode, svgToken } from "./svgnodes.js";
 import { fitText, font, labelWidths, mapImage, rgba } from "./theme.js";
 import { defineView, marked, outsideWindow, ownState } from "./view.js";
 

@@ -5,7 +5,8 @@
 
 import { mapMax, topKeys } from "./data.js";
 import { el, sizeCanvas } from "./dom.js";
-import { svgNode, svgText, svgToken, r2, textWidth } from "./svgdoc.js";
+import { textWidth } from "./svgdoc.js";
+import { svgNode, svgText, svgToken, r2 } from "./svgnodes.js";
 import { fitText, font, labelWidths, rgba } from "./theme.js";
 import { ALL, defineView, marked, ownState } from "./view.js";
 

@@ -13,7 +13,8 @@
 // pdf` / Inkscape turn it into a PDF: no PDF library is bundled (its text would need embedded fonts).
 
 import { el } from "./dom.js";
-import { SVG_NS, defineHatch, defineScale, svgAttrs, svgNode, svgText, textWidth, xmlText } from "./svgdoc.js";
+import { defineHatch, defineScale, textWidth } from "./svgdoc.js";
+import { SVG_NS, svgAttrs, svgNode, svgText, xmlText } from "./svgnodes.js";
 import { rgba } from "./theme.js";
 
 // The "SVG" button of the bar: saves the shown view as <title>-<kind>-<view>….svg.

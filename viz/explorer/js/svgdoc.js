@@ -1,15 +1,13 @@
-// The SVG export's means: the nodes, text and token labels it is made of, a map as cells (or as the
-// screen's image of it), the hatch and the colour scale. svg.js writes the document; each view's
-// module draws itself with these (its svg()). Text goes in through textContent only, and characters
-// XML 1.0 does not allow become U+FFFD, so the file always parses.
+// The SVG export's means beyond its nodes (svgnodes.js): a map as cells (or as the screen's image of
+// it), the hatch and the colour scale. svg.js writes the document; each view's module draws itself
+// with these (its svg()).
 
 import { el } from "./dom.js";
 import { mapMax } from "./data.js";
 import { rgba } from "./theme.js";
+import { r2, svgNode } from "./svgnodes.js";
 
-export const SVG_NS = "http://www.w3.org/2000/svg";
 export const MAX_SVG_CELLS = 65536;  // one <rect> a cell up to a 256 × 256 map (or all of a grid's)
-const XML_BAD = /[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu;  // not allowed in XML 1.0
 
 // the map `values` of the shown kind in the box {x, y, w, h}: a <rect> per cell, coloured as mapImage
 // colours it (0 to 1 or to the map's largest weight, masked cells grey, hatched where `hatch`)
@@ -65,38 +63,6 @@ export function defineScale(d, defs, stops) {
   defs.append(grad);
 }
 
-// a token label: its shown text, and the whole token in a <title> when the label cuts it
-export function svgToken(d, shown, full, x, y) {
-  const t = svgText(d, shown, x, y);
-  if (full !== shown) {
-    const title = svgNode(d, "title");
-    title.textContent = xmlText(full);
-    t.append(title);
-  }
-  return t;
-}
-
-export function svgText(d, text, x, y, o = {}) {
-  const t = svgNode(d, "text", { x: r2(x), y: r2(y), "dominant-baseline": "central" });
-  if (o.anchor) t.setAttribute("text-anchor", o.anchor);
-  if (o.weight) t.setAttribute("font-weight", o.weight);
-  if (o.size) t.setAttribute("font-size", r2(o.size));
-  if (o.opacity) t.setAttribute("fill-opacity", o.opacity);
-  t.setAttributeNS("http://www.w3.org/XML/1998/namespace", "xml:space", "preserve");  // spaces as typed
-  t.textContent = xmlText(text);  // text, never markup: the serializer escapes < & >
-  return t;
-}
-
-export function svgNode(d, tag, a) {
-  const e = d.createElementNS(SVG_NS, tag);
-  if (a) svgAttrs(e, a);
-  return e;
-}
-
-export function svgAttrs(e, a) {
-  for (const [n, v] of Object.entries(a)) if (n !== "xmlns") e.setAttribute(n, String(v));
-}
-
 export function textWidth(ex) {
   const ctx = ex.base.getContext("2d");
   return (text, bold) => {
@@ -104,9 +70,5 @@ export function textWidth(ex) {
     return ctx.measureText(text).width;
   };
 }
-
-export function xmlText(text) { return String(text).replace(XML_BAD, "\uFFFD"); }
-
-export function r2(v) { return Math.round(v * 100) / 100; }
 
 export function hexOf(rgb) { return `#${rgb.map((c) => c.toString(16).padStart(2, "0")).join("")}`; }
