@@ -61,6 +61,9 @@ TRAIN_OPTIONS = (
     ("pos-init", str),
     ("layer-decay", float),
     ("mlm-weight", float),
+    ("teacher", str),
+    ("distill-weight", float),
+    ("temperature", float),
 )
 
 

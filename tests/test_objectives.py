@@ -24,13 +24,14 @@ SMALL = ClassifierConfig(vocab_size=40, dim=16, heads=2, layers=1, ff_dim=32, ma
 
 def test_the_cli_takes_the_mlm_weight():
     assert ("mlm-weight", float) in TRAIN_OPTIONS
+    assert {("teacher", str), ("distill-weight", float), ("temperature", float)} <= set(TRAIN_OPTIONS)
 
 
 def test_objectives_are_the_classifiers_only():
     assert isinstance(recipes.get("classifier", "task+mlm"), recipes.ClassifierWithMLMRecipe)
     with pytest.raises(ValueError, match="classifier's only"):
         recipes.get("generator", "task+mlm")
-    with pytest.raises(ValueError, match="task, mlm or task"):
+    with pytest.raises(ValueError, match=r"task, mlm, task\+mlm or task\+distill"):
         recipes.get("classifier", "contrastive")
 
 
@@ -96,3 +97,86 @@ def test_pretrain_then_fine_tune_with_the_masked_loss_ships_a_classifier(data, t
     # the encoder started from the pretrained one (the masked-LM bias moved on from it, so it trained too)
     snap = load_file(str(work / "epoch002.safetensors"))
     assert not torch.equal(snap["mlm_bias"], load_file(str(mlm_out / "model.safetensors"))["mlm_bias"])
+
+
+def test_the_soft_target_loss_is_hintons_kl_at_temperature():
+    torch.manual_seed(2)
+    student, teacher = torch.randn(4, 2), torch.randn(4, 2) * 3
+    t = 2.5
+    # brute force: for each row, sum over classes of p log(p / q), p and q the tempered softmaxes
+    kl = 0.0
+    for s_row, t_row in zip(student.tolist(), teacher.tolist()):
+        p = [torch.tensor(v / t).exp().item() for v in t_row]
+        q = [torch.tensor(v / t).exp().item() for v in s_row]
+        p, q = [v / sum(p) for v in p], [v / sum(q) for v in q]
+        kl += sum(pi * torch.tensor(pi / qi).log().item() for pi, qi in zip(p, q))
+    got = recipes.distillation_loss(student, teacher, t)
+    torch.testing.assert_close(got, torch.tensor(kl / 4 * t * t), rtol=1e-5, atol=1e-6)
+    assert recipes.distillation_loss(teacher, teacher, t).abs() < 1e-6  # a student that answers as taught
+
+
+def test_the_distilled_loss_mixes_the_labelled_loss_and_the_soft_targets_on_both_batches():
+    torch.manual_seed(3)
+    student, teacher = Classifier(SMALL).eval(), Classifier(SMALL).eval()
+    recipe = recipes.DistilledClassifierRecipe(teacher=teacher)
+    ids, y = torch.randint(4, 40, (3, 5)), torch.tensor([1, 0, 1])
+    extra = torch.randint(4, 40, (2, 8))
+    cfg = TrainConfig(task="classifier", objective="task+distill", distill_weight=0.3, temperature=2.0)
+    got, n = recipe.loss(student, (ids, y, extra), cfg)
+    both = torch.cat([F.pad(ids, (0, 3)), extra])  # the labelled rows padded to the other rows' width
+    s_logits, t_logits = student(both)[0], teacher(both)[0]
+    task = F.cross_entropy(s_logits[:3], y, label_smoothing=cfg.label_smoothing)
+    soft = (
+        F.kl_div(
+            F.log_softmax(s_logits / 2, -1), F.log_softmax(t_logits / 2, -1), log_target=True, reduction="batchmean"
+        )
+        * 4
+    )
+    torch.testing.assert_close(got, 0.7 * task + 0.3 * soft)
+    assert n == ids.numel() + extra.numel()
+    assert all(p.grad is None for p in teacher.parameters())
+
+
+def test_distillation_needs_a_teacher_with_the_same_vocabulary(data, tmp_path):  # noqa: F811
+    cfg = TrainConfig(task="classifier", objective="task+distill", data_dir=data)
+    with pytest.raises(ValueError, match="needs --teacher"):
+        recipes.get("classifier", "task+distill").prepare(cfg)
+    other = tmp_path / "other"
+    train("classifier", data, other, tmp_path / "w0", "--epochs", "1")
+    meta = json.loads((other / "config.json").read_text())
+    meta["vocabs"]["words"] = [*meta["vocabs"]["words"][:-1], "zzz-not-in-sst2"]
+    (other / "config.json").write_text(json.dumps(meta))
+    cfg = TrainConfig(task="classifier", objective="task+distill", data_dir=data, teacher=str(other))
+    with pytest.raises(ValueError, match="vocabulary is not this classifier's"):
+        recipes.get("classifier", "task+distill").prepare(cfg)
+
+
+def test_fine_tune_from_a_teacher_ships_a_classifier_and_leaves_the_teacher_as_it_was(data, tmp_path, capsys):  # noqa: F811
+    teacher = tmp_path / "teacher"
+    train("classifier", data, teacher, tmp_path / "tw", "--epochs", "1")
+    before = load_file(str(teacher / "model.safetensors"))
+    out = tmp_path / "student"
+    state = train(
+        "classifier",
+        data,
+        out,
+        tmp_path / "sw",
+        "--objective",
+        "task+distill",
+        "--teacher",
+        str(teacher),
+        "--distill-weight",
+        "0.6",
+        "--temperature",
+        "3",
+        "--epochs",
+        "2",
+    )
+    assert [h["epoch"] for h in state["history"]] == [1, 2] and all("dev_accuracy" in h for h in state["history"])
+    ck = load_checkpoint(out, task="classifier")
+    assert ck.training["teacher"] == str(teacher) and ck.training["distill_weight"] == 0.6
+    assert ck.training["temperature"] == 3.0
+    after = load_file(str(teacher / "model.safetensors"))
+    assert all(torch.equal(before[k], after[k]) for k in before)
+    result = evaluate("classifier", out, capsys, "--data", str(Path(data) / "sst2" / "dev.txt"))
+    assert result["accuracy"] == json.loads((out / "config.json").read_text())["results"]["dev_accuracy"]

@@ -370,16 +370,75 @@ class ClassifierWithMLMRecipe(MaskedLMRecipe):
         return out
 
 
+def distillation_loss(student: Tensor, teacher: Tensor, temperature: float) -> Tensor:
+    """Hinton et al. (2015)'s soft-target loss: KL(softmax(teacher / T) || softmax(student / T)), times
+    T² so its gradients keep their size as T changes; the mean over rows."""
+    t = temperature
+    log_p = torch.log_softmax(teacher / t, dim=-1)
+    log_q = torch.log_softmax(student / t, dim=-1)
+    return (log_p.exp() * (log_p - log_q)).sum(-1).mean() * t * t
+
+
+@dataclass
+class DistilledClassifierRecipe(ClassifierRecipe):
+    """Fine-tuning against a trained classifier's answers as well as the labels (knowledge distillation,
+    Hinton et al. 2015). Each step's loss is ``(1 - w)`` times the labelled cross-entropy plus ``w``
+    times :func:`distillation_loss` on the SST-2 batch and on as many other English sentences
+    (Multi30k's English side, words hidden at the word-dropout rate), which carry no label but the
+    teacher's answer: Tang et al. (2019) distil into a small network on such added text. The teacher
+    (``cfg.teacher``, a classifier checkpoint with the same vocabulary) only answers; it never learns."""
+
+    teacher: Any = None
+
+    def prepare(self, cfg) -> dict[str, Any]:
+        from model.core.checkpoint import load_checkpoint
+
+        if not cfg.teacher:
+            raise ValueError("--objective task+distill needs --teacher DIR (a classifier checkpoint)")
+        b = super().prepare(cfg)
+        ck = load_checkpoint(cfg.teacher, task="classifier")
+        if ck.vocabs["words"].itos != b["vocab"].itos:
+            raise ValueError(f"{cfg.teacher}: the teacher's vocabulary is not this classifier's")
+        self.teacher = ck.model.eval().requires_grad_(False)
+        _, en = load_multi30k("train", cfg.data_dir)
+        b["texts"] = [tokenize(s, "en") for s in en]
+        return b
+
+    def batches(self, b, cfg, gen, steps):
+        vocab, p_drop = b["vocab"], float(cfg.model.get("word_dropout", 0.0))
+        max_len = int(cfg.model.get("max_len", ClassifierConfig.max_len))
+        for ids, y in ClassifierRecipe.batches(self, b, cfg, gen, steps):
+            pick = torch.randint(len(b["texts"]), (len(y),), generator=gen).tolist()
+            hide = torch.rand(len(y), max_len, generator=gen) < p_drop
+            rows = [vocab.encode(b["texts"][j][:max_len]) or [vocab.unk_id] for j in pick]
+            rows = [[vocab.unk_id if hide[r, k] else t for k, t in enumerate(row)] for r, row in enumerate(rows)]
+            yield ids, y, pad_batch(rows, 0)
+
+    def loss(self, model, batch, cfg):
+        ids, y, extra = batch
+        width = max(ids.shape[1], extra.shape[1])
+        both = torch.cat([torch.nn.functional.pad(t, (0, width - t.shape[1])) for t in (ids, extra)])
+        self.teacher.to(ids.device)
+        with torch.no_grad():
+            taught = self.teacher(both)[0]
+        logits, _ = model(both)
+        task = torch.nn.functional.cross_entropy(logits[: len(y)], y, label_smoothing=cfg.label_smoothing)
+        soft = distillation_loss(logits, taught, cfg.temperature)
+        w = cfg.distill_weight
+        return (1 - w) * task + w * soft, int((both != 0).sum())
+
+
 RECIPES = {"classifier": ClassifierRecipe, "generator": GeneratorRecipe, "translator": TranslatorRecipe}
 
 
 def get(name: str, objective: str = "task"):
     if name not in RECIPES:
         raise ValueError(f"unknown task {name!r}; choose one of {', '.join(RECIPES)}")
-    if objective in ("mlm", "task+mlm"):
+    extra = {"mlm": MaskedLMRecipe, "task+mlm": ClassifierWithMLMRecipe, "task+distill": DistilledClassifierRecipe}
+    if objective in extra:
         if name != "classifier":
             raise ValueError(f"--objective {objective} is the classifier's only")
-        return MaskedLMRecipe() if objective == "mlm" else ClassifierWithMLMRecipe()
+        return extra[objective]()
     if objective != "task":
-        raise ValueError(f"unknown objective {objective!r}; choose task, mlm or task+mlm")
+        raise ValueError(f"unknown objective {objective!r}; choose task, mlm, task+mlm or task+distill")
     return RECIPES[name]()

@@ -59,6 +59,9 @@ class TrainConfig:
     pos_init: str = "default"  # "word": positional embeddings start at the scaled word embeddings' size
     mlm_weight: float = 1.0  # objective "task+mlm": the masked-LM loss's weight beside the task's
     layer_decay: float = 1.0  # each block down from the top learns at this times the rate above it (ULMFiT, ELECTRA)
+    teacher: str | None = None  # objective "task+distill": the classifier checkpoint whose answers are learned
+    distill_weight: float = 0.5  # objective "task+distill": the soft targets' share of the loss
+    temperature: float = 2.0  # objective "task+distill": the softmax temperature of the soft targets
     model: dict[str, Any] = field(default_factory=dict)  # overrides of the model config
 
 
