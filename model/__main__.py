@@ -64,6 +64,8 @@ TRAIN_OPTIONS = (
     ("teacher", str),
     ("distill-weight", float),
     ("temperature", float),
+    ("lexicon", str),
+    ("freeze", str),
 )
 
 

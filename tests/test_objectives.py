@@ -14,6 +14,7 @@ from safetensors.torch import load_file
 
 from model.__main__ import TRAIN_OPTIONS
 from model.core.checkpoint import load_checkpoint
+from model.core.tokenize import Vocab
 from model.nets.classifier import Classifier, ClassifierConfig, MaskedLM
 from model.training import recipes
 from model.training.train import TrainConfig
@@ -180,3 +181,29 @@ def test_fine_tune_from_a_teacher_ships_a_classifier_and_leaves_the_teacher_as_i
     assert all(torch.equal(before[k], after[k]) for k in before)
     result = evaluate("classifier", out, capsys, "--data", str(Path(data) / "sst2" / "dev.txt"))
     assert result["accuracy"] == json.loads((out / "config.json").read_text())["results"]["dev_accuracy"]
+
+
+def test_rated_words_become_one_word_examples_in_the_sentences_vocabulary(tmp_path):
+    lexicon = tmp_path / "lexicon.txt"
+    lexicon.write_text(
+        "good\t1.9\t0.9\t[2, 1]\nbad\t-2.5\t0.6\t[-3, -2]\nfine\t0.8\t0.4\t[1, 1]\n"
+        "awful\t-2.0\t0.5\t[-2, -2]\nzesty\t2.2\t0.5\t[2, 2]\nnot a rating line\n",
+        encoding="utf-8",
+    )
+    vocab = Vocab(["<pad>", "<unk>", "<bos>", "<eos>", "good", "bad", "fine", "awful", "film"])
+    got = recipes.lexicon_examples(str(lexicon), vocab)
+    # |mean| >= 1 and a word of the vocabulary: fine (0.8) is too weak, zesty is not a word it holds
+    assert got == [(1, ["good"]), (0, ["bad"]), (0, ["awful"])]
+    with pytest.raises(ValueError, match="no rated word"):
+        recipes.lexicon_examples(str(lexicon), Vocab(["<pad>", "<unk>", "<bos>", "<eos>", "film"]))
+
+
+def test_a_lexicon_adds_examples_but_leaves_the_vocabulary_as_the_sentences_make_it(data, tmp_path):  # noqa: F811
+    plain = recipes.get("classifier").prepare(TrainConfig(task="classifier", data_dir=data))
+    word = plain["vocab"].itos[-1]  # the rarest word: one more count would move it in a vocabulary built on both
+    lexicon = tmp_path / "lexicon.txt"
+    lexicon.write_text(f"{word}\t-3.0\t0.5\t[-3]\nnot-in-sst2\t3.0\t0.5\t[3]\n", encoding="utf-8")
+    cfg = TrainConfig(task="classifier", data_dir=data, lexicon=str(lexicon))
+    b = recipes.get("classifier").prepare(cfg)
+    assert b["vocab"].itos == plain["vocab"].itos
+    assert b["train"] == plain["train"] + [(0, [word])]

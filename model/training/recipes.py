@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -37,12 +38,37 @@ def pad_batch(rows: list[list[int]], pad: int) -> Tensor:
     return torch.tensor([r + [pad] * (width - len(r)) for r in rows])
 
 
+LEXICON_STRENGTH = 1.0  # a rated word becomes an example when its mean rating is at least this far from 0
+
+
+def lexicon_examples(path: str, vocab: Vocab) -> list[tuple[int, list[str]]]:
+    """Rated words as one-word labelled examples: ``(1, [word])`` for a mean rating of at least
+    :data:`LEXICON_STRENGTH`, ``(0, [word])`` for one of at most minus that. ``path`` is a word list in
+    VADER's format (Hutto & Gilbert 2014: a word, its mean rating from -4 to 4, then other columns, split by
+    tabs). Only words the vocabulary holds are kept. SST's own training phrases carry labels down to
+    single words; SST-2's sentences alone do not, so such a list puts those word-level labels back."""
+    out = []
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        word, _, rest = line.partition("\t")
+        try:
+            mean = float(rest.split("\t", 1)[0])
+        except ValueError:
+            continue  # a line that is not a rated word
+        if word in vocab.stoi and abs(mean) >= LEXICON_STRENGTH:
+            out.append((int(mean > 0), [word]))
+    if not out:
+        raise ValueError(f"{path}: no rated word of this vocabulary (expected 'word<TAB>mean rating' lines)")
+    return out
+
+
 @dataclass
 class ClassifierRecipe:
     def prepare(self, cfg) -> dict[str, Any]:
         train = [(y, tokenize(s, "en")) for y, s in load_sst2("train", cfg.data_dir)]
         dev = load_sst2("dev", cfg.data_dir)
         vocab = Vocab.build((t for _, t in train), min_freq=int(cfg.model.get("min_freq", 1)))
+        if cfg.lexicon:  # after the vocabulary, which stays the sentences' own
+            train += lexicon_examples(cfg.lexicon, vocab)
         return {"train": train, "dev": dev, "vocab": vocab}
 
     def build(self, b, cfg) -> Classifier:

@@ -62,6 +62,8 @@ class TrainConfig:
     teacher: str | None = None  # objective "task+distill": the classifier checkpoint whose answers are learned
     distill_weight: float = 0.5  # objective "task+distill": the soft targets' share of the loss
     temperature: float = 2.0  # objective "task+distill": the softmax temperature of the soft targets
+    lexicon: str | None = None  # classifier: a rated word list (VADER's format) added as one-word examples
+    freeze: str = ""  # comma-separated parameter-name prefixes kept as they start (e.g. "blocks.0.")
     model: dict[str, Any] = field(default_factory=dict)  # overrides of the model config
 
 
@@ -144,6 +146,7 @@ def train(cfg: TrainConfig, on_progress: Progress | None = None) -> dict[str, An
         raise ValueError(f"pos_init {cfg.pos_init!r}: 'default' or 'word'")
     if cfg.init_from and not (Path(cfg.work_dir or Path("runs") / cfg.task) / "state.json").exists():
         start_from(model, cfg.init_from)
+    freeze(model, cfg.freeze)
     opt = torch.optim.AdamW(param_groups(model, cfg.weight_decay, cfg.layer_decay), lr=cfg.lr, betas=(0.9, 0.98))
     work = Path(cfg.work_dir or Path("runs") / cfg.task)
     out = Path(cfg.out_dir or default_dir(cfg.task))
@@ -231,6 +234,22 @@ def train(cfg: TrainConfig, on_progress: Progress | None = None) -> dict[str, An
                 ship(out, model, bundle, cfg, task, metrics, history)
             save_state(work, model, opt, progress)  # the averaged weights are what ships next
     return progress["best"]
+
+
+def freeze(model: nn.Module, prefixes: str) -> list[str]:
+    """Keep the parameters whose names start with one of the comma-separated ``prefixes`` as they are
+    (no gradient, so AdamW leaves them): the lower layers of a pretrained model kept, as in feature-based
+    transfer (Peters et al. 2019 compare it with fine-tuning them). Returns the frozen names; a prefix
+    that names no parameter raises."""
+    wanted = [p.strip() for p in prefixes.split(",") if p.strip()]
+    names = [n for n, _ in model.named_parameters()]
+    if unknown := [w for w in wanted if not any(n.startswith(w) for n in names)]:
+        raise ValueError(f"freeze: no parameter name starts with {', '.join(map(repr, unknown))}")
+    frozen = [n for n in names if n.startswith(tuple(wanted))] if wanted else []
+    for n, p in model.named_parameters():
+        if n in frozen:
+            p.requires_grad_(False)
+    return frozen
 
 
 def param_groups(model: nn.Module, weight_decay: float, layer_decay: float = 1.0) -> list[dict[str, Any]]:
