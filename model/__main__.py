@@ -145,26 +145,37 @@ def _average(args: argparse.Namespace) -> None:
 
     from model.core.checkpoint import default_dir, load_checkpoint, save_checkpoint
     from model.training import evaluate
-    from model.training.train import average_snapshots
+    from model.training.train import average_snapshots, load_mean
 
-    first, _, last = args.epochs.partition("-")
-    epochs = list(range(int(first), int(last or first) + 1))
+    if bool(args.epochs) == bool(args.checkpoints):
+        sys.exit("average needs --epochs (one run's snapshots) or --checkpoints (a soup of fine-tunes), not both")
     out = Path(args.out) if args.out else default_dir(args.task)
-    ck = load_checkpoint(Path(args.base) if args.base else out, task=args.task)  # config and vocabularies
-    work = Path(args.work) if args.work else Path("runs") / args.task
-    try:
-        average_snapshots(work, ck.model, 0, epochs)
-    except FileNotFoundError as err:
-        sys.exit(str(err))
-    results: dict = {"averaged_epochs": epochs}
+    base = Path(args.base) if args.base else Path(args.checkpoints[0]) if args.checkpoints else out
+    ck = load_checkpoint(base, task=args.task)  # config and vocabularies
+    if args.checkpoints:
+        try:
+            load_mean(ck.model, [Path(d) / "model.safetensors" for d in args.checkpoints])
+        except (FileNotFoundError, ValueError) as err:
+            sys.exit(str(err))
+        results: dict = {"averaged_checkpoints": args.checkpoints}
+    else:
+        first, _, last = args.epochs.partition("-")
+        epochs = list(range(int(first), int(last or first) + 1))
+        work = Path(args.work) if args.work else Path("runs") / args.task
+        try:
+            average_snapshots(work, ck.model, 0, epochs)
+        except FileNotFoundError as err:
+            sys.exit(str(err))
+        results = {"averaged_epochs": epochs}
+    if ck.spec.output == "classes" and args.data:
+        results.update(dev_accuracy=evaluate.evaluate_classifier(ck, args.data)["accuracy"])
     if ck.spec.output == "text" and args.src and args.ref:
         scores = evaluate.evaluate_translator(ck, args.src, args.ref, beam_size=1)
         results.update(
             val_bleu=scores["bleu"], val_sacrebleu=scores["sacrebleu"], val_sentences=scores.get("sentences")
         )
-    save_checkpoint(
-        out, args.task, ck.model, ck.vocabs, training={**ck.training, "averaged_epochs": epochs}, results=results
-    )
+    kept = {k: v for k, v in results.items() if k.startswith("averaged_")}
+    save_checkpoint(out, args.task, ck.model, ck.vocabs, training={**ck.training, **kept}, results=results)
     print(json.dumps({"out": str(out), **results}))
 
 
@@ -456,9 +467,11 @@ def main(argv: list[str] | None = None) -> None:
     e.add_argument("--device", default="auto")
     e.set_defaults(func=_evaluate)
 
-    a = sub.add_parser("average", help="ship the mean of saved epoch snapshots as a checkpoint")
+    a = sub.add_parser("average", help="ship the mean of saved epoch snapshots, or of checkpoints, as a checkpoint")
     a.add_argument("task", choices=tasks)
-    a.add_argument("--epochs", required=True, help="a range of snapshot epochs, e.g. 9-16")
+    a.add_argument("--epochs", default=None, help="a range of snapshot epochs, e.g. 9-16")
+    a.add_argument("--checkpoints", nargs="+", default=None, help="checkpoint directories fine-tuned from one start")
+    a.add_argument("--data", help="classifier: labelled sentences, to record the averaged model's accuracy")
     a.add_argument("--work", default=None, help="where the snapshots are (default: runs/<task>)")
     a.add_argument("--base", default=None, help="checkpoint giving config and vocabularies (default: --out)")
     a.add_argument("--out", default=None, help="where the averaged checkpoint goes (default: checkpoints/<task>)")

@@ -188,6 +188,40 @@ def test_average_ships_the_mean_of_the_chosen_snapshots(data: Path, tmp_path: Pa
         main(["average", "translator", "--epochs", "8-9", "--work", str(work), "--base", str(out), "--out", str(avg)])
 
 
+def test_average_of_checkpoints_ships_their_mean_and_its_accuracy(data: Path, tmp_path: Path, capsys) -> None:
+    start = tmp_path / "start"
+    train("classifier", data, start, tmp_path / "w0", "--epochs", "1")
+    runs = [tmp_path / f"ft{seed}" for seed in (1, 2)]
+    for seed, run in zip((1, 2), runs):
+        train("classifier", data, run, tmp_path / f"w{seed}", "--init-from", str(start), "--seed", str(seed))
+    weights = [load_file(str(r / "model.safetensors")) for r in runs]
+    soup, dev = tmp_path / "soup", data / "sst2" / "dev.txt"
+    capsys.readouterr()
+    main(["average", "classifier", "--checkpoints", *map(str, runs), "--out", str(soup), "--data", str(dev)])
+    printed = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert printed["averaged_checkpoints"] == [str(r) for r in runs]
+    ck = load_checkpoint(soup, task="classifier")
+    for name, value in ck.model.state_dict().items():
+        torch.testing.assert_close(value, (weights[0][name] + weights[1][name]) / 2)
+    assert printed["dev_accuracy"] == evaluate("classifier", soup, capsys, "--data", str(dev))["accuracy"]
+    assert ck.training["averaged_checkpoints"] == printed["averaged_checkpoints"]
+    with pytest.raises(SystemExit, match="not both"):
+        main(["average", "classifier", "--checkpoints", str(runs[0]), "--epochs", "1", "--out", str(soup)])
+    with pytest.raises(SystemExit, match="model.safetensors"):
+        main(
+            [
+                "average",
+                "classifier",
+                "--checkpoints",
+                str(tmp_path / "nowhere"),
+                "--base",
+                str(start),
+                "--out",
+                str(soup),
+            ]
+        )
+
+
 def test_evaluate_without_its_files_says_what_it_needs(tmp_path: Path) -> None:
     from fixtures.tiny import make_checkpoints
 

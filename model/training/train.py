@@ -322,11 +322,22 @@ def average_snapshots(work: Path, model: nn.Module, last: int, epochs: Iterable[
             raise FileNotFoundError(f"no snapshot {', '.join(missing)} in {work}")
     if len(files) < (2 if epochs is None else 1):
         return 0
+    return load_mean(model, files)
+
+
+def load_mean(model: nn.Module, files: Iterable[str | Path]) -> int:
+    """Load the uniform mean of the weight files into ``model``: of one run's snapshots, or of
+    fine-tunes from one start (a "model soup", Wortsman et al. 2022). Weights the model lacks (a
+    masked-LM bias) are left out; a file that lacks one of the model's weights raises ValueError.
+    Returns how many files were averaged."""
     states = [load_file(str(f)) for f in files]
+    own = model.state_dict()
+    if missing := sorted({k for s in states for k in own if k not in s}):
+        raise ValueError(f"a weight file lacks {', '.join(missing[:3])}")
     dev = next(model.parameters()).device
-    avg = {k: (sum(s[k].float() for s in states) / len(states)).to(dev) for k in states[0]}
-    model.load_state_dict(avg, strict=False)
-    return len(files)
+    avg = {k: (sum(s[k].float() for s in states) / len(states)).to(dev) for k in own}
+    model.load_state_dict(avg)
+    return len(states)
 
 
 def ship(out: Path, model, bundle, cfg: TrainConfig, task, metrics, history) -> None:
