@@ -183,46 +183,27 @@ def test_fine_tune_from_a_teacher_ships_a_classifier_and_leaves_the_teacher_as_i
     assert result["accuracy"] == json.loads((out / "config.json").read_text())["results"]["dev_accuracy"]
 
 
-def test_rated_words_become_one_word_examples_and_grow_the_vocabulary_at_its_end(tmp_path):
+def test_rated_words_become_one_word_examples_in_the_sentences_vocabulary(tmp_path):
     lexicon = tmp_path / "lexicon.txt"
     lexicon.write_text(
         "good\t1.9\t0.9\t[2, 1]\nbad\t-2.5\t0.6\t[-3, -2]\nfine\t0.8\t0.4\t[1, 1]\n"
-        "zesty\t2.2\t0.5\t[2, 2]\ncan't stand\t-1.5\t0.5\t[-2, -1]\nnot a rating line\n",
+        "awful\t-2.0\t0.5\t[-2, -2]\nzesty\t2.2\t0.5\t[2, 2]\nnot a rating line\n",
         encoding="utf-8",
     )
-    # |mean| >= 1 and one token as the tokenizer reads it: fine (0.8) is too weak, "can't stand" is three tokens
-    rated = recipes.rated_words(str(lexicon))
-    assert rated == [("good", 1.9), ("bad", -2.5), ("zesty", 2.2)]
-    vocab = Vocab(["<pad>", "<unk>", "<bos>", "<eos>", "film", "good", "bad"])
-    grown, examples = recipes.with_lexicon(vocab, rated)
-    assert grown.itos == [*vocab.itos, "zesty"]  # the sentences' words keep their ids
-    assert examples == [(1, ["good"]), (0, ["bad"]), (1, ["zesty"])]
-    lexicon.write_text("meh\t0.3\t0.1\t[0]\n", encoding="utf-8")
+    vocab = Vocab(["<pad>", "<unk>", "<bos>", "<eos>", "good", "bad", "fine", "awful", "film"])
+    got = recipes.lexicon_examples(str(lexicon), vocab)
+    # |mean| >= 1 and a word of the vocabulary: fine (0.8) is too weak, zesty is not a word it holds
+    assert got == [(1, ["good"]), (0, ["bad"]), (0, ["awful"])]
     with pytest.raises(ValueError, match="no rated word"):
-        recipes.rated_words(str(lexicon))
+        recipes.lexicon_examples(str(lexicon), Vocab(["<pad>", "<unk>", "<bos>", "<eos>", "film"]))
 
 
-def test_a_lexicon_adds_examples_and_keeps_the_sentences_ids(data, tmp_path):  # noqa: F811
+def test_a_lexicon_adds_examples_but_leaves_the_vocabulary_as_the_sentences_make_it(data, tmp_path):  # noqa: F811
     plain = recipes.get("classifier").prepare(TrainConfig(task="classifier", data_dir=data))
     word = plain["vocab"].itos[-1]  # the rarest word: one more count would move it in a vocabulary built on both
     lexicon = tmp_path / "lexicon.txt"
-    lexicon.write_text(f"{word}\t-3.0\t0.5\t[-3]\nsplendiferous\t3.0\t0.5\t[3]\n", encoding="utf-8")
-    b = recipes.get("classifier").prepare(TrainConfig(task="classifier", data_dir=data, lexicon=str(lexicon)))
-    assert b["vocab"].itos == [*plain["vocab"].itos, "splendiferous"]
-    assert b["train"] == plain["train"] + [(0, [word]), (1, ["splendiferous"])]
-
-
-def test_a_grown_vocabulary_starts_from_the_smaller_tables_rows(tmp_path):
-    from safetensors.torch import save_file
-
-    from model.training.train import start_from
-
-    small = Classifier(SMALL)
-    save_file({k: v.contiguous() for k, v in small.state_dict().items()}, str(tmp_path / "model.safetensors"))
-    torch.manual_seed(9)
-    big = Classifier(ClassifierConfig(**{**SMALL.__dict__, "vocab_size": 43}))
-    new_rows = big.tok_emb.weight[40:].detach().clone()
-    start_from(big, tmp_path)
-    torch.testing.assert_close(big.tok_emb.weight[:40], small.tok_emb.weight)
-    torch.testing.assert_close(big.tok_emb.weight[40:], new_rows)  # as initialised
-    torch.testing.assert_close(big.blocks[0].attn.to_q.weight, small.blocks[0].attn.to_q.weight)
+    lexicon.write_text(f"{word}\t-3.0\t0.5\t[-3]\nnot-in-sst2\t3.0\t0.5\t[3]\n", encoding="utf-8")
+    cfg = TrainConfig(task="classifier", data_dir=data, lexicon=str(lexicon))
+    b = recipes.get("classifier").prepare(cfg)
+    assert b["vocab"].itos == plain["vocab"].itos
+    assert b["train"] == plain["train"] + [(0, [word])]

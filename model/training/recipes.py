@@ -41,10 +41,12 @@ def pad_batch(rows: list[list[int]], pad: int) -> Tensor:
 LEXICON_STRENGTH = 1.0  # a rated word becomes an example when its mean rating is at least this far from 0
 
 
-def rated_words(path: str) -> list[tuple[str, float]]:
-    """The words of a rated word list in VADER's format (Hutto & Gilbert 2014: a word, its mean rating
-    from -4 to 4, then other columns, split by tabs) whose rating is at least :data:`LEXICON_STRENGTH`
-    from 0, and that the English tokenizer reads as one word as it is (so a sentence can hold it)."""
+def lexicon_examples(path: str, vocab: Vocab) -> list[tuple[int, list[str]]]:
+    """Rated words as one-word labelled examples: ``(1, [word])`` for a mean rating of at least
+    :data:`LEXICON_STRENGTH`, ``(0, [word])`` for one of at most minus that. ``path`` is a word list in
+    VADER's format (Hutto & Gilbert 2014: a word, its mean rating from -4 to 4, then other columns, split by
+    tabs). Only words the vocabulary holds are kept. SST's own training phrases carry labels down to
+    single words; SST-2's sentences alone do not, so such a list puts those word-level labels back."""
     out = []
     for line in Path(path).read_text(encoding="utf-8").splitlines():
         word, _, rest = line.partition("\t")
@@ -52,20 +54,11 @@ def rated_words(path: str) -> list[tuple[str, float]]:
             mean = float(rest.split("\t", 1)[0])
         except ValueError:
             continue  # a line that is not a rated word
-        if abs(mean) >= LEXICON_STRENGTH and tokenize(word, "en") == [word]:
-            out.append((word, mean))
+        if word in vocab.stoi and abs(mean) >= LEXICON_STRENGTH:
+            out.append((int(mean > 0), [word]))
     if not out:
-        raise ValueError(f"{path}: no rated word (expected 'word<TAB>mean rating' lines)")
+        raise ValueError(f"{path}: no rated word of this vocabulary (expected 'word<TAB>mean rating' lines)")
     return out
-
-
-def with_lexicon(vocab: Vocab, rated: list[tuple[str, float]]) -> tuple[Vocab, list[tuple[int, list[str]]]]:
-    """The vocabulary grown by the rated words it lacks (after its own, whose ids stay), and the rated
-    words as one-word labelled examples: ``(1, [word])`` for a positive mean, ``(0, [word])`` for a
-    negative one. SST's own training phrases carry labels down to single words; SST-2's sentences alone
-    do not, so such a list puts word-level labels back, also for words no training sentence holds."""
-    grown = Vocab([*vocab.itos, *dict.fromkeys(w for w, _ in rated if w not in vocab.stoi)])
-    return grown, [(int(mean > 0), [word]) for word, mean in rated]
 
 
 @dataclass
@@ -74,9 +67,8 @@ class ClassifierRecipe:
         train = [(y, tokenize(s, "en")) for y, s in load_sst2("train", cfg.data_dir)]
         dev = load_sst2("dev", cfg.data_dir)
         vocab = Vocab.build((t for _, t in train), min_freq=int(cfg.model.get("min_freq", 1)))
-        if cfg.lexicon:
-            vocab, words = with_lexicon(vocab, rated_words(cfg.lexicon))
-            train += words
+        if cfg.lexicon:  # after the vocabulary, which stays the sentences' own
+            train += lexicon_examples(cfg.lexicon, vocab)
         return {"train": train, "dev": dev, "vocab": vocab}
 
     def build(self, b, cfg) -> Classifier:

@@ -62,7 +62,7 @@ class TrainConfig:
     teacher: str | None = None  # objective "task+distill": the classifier checkpoint whose answers are learned
     distill_weight: float = 0.5  # objective "task+distill": the soft targets' share of the loss
     temperature: float = 2.0  # objective "task+distill": the softmax temperature of the soft targets
-    lexicon: str | None = None  # classifier: a rated word list (VADER's format): one-word examples, vocabulary grown
+    lexicon: str | None = None  # classifier: a rated word list (VADER's format) added as one-word examples
     freeze: str = ""  # comma-separated parameter-name prefixes kept as they start (e.g. "blocks.0.")
     model: dict[str, Any] = field(default_factory=dict)  # overrides of the model config
 
@@ -294,18 +294,11 @@ def positions_at_word_scale(model: nn.Module) -> list[str]:
 
 def start_from(model: nn.Module, source: str | Path) -> None:
     """Load the weights in ``source`` that ``model`` has (same name, same shape); a pretrained encoder
-    starts a classifier this way, its new head left as initialised. A table whose first dimension grew
-    (a vocabulary grown at its end) takes the source's rows first, its new rows left as initialised.
-    Raises if nothing matches."""
+    starts a classifier this way, its new head left as initialised. Raises if nothing matches."""
     path = Path(source)
     path = path / "model.safetensors" if path.is_dir() else path
     own = model.state_dict()
-    found = {}
-    for k, v in load_file(str(path)).items():
-        if k in own and own[k].shape == v.shape:
-            found[k] = v
-        elif k in own and v.dim() and own[k].shape[1:] == v.shape[1:] and own[k].shape[0] > v.shape[0]:
-            found[k] = torch.cat([v.to(own[k].dtype), own[k][v.shape[0] :].cpu()])
+    found = {k: v for k, v in load_file(str(path)).items() if k in own and own[k].shape == v.shape}
     if not found:
         raise ValueError(f"{path}: no weight matches this model's names and shapes")
     model.load_state_dict(found, strict=False)
