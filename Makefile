@@ -14,7 +14,7 @@ PORT ?= 8501
 CHROMIUM := /usr/bin/chromium
 REDIS_SERVER := /usr/bin/redis-server
 
-.PHONY: run test lint venv deps dev-deps chromium redis-server clean
+.PHONY: run test lint venv deps dev-deps chromium redis-server lexicon clean
 
 run: deps
 	$(PY) -m streamlit run serve.py --server.address $(HOST) --server.port $(PORT) --server.headless true
@@ -73,6 +73,17 @@ redis-server:
 	else \
 	  echo "warning: $(REDIS_SERVER) is missing and we are not root to apt-get it; the Redis store tests will be skipped" >&2; \
 	fi
+
+# The rated word list the classifier's fine-tune reads (`--lexicon data/vader_lexicon.txt`, docs/RESULTS.md):
+# VADER's (Hutto & Gilbert 2014, MIT licence), taken from its wheel on PyPI into data/ (ignored by git).
+LEXICON := data/vader_lexicon.txt
+lexicon: $(LEXICON)
+
+$(LEXICON): | $(PY)
+	mkdir -p data $(VENV)/wheels
+	$(PY) -m pip download --no-deps --retries 2 --disable-pip-version-check -d $(VENV)/wheels vaderSentiment==3.3.2
+	$(PY) -c "import glob, zipfile; w = glob.glob('$(VENV)/wheels/vaderSentiment-3.3.2-*.whl')[0]; \
+	  open('$@', 'wb').write(zipfile.ZipFile(w).read('vaderSentiment/vader_lexicon.txt'))"
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache test-artifacts
