@@ -1,6 +1,7 @@
-"""The classifier's training objectives: ``mlm`` (its encoder pretrained as a masked language model) and
-``task+mlm`` (fine-tuned with the masked-LM loss kept beside the classification loss), end to end on tiny
-data, and the combined loss against its definition."""
+"""The training objectives beside the task's own: the classifier's ``mlm`` (its encoder pretrained as a masked
+language model), ``task+mlm`` (the classifier, or the translator's encoder, trained with a masked-LM loss kept
+beside the task's loss) and ``task+distill``, end to end on tiny data, and each combined loss against its
+definition."""
 
 from __future__ import annotations
 
@@ -30,8 +31,11 @@ def test_the_cli_takes_the_mlm_weight():
 
 def test_objectives_are_the_classifiers_only():
     assert isinstance(recipes.get("classifier", "task+mlm"), recipes.ClassifierWithMLMRecipe)
-    with pytest.raises(ValueError, match="classifier's only"):
+    assert isinstance(recipes.get("translator", "task+mlm"), recipes.TranslatorWithMLMRecipe)
+    with pytest.raises(ValueError, match="task\\+mlm is for the classifier and translator only"):
         recipes.get("generator", "task+mlm")
+    with pytest.raises(ValueError, match="mlm is for the classifier only"):
+        recipes.get("translator", "mlm")
     with pytest.raises(ValueError, match=r"task, mlm, task\+mlm or task\+distill"):
         recipes.get("classifier", "contrastive")
 
@@ -207,3 +211,77 @@ def test_a_lexicon_adds_examples_but_leaves_the_vocabulary_as_the_sentences_make
     b = recipes.get("classifier").prepare(cfg)
     assert b["vocab"].itos == plain["vocab"].itos
     assert b["train"] == plain["train"] + [(0, [word])]
+
+
+def test_masking_hides_only_words_at_berts_rates():
+    gen = torch.Generator().manual_seed(0)
+    ids = torch.randint(4, 500, (400, 50))
+    ids[:, 0], ids[:, -1], ids[:, -5:-1] = 2, 3, 0  # <sos>, <eos>, padding
+    x, target = recipes.mask_words(ids, 500, gen)
+    picked = target != -100
+    assert not picked[ids <= 3].any() and torch.equal(target[picked], ids[picked])
+    assert torch.equal(x[~picked], ids[~picked])
+    share = picked.sum() / (ids > 3).sum()
+    assert abs(share - recipes.MLM_SHARE) < 0.01
+    hidden = (x[picked] == 1).float().mean()  # <unk>
+    kept = (x[picked] == ids[picked]).float().mean()
+    assert abs(hidden - 0.8) < 0.02 and abs(kept - 0.1) < 0.02 and (x[picked] >= 1).all()
+
+
+def test_the_translators_combined_loss_adds_the_weighted_masked_loss_of_its_source():
+    from model.nets.translator import TranslatorConfig, TranslatorWithMLM
+
+    torch.manual_seed(4)
+    cfg_m = TranslatorConfig(
+        src_vocab_size=30, tgt_vocab_size=25, dim=16, heads=2, enc_layers=1, dec_layers=1, ff_dim=32, dropout=0.0
+    )
+    model = TranslatorWithMLM(cfg_m).eval()
+    with torch.no_grad():
+        model.src_mlm_bias.normal_()
+    src, tgt = torch.randint(4, 30, (2, 6)), torch.randint(4, 25, (2, 5))
+    x = src.clone()
+    target = torch.full_like(src, -100)
+    x[0, 1], target[0, 1] = 1, src[0, 1]
+    x[1, 4], target[1, 4] = 1, src[1, 4]
+    cfg = TrainConfig(task="translator", objective="task+mlm", mlm_weight=0.5, label_smoothing=0.0)
+    recipe = recipes.TranslatorWithMLMRecipe()
+    got, n = recipe.loss(model, (src, tgt, x, target), cfg)
+    logits, _ = model(src, tgt[:, :-1])
+    task = F.cross_entropy(logits.flatten(0, 1), tgt[:, 1:].flatten())
+    states, _ = model.encode(x)
+    words = states @ model.src_emb.weight.T + model.src_mlm_bias
+    mlm = -(F.log_softmax(words[0, 1], -1)[src[0, 1]] + F.log_softmax(words[1, 4], -1)[src[1, 4]]) / 2
+    torch.testing.assert_close(got, task + 0.5 * mlm)
+    assert n == tgt[:, 1:].numel()
+    shipped = recipe.shipped(model)
+    assert "src_mlm_bias" not in shipped.state_dict()
+    torch.testing.assert_close(shipped.eval()(src, tgt)[0], model(src, tgt)[0])
+
+
+def test_a_translator_trained_with_the_masked_loss_ships_a_plain_translator(data, tmp_path):  # noqa: F811
+    from model.nets.translator import Translator
+
+    start = tmp_path / "start"
+    train("translator", data, start, tmp_path / "w0", "--epochs", "1")
+    out, work = tmp_path / "out", tmp_path / "work"
+    state = train(
+        "translator",
+        data,
+        out,
+        work,
+        "--objective",
+        "task+mlm",
+        "--mlm-weight",
+        "0.3",
+        "--init-from",
+        str(start),
+        "--epochs",
+        "2",
+        "--keep-snapshots",
+    )
+    assert [h["epoch"] for h in state["history"]] == [1, 2] and all("val_bleu" in h for h in state["history"])
+    ck = load_checkpoint(out, task="translator")  # strict: no masked-LM bias in it
+    assert type(ck.model) is Translator
+    assert ck.training["objective"] == "task+mlm" and ck.training["mlm_weight"] == 0.3
+    snap = load_file(str(work / "epoch002.safetensors"))
+    assert snap["src_mlm_bias"].abs().sum() > 0  # the masked-LM head trained beside the translation

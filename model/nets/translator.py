@@ -317,3 +317,18 @@ def follow(cache: list[dict[str, dict[str, Tensor]]], rows: Tensor) -> None:
     for layer in cache:
         layer["self"] = {name: t.index_select(0, rows) for name, t in layer["self"].items()}
         layer["cross"] = {name: t[:1].expand(n, *t.shape[1:]) for name, t in layer["cross"].items()}
+
+
+class TranslatorWithMLM(Translator):
+    """The translator with a masked-language-model head on its encoder (training only; never shipped): each
+    source token's encoder state scored against every source word's input embedding (tied, as in BERT)
+    plus a bias, as :class:`model.nets.classifier.MaskedLM` does for the classifier."""
+
+    def __init__(self, config: TranslatorConfig) -> None:
+        super().__init__(config)
+        self.src_mlm_bias = nn.Parameter(torch.zeros(config.src_vocab_size))
+
+    def masked_logits(self, src: Tensor) -> Tensor:
+        """``(B, S)`` -> ``(B, S, src_vocab)`` source-word logits at every position."""
+        x, _ = self.encode(src)
+        return x @ self.src_emb.weight.T + self.src_mlm_bias

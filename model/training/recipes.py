@@ -19,7 +19,7 @@ from model.core.tokenize import Vocab, char_vocab, encode_chars, tokenize
 from model.nets.blocks import AttentionMaps
 from model.nets.classifier import Classifier, ClassifierConfig, MaskedLM
 from model.nets.generator import Generator, GeneratorConfig
-from model.nets.translator import Translator, TranslatorConfig
+from model.nets.translator import Translator, TranslatorConfig, TranslatorWithMLM
 from model.training.data import load_multi30k, load_shakespeare, load_sst2
 from model.training.evaluate import bleu_scores, char_loss, classifier_accuracy
 
@@ -119,6 +119,26 @@ class ClassifierRecipe:
 MLM_SHARE = 0.15  # BERT's recipe: 15% of the words are predicted; of those 80% hidden, 10% swapped, 10% kept
 
 
+def mask_words(ids: Tensor, vocab_size: int, gen: torch.Generator) -> tuple[Tensor, Tensor]:
+    """BERT's masking of a padded batch ``ids``: :data:`MLM_SHARE` of the words (never a special token,
+    ids 0-3) are predicted; of those 80% read ``<unk>`` (id 1), 10% a random word, 10% themselves.
+    Returns the input and the target (-100 where nothing is predicted)."""
+    words = ids > 3
+    pick = words & (torch.rand(ids.shape, generator=gen) < MLM_SHARE)
+    target = torch.where(pick, ids, torch.full_like(ids, -100))
+    roll = torch.rand(ids.shape, generator=gen)
+    x = torch.where(pick & (roll < 0.8), torch.ones_like(ids), ids)
+    swap = pick & (roll >= 0.8) & (roll < 0.9)
+    return torch.where(swap, torch.randint(4, vocab_size, ids.shape, generator=gen), x), target
+
+
+def without_mlm_head(model: torch.nn.Module, cls: type, name: str) -> torch.nn.Module:
+    """The ``cls`` model inside ``model`` (its weights), without the masked-LM bias ``name``."""
+    out = cls(model.config).to(next(model.parameters()).device)
+    out.load_state_dict({k: v for k, v in model.state_dict().items() if k != name})
+    return out
+
+
 @dataclass
 class MaskedLMRecipe(ClassifierRecipe):
     """The classifier's encoder pretrained as a masked language model (Devlin et al. 2019), on the
@@ -142,14 +162,7 @@ class MaskedLMRecipe(ClassifierRecipe):
         return math.ceil(len(b["texts"]) / cfg.batch_size)
 
     def _masked(self, rows: list[list[int]], vocab_size: int, gen: torch.Generator) -> tuple[Tensor, Tensor]:
-        ids = pad_batch(rows, 0)
-        words = ids > 3  # never a special token
-        pick = words & (torch.rand(ids.shape, generator=gen) < MLM_SHARE)
-        target = torch.where(pick, ids, torch.full_like(ids, -100))
-        roll = torch.rand(ids.shape, generator=gen)
-        x = torch.where(pick & (roll < 0.8), torch.ones_like(ids), ids)  # <unk> is id 1
-        swap = pick & (roll >= 0.8) & (roll < 0.9)
-        return torch.where(swap, torch.randint(4, vocab_size, ids.shape, generator=gen), x), target
+        return mask_words(pad_batch(rows, 0), vocab_size, gen)
 
     def _texts_masked(self, b, cfg, picks: list[int], gen: torch.Generator) -> tuple[Tensor, Tensor]:
         """The texts ``picks`` as ids (cut to the model's length), masked by :meth:`_masked`."""
@@ -390,10 +403,40 @@ class ClassifierWithMLMRecipe(MaskedLMRecipe):
         return ClassifierRecipe.evaluate(self, model, b, cfg)
 
     def shipped(self, model: MaskedLM) -> Classifier:
-        """The classifier inside ``model`` (its weights, shared), without the masked-LM bias."""
-        out = Classifier(model.config).to(next(model.parameters()).device)
-        out.load_state_dict({k: v for k, v in model.state_dict().items() if k != "mlm_bias"})
-        return out
+        """The classifier inside ``model`` (its weights), without the masked-LM bias."""
+        return without_mlm_head(model, Classifier, "mlm_bias")
+
+
+@dataclass
+class TranslatorWithMLMRecipe(TranslatorRecipe):
+    """Translation with a masked-LM loss on the encoder kept beside it: each step adds ``mlm_weight`` times
+    the masked loss of the batch's own German side (masked by :func:`mask_words`, predicted from the
+    encoder's states) to the translation loss, as joint translation and masked-LM training does (Lample &
+    Conneau 2019's XLM train both objectives in one model). To fill in a hidden word the encoder has to read
+    its neighbours, which is what grows positional heads in the classifier's masked LM. Validation and the
+    shipped checkpoint are the translator's: BLEU, and the weights without the masked-LM bias."""
+
+    def build(self, b, cfg) -> TranslatorWithMLM:
+        return TranslatorWithMLM(
+            TranslatorConfig(
+                src_vocab_size=len(b["src_vocab"]), tgt_vocab_size=len(b["tgt_vocab"]), **self._model_kw(cfg)
+            )
+        )
+
+    def batches(self, b, cfg, gen, steps):
+        for src, tgt in TranslatorRecipe.batches(self, b, cfg, gen, steps):
+            yield (src, tgt, *mask_words(src, len(b["src_vocab"]), gen))
+
+    def loss(self, model, batch, cfg):
+        src, tgt, x, target = batch
+        task, n_task = TranslatorRecipe.loss(self, model, (src, tgt), cfg)
+        logits = model.masked_logits(x)
+        mlm = torch.nn.functional.cross_entropy(logits.flatten(0, 1), target.flatten())
+        return task + cfg.mlm_weight * mlm, n_task
+
+    def shipped(self, model: TranslatorWithMLM) -> Translator:
+        """The translator inside ``model`` (its weights), without the masked-LM bias."""
+        return without_mlm_head(model, Translator, "src_mlm_bias")
 
 
 def distillation_loss(student: Tensor, teacher: Tensor, temperature: float) -> Tensor:
@@ -460,11 +503,17 @@ RECIPES = {"classifier": ClassifierRecipe, "generator": GeneratorRecipe, "transl
 def get(name: str, objective: str = "task"):
     if name not in RECIPES:
         raise ValueError(f"unknown task {name!r}; choose one of {', '.join(RECIPES)}")
-    extra = {"mlm": MaskedLMRecipe, "task+mlm": ClassifierWithMLMRecipe, "task+distill": DistilledClassifierRecipe}
-    if objective in extra:
-        if name != "classifier":
-            raise ValueError(f"--objective {objective} is the classifier's only")
-        return extra[objective]()
+    extra = {
+        ("classifier", "mlm"): MaskedLMRecipe,
+        ("classifier", "task+mlm"): ClassifierWithMLMRecipe,
+        ("classifier", "task+distill"): DistilledClassifierRecipe,
+        ("translator", "task+mlm"): TranslatorWithMLMRecipe,
+    }
+    if (name, objective) in extra:
+        return extra[name, objective]()
+    if objective in {o for _, o in extra}:
+        tasks = " and ".join(t for t, o in extra if o == objective)
+        raise ValueError(f"--objective {objective} is for the {tasks} only")
     if objective != "task":
         raise ValueError(f"unknown objective {objective!r}; choose task, mlm, task+mlm or task+distill")
     return RECIPES[name]()
