@@ -264,21 +264,8 @@ def test_a_translator_trained_with_the_masked_loss_ships_a_plain_translator(data
     start = tmp_path / "start"
     train("translator", data, start, tmp_path / "w0", "--epochs", "1")
     out, work = tmp_path / "out", tmp_path / "work"
-    state = train(
-        "translator",
-        data,
-        out,
-        work,
-        "--objective",
-        "task+mlm",
-        "--mlm-weight",
-        "0.3",
-        "--init-from",
-        str(start),
-        "--epochs",
-        "2",
-        "--keep-snapshots",
-    )
+    extra = f"--objective task+mlm --mlm-weight 0.3 --init-from {start} --epochs 2 --keep-snapshots"
+    state = train("translator", data, out, work, *extra.split())
     assert [h["epoch"] for h in state["history"]] == [1, 2] and all("val_bleu" in h for h in state["history"])
     ck = load_checkpoint(out, task="translator")  # strict: no masked-LM bias in it
     assert type(ck.model) is Translator
