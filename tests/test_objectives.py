@@ -253,6 +253,9 @@ def test_the_translators_combined_loss_adds_the_weighted_masked_loss_of_its_sour
     mlm = -(F.log_softmax(words[0, 1], -1)[src[0, 1]] + F.log_softmax(words[1, 4], -1)[src[1, 4]]) / 2
     torch.testing.assert_close(got, task + 0.5 * mlm)
     assert n == tgt[:, 1:].numel()
+    nothing_hidden = torch.full_like(src, -100)
+    alone, _ = recipe.loss(model, (src, tgt, src, nothing_hidden), cfg)
+    torch.testing.assert_close(alone, task)  # no hidden word: the translation loss alone, not NaN
     shipped = recipe.shipped(model)
     assert "src_mlm_bias" not in shipped.state_dict()
     torch.testing.assert_close(shipped.eval()(src, tgt)[0], model(src, tgt)[0])

@@ -430,8 +430,9 @@ class TranslatorWithMLMRecipe(TranslatorRecipe):
     def loss(self, model, batch, cfg):
         src, tgt, x, target = batch
         task, n_task = TranslatorRecipe.loss(self, model, (src, tgt), cfg)
-        logits = model.masked_logits(x)
-        mlm = torch.nn.functional.cross_entropy(logits.flatten(0, 1), target.flatten())
+        logits, picked = model.masked_logits(x), target != -100
+        # a batch may hide no word (a few short sentences): then the masked loss is 0, not NaN
+        mlm = torch.nn.functional.cross_entropy(logits[picked], target[picked]) if picked.any() else logits.sum() * 0
         return task + cfg.mlm_weight * mlm, n_task
 
     def shipped(self, model: TranslatorWithMLM) -> Translator:
