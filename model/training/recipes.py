@@ -297,8 +297,10 @@ class TranslatorRecipe:
     def _model_kw(cfg) -> dict[str, Any]:
         return {k: v for k, v in cfg.model.items() if k != "min_freq"}
 
+    net = Translator  # what build makes; a recipe that trains more than it ships names its own
+
     def build(self, b, cfg) -> Translator:
-        return Translator(
+        return self.net(
             TranslatorConfig(
                 src_vocab_size=len(b["src_vocab"]), tgt_vocab_size=len(b["tgt_vocab"]), **self._model_kw(cfg)
             )
@@ -416,12 +418,7 @@ class TranslatorWithMLMRecipe(TranslatorRecipe):
     its neighbours, which is what grows positional heads in the classifier's masked LM. Validation and the
     shipped checkpoint are the translator's: BLEU, and the weights without the masked-LM bias."""
 
-    def build(self, b, cfg) -> TranslatorWithMLM:
-        return TranslatorWithMLM(
-            TranslatorConfig(
-                src_vocab_size=len(b["src_vocab"]), tgt_vocab_size=len(b["tgt_vocab"]), **self._model_kw(cfg)
-            )
-        )
+    net = TranslatorWithMLM
 
     def batches(self, b, cfg, gen, steps):
         for src, tgt in TranslatorRecipe.batches(self, b, cfg, gen, steps):

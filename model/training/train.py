@@ -245,7 +245,7 @@ def freeze(model: nn.Module, prefixes: str) -> list[str]:
     names = [n for n, _ in model.named_parameters()]
     if unknown := [w for w in wanted if not any(n.startswith(w) for n in names)]:
         raise ValueError(f"freeze: no parameter name starts with {', '.join(map(repr, unknown))}")
-    frozen = [n for n in names if n.startswith(tuple(wanted))] if wanted else []
+    frozen = [n for n in names if n.startswith(tuple(wanted))]  # no prefix: nothing
     for n, p in model.named_parameters():
         if n in frozen:
             p.requires_grad_(False)
