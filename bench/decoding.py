@@ -37,7 +37,7 @@ from bench._server import emit, log
 from fixtures.decoding import beam_without_cache
 from model.core.checkpoint import default_dir, load_checkpoint
 from model.core.inference import max_output_len
-from model.core.tokenize import tokenize
+from model.core.tokenize import tokenize, wrap
 from model.nets.blocks import AttentionMaps
 from model.nets.translator import Translator
 from model.training.data import read_lines
@@ -146,11 +146,12 @@ def beam_comparison(ck, sources: list[list[int]], beam_size: int, repeats: int, 
     return result
 
 
-def random_sources(vocab, sentences: int, words: int) -> list[list[int]]:
-    """``sentences`` lists of ids: ``words`` German words drawn from the vocabulary, seeded per sentence."""
+def random_sources(vocab, sentences: int, words: int, *, sos: bool = True) -> list[list[int]]:
+    """``sentences`` lists of ids: ``words`` German words drawn from the vocabulary, seeded per sentence, read
+    as the translator reads its source (``sos``: its config's ``source_sos``)."""
     pool = [w for w in vocab.itos if w.isalpha()][:400]
     rngs = [random.Random(i) for i in range(sentences)]
-    return [vocab.encode([rng.choice(pool) for _ in range(words)], add_sos_eos=True) for rng in rngs]
+    return [vocab.encode(wrap([rng.choice(pool) for _ in range(words)], sos=sos)) for rng in rngs]
 
 
 def main() -> None:
@@ -172,15 +173,16 @@ def main() -> None:
     if args.beam:
         if args.src:
             room = model.config.max_len - 2  # as translate_batch cuts them
-            beam_sources = [vocab.encode(tokenize(s, "de")[:room], add_sos_eos=True) for s in read_lines(args.src)]
+            sos = model.config.source_sos
+            beam_sources = [vocab.encode(wrap(tokenize(s, "de")[:room], sos=sos)) for s in read_lines(args.src)]
         else:
-            beam_sources = random_sources(vocab, args.sentences, args.words)
+            beam_sources = random_sources(vocab, args.sentences, args.words, sos=model.config.source_sos)
         refs = read_lines(args.ref) if args.ref else None
         emit(beam_comparison(ck, beam_sources, args.beam, args.repeats, refs) | {"threads": args.threads})
         return
     sources, cached, plain, lengths, same = [], [], [], [], 0
     two_pass, kept, differences = [], [], []
-    for i, ids in enumerate(random_sources(vocab, args.sentences, args.words)):
+    for i, ids in enumerate(random_sources(vocab, args.sentences, args.words, sos=model.config.source_sos)):
         src = torch.tensor([ids])
         max_len = max_output_len(len(ids))
         t_plain, a = best_ms(lambda s=src, n=max_len: greedy_without_cache(model, s, n), args.repeats)

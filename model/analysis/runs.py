@@ -28,7 +28,7 @@ from model.core.inference import (
     translate,
 )
 from model.core.results import AttentionKind, RunResult, attention_kind, causal, special_keys
-from model.core.tokenize import UNK, encode_chars
+from model.core.tokenize import UNK, encode_chars, unwrap
 
 
 def input_limit(ck: Checkpoint) -> int:
@@ -138,7 +138,7 @@ def translator_result(ck: Checkpoint, t: Translation) -> RunResult:
             special=src_special,
         ),
     }
-    words = t.src_tokens[1:-1]
+    words = unwrap(t.src_tokens)
     unknown = set(t.unknown)
     return RunResult(
         task=ck.task,

@@ -8,7 +8,7 @@ import torch
 from torch import Tensor
 
 from model.core.checkpoint import Checkpoint
-from model.core.tokenize import EOS, SOS, Vocab, decode_chars, encode_chars, tokenize
+from model.core.tokenize import EOS, Vocab, decode_chars, encode_chars, tokenize, wrap
 from model.nets.blocks import AttentionMaps
 from model.nets.generator import sampling_probs
 from model.nets.translator import Translator
@@ -138,7 +138,7 @@ class Translation:
 
 
 def source_ids(ck: Checkpoint, text: str) -> tuple[list[str], list[int], list[str], bool]:
-    """German text -> (tokens with <sos>/<eos>, ids, unknown words, truncated)."""
+    """German text -> (tokens as the encoder reads them, ids, unknown words, truncated)."""
     vocab = ck.vocabs["src"]
     words = tokenize(text, "de")
     if not words:
@@ -146,7 +146,8 @@ def source_ids(ck: Checkpoint, text: str) -> tuple[list[str], list[int], list[st
     room = ck.model.config.max_len - 2
     truncated = len(words) > room
     words = words[:room]
-    return [SOS, *words, EOS], vocab.encode(words, add_sos_eos=True), vocab.unknown(words), truncated
+    tokens = wrap(words, sos=ck.model.config.source_sos)
+    return tokens, vocab.encode(tokens), vocab.unknown(words), truncated
 
 
 def detokenize(tokens: list[str]) -> str:
@@ -223,7 +224,8 @@ def translate_batch(
     and its vocabularies, not a checkpoint, so training can call it on the model it is training."""
     src_vocab, tgt_vocab = vocabs["src"], vocabs["tgt"]
     pad = model.config.pad_id
-    encoded = [src_vocab.encode(tokenize(s, "de")[: model.config.max_len - 2], add_sos_eos=True) for s in sentences]
+    room, sos = model.config.max_len - 2, model.config.source_sos
+    encoded = [src_vocab.encode(wrap(tokenize(s, "de")[:room], sos=sos)) for s in sentences]
     dev = next(model.parameters()).device
     results: list[list[str]] = [[] for _ in sentences]
     if beam_size > 1:

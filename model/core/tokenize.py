@@ -23,6 +23,16 @@ def tokenize(text: str, lang: str = "en") -> list[str]:
     return [t.text.lower() for t in _spacy_tokenizer(lang)(text) if not t.is_space]
 
 
+def wrap(words: Sequence[str], *, sos: bool = True) -> list[str]:
+    """A sentence as a model reads it: ``<sos>`` (unless ``sos`` is False), its words, ``<eos>``."""
+    return [SOS, *words, EOS] if sos else [*words, EOS]
+
+
+def unwrap(tokens: Sequence[str]) -> list[str]:
+    """The words of a sentence :func:`wrap` made (:func:`tokenize` never makes a ``<sos>`` or ``<eos>``)."""
+    return [t for t in tokens if t not in (SOS, EOS)]
+
+
 class Vocab:
     """A token <-> id table. Special tokens come first; unknown tokens map to ``<unk>``."""
 

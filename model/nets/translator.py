@@ -32,6 +32,9 @@ class TranslatorConfig:
     pad_id: int = 0
     sos_id: int = 2
     eos_id: int = 3
+    # the German source opens with <sos> (the seq2seq tutorial's input); False: its words, then <eos>, so
+    # every row but the first has a word just before it
+    source_sos: bool = True
 
 
 class Translator(nn.Module):

@@ -15,7 +15,7 @@ import torch
 from torch import Tensor
 
 from model.core.inference import translate_batch
-from model.core.tokenize import Vocab, char_vocab, encode_chars, tokenize
+from model.core.tokenize import Vocab, char_vocab, encode_chars, tokenize, wrap
 from model.nets.blocks import AttentionMaps
 from model.nets.classifier import Classifier, ClassifierConfig, MaskedLM
 from model.nets.generator import Generator, GeneratorConfig
@@ -286,12 +286,20 @@ class TranslatorRecipe:
         tgt = [tokenize(s, "en") for s in en]
         min_freq = int(cfg.model.get("min_freq", 2))
         sv, tv = Vocab.build(src, min_freq=min_freq), Vocab.build(tgt, min_freq=min_freq)
-        max_len = TranslatorConfig(**self._model_kw(cfg)).max_len - 2
+        c = TranslatorConfig(**self._model_kw(cfg))
+        max_len = c.max_len - 2
         pairs = [
-            (sv.encode(s[:max_len], add_sos_eos=True), tv.encode(t[:max_len], add_sos_eos=True))
+            (sv.encode(wrap(s[:max_len], sos=c.source_sos)), tv.encode(t[:max_len], add_sos_eos=True))
             for s, t in zip(src, tgt)
         ]
-        return {"pairs": pairs, "src_vocab": sv, "tgt_vocab": tv, "val_de": vde, "val_en": ven}
+        return {
+            "pairs": pairs,
+            "src_vocab": sv,
+            "tgt_vocab": tv,
+            "val_de": vde,
+            "val_en": ven,
+            "source_sos": c.source_sos,
+        }
 
     @staticmethod
     def _model_kw(cfg) -> dict[str, Any]:
@@ -349,14 +357,9 @@ class TranslatorRecipe:
         return {"src": b["src_vocab"], "tgt": b["tgt_vocab"]}
 
     def probes(self, b) -> dict[str, Any]:
-        sv = b["src_vocab"]
-        return {
-            f"p{i}": {
-                "tokens": ["<sos>", *tokenize(s, "de"), "<eos>"],
-                "ids": sv.encode(tokenize(s, "de"), add_sos_eos=True),
-            }
-            for i, s in enumerate(TRANSLATOR_PROBES)
-        }
+        sv, sos = b["src_vocab"], b.get("source_sos", True)
+        tokens = [wrap(tokenize(s, "de"), sos=sos) for s in TRANSLATOR_PROBES]
+        return {f"p{i}": {"tokens": t, "ids": sv.encode(t)} for i, t in enumerate(tokens)}
 
     def probe_attention(self, model, probes) -> dict[str, AttentionMaps]:
         out = {}

@@ -9,6 +9,7 @@ import streamlit as st
 
 from model.core.checkpoint import Checkpoint
 from model.core.results import RunResult
+from model.core.tokenize import unwrap
 from pages import heading
 from pages.shared.attribute import checkpoint_contributions
 from pages.shared.display import export_view_button, output_text
@@ -76,7 +77,7 @@ def attention(ck: Checkpoint, result: RunResult) -> None:
         "kind, view, layer (PageUp/PageDown) and head ([ and ]) in the explorer; click a weight to see how it was "
         "computed."
     )
-    title = f"Translator: {' '.join(result.kinds['encoder'].keys[1:-1])} → {result.prediction}"
+    title = f"Translator: {' '.join(unwrap(result.kinds['encoder'].keys))} → {result.prediction}"
     cell = attention_views(result, "tr", ck=ck, first=("cross",), title=title)
     checkpoint_contributions(ck, result, "tr")
     # lazy: three charts that every new sentence would redraw, built only while the section is open
@@ -84,7 +85,7 @@ def attention(ck: Checkpoint, result: RunResult) -> None:
     if steps.open:
         with steps:
             figs = translation_steps(result, followed_head(result, "tr", cell, "cross")[0])
-            notes = f"German: {' '.join(result.kinds['encoder'].keys[1:-1])}\nEnglish: {result.prediction}"
+            notes = f"German: {' '.join(unwrap(result.kinds['encoder'].keys))}\nEnglish: {result.prediction}"
             export_view_button(figs, "Translator: decoding step by step", "tr-export", notes=notes)
 
 
