@@ -151,6 +151,23 @@ def test_train_then_resume_then_evaluate(task: str, data: Path, tmp_path: Path, 
             assert set(r) >= {"bleu", "sacrebleu"} and 0 <= r["bleu"] <= 100 and 0 <= r["sacrebleu"] <= 100
 
 
+def test_the_translator_can_keep_a_snapshot_every_few_steps(data: Path, tmp_path: Path) -> None:
+    from model.training import recipes
+    from model.training.train import TrainConfig
+
+    cfg = TrainConfig(task="translator", data_dir=str(data), batch_size=20, model={"min_freq": 1})
+    recipe = recipes.get("translator")
+    full = recipe.steps_per_epoch(recipe.prepare(cfg), cfg)
+    assert full >= 2  # the tiny data makes more than one batch a pass
+    out, work = tmp_path / "out", tmp_path / "work"
+    small = ("--batch-size", "20", "--eval-every")
+    state = train("translator", data, out, work, "--epochs", "3", *small, "1", "--keep-snapshots")
+    assert state["step"] == 3 and [h["epoch"] for h in state["history"]] == [1, 2, 3]
+    assert sorted(p.name for p in work.glob("epoch*.safetensors")) == [f"epoch00{e}.safetensors" for e in (1, 2, 3)]
+    more = train("translator", data, tmp_path / "o2", tmp_path / "w2", "--epochs", "1", *small, str(full + 5))
+    assert more["step"] == full  # never more than a pass
+
+
 def test_average_ships_the_mean_of_the_chosen_snapshots(data: Path, tmp_path: Path, capsys) -> None:
     out, work, avg = tmp_path / "out", tmp_path / "work", tmp_path / "avg"
     train("translator", data, out, work, "--epochs", "3")

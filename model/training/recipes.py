@@ -333,7 +333,10 @@ class TranslatorRecipe:
         return [batches[p] for p in perm]
 
     def steps_per_epoch(self, b, cfg) -> int:
-        return len(self._buckets(b, cfg, torch.Generator().manual_seed(0)))
+        """A pass over the pairs; with ``eval_every``, that many batches (at most a pass: the first of each
+        epoch's fresh shuffle), so a short fine-tune still keeps a snapshot every few steps."""
+        full = len(self._buckets(b, cfg, torch.Generator().manual_seed(0)))
+        return min(cfg.eval_every, full) if cfg.eval_every else full
 
     def batches(self, b, cfg, gen, steps):
         for idx in self._buckets(b, cfg, gen)[:steps]:

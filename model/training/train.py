@@ -44,7 +44,7 @@ class TrainConfig:
     weight_decay: float = 0.01
     label_smoothing: float = 0.0
     grad_clip: float = 1.0
-    eval_every: int = 0  # steps between validations; 0 = once per epoch
+    eval_every: int = 0  # steps between validations; 0 = once per epoch (generator and translator)
     seed: int = 1234
     device: str = "auto"
     threads: int = 0  # torch CPU threads; 0 = torch's default
