@@ -169,6 +169,19 @@ def test_checkpoint_without_history_gives_info(checkpoints, tmp_path, monkeypatc
     assert not at.get("plotly_chart") and not any(m.value.startswith("<svg") for m in at.markdown)
 
 
+def test_an_epoch_of_a_few_steps_says_so(checkpoints, tmp_path, monkeypatch):
+    at = run()
+    assert not any("training steps between two snapshots" in c.value for c in at.caption)
+    shutil.copytree(checkpoints / "classifier", tmp_path / "classifier")
+    meta = json.loads((tmp_path / "classifier" / "config.json").read_text())
+    meta["training"]["eval_every"] = 1250
+    (tmp_path / "classifier" / "config.json").write_text(json.dumps(meta))
+    monkeypatch.setenv("ATTENTION_CHECKPOINTS", str(tmp_path))
+    at = run()
+    assert not at.exception
+    assert any(c.value == "Here an epoch is the 1,250 training steps between two snapshots." for c in at.caption)
+
+
 def test_inconsistent_history_gives_error_and_keeps_curves(checkpoints, tmp_path, monkeypatch):
     shutil.copytree(checkpoints / "classifier", tmp_path / "classifier")
     meta = json.loads((tmp_path / "classifier" / "history.json").read_text())

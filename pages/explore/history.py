@@ -138,6 +138,9 @@ def body(spec: ModelSpec) -> None:
             st.error(f"The training history could not be read: {markdown_escape(str(history))}")
         else:
             epochs = history.epochs
+            every = ck.training.get("eval_every")
+            if every:  # the generator's epochs, and a short fine-tune's, are not passes over the data
+                st.caption(f"Here an epoch is the {int(every):,} training steps between two snapshots.")
             epoch, grid = attention_section(history, spec)
     with right:
         metrics = None if isinstance(history, HistoryError) else history.metrics
