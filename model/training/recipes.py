@@ -360,7 +360,7 @@ class TranslatorRecipe:
         return {"src": b["src_vocab"], "tgt": b["tgt_vocab"]}
 
     def probes(self, b) -> dict[str, Any]:
-        sv, sos = b["src_vocab"], b.get("source_sos", True)
+        sv, sos = b["src_vocab"], b["source_sos"]
         tokens = [wrap(tokenize(s, "de"), sos=sos) for s in TRANSLATOR_PROBES]
         return {f"p{i}": {"tokens": t, "ids": sv.encode(t)} for i, t in enumerate(tokens)}
 
