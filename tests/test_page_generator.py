@@ -214,3 +214,25 @@ def test_the_explorer_opens_on_the_prompt_with_readable_labels(default, checkpoi
     np.testing.assert_allclose(
         explorer(fewer)["arrays"]["encoder"], explorer(default)["arrays"]["encoder"][..., :12, :12], atol=1e-5
     )
+
+
+def top_probability(at: AppTest, trace: int) -> float:
+    """The largest probability of one trace of the next-character chart (0: temperature 1, 1: the sliders')."""
+    return max(chart(at, "what comes after")["data"][trace]["y"])
+
+
+def test_the_temperature_demo_starts_where_the_shipped_model_hesitates():
+    """Issue 51, item 8: after "ROMEO:" the shipped generator gives a line break 99%, so the chart was one bar
+    and moving the temperature changed nothing. The demo now starts at the first place past the prompt where
+    the likeliest character has under 60%, and says so; there two temperatures give visibly different bars."""
+    shipped = apptest.ROOT / "checkpoints"
+    tops = {}
+    for temp in (0.5, 1.5):
+        at = run_on(shipped, PAGE, gen_next=True, gen_length=20, gen_temp=temp)
+        assert not at.exception
+        title = chart(at, "what comes after")["layout"]["title"]["text"]
+        assert title.startswith("what comes after “ROMEO:⏎”"), title
+        assert top_probability(at, 0) < 0.6  # at temperature 1 no character has most of the weight
+        tops[temp] = top_probability(at, 1)
+    assert tops[0.5] - tops[1.5] > 0.1, tops
+    assert any("sure of the next character (“⏎”: 99% or more)" in c.value for c in at.caption)
