@@ -11,6 +11,8 @@ PY := $(VENV)/bin/python
 PIP_INSTALL := $(PY) -m pip install --retries 2 --progress-bar off --disable-pip-version-check
 HOST ?= 127.0.0.1
 PORT ?= 8501
+# test files run side by side in this many processes (pytest-xdist); 1 runs them in one process
+TEST_WORKERS ?= 2
 CHROMIUM := /usr/bin/chromium
 REDIS_SERVER := /usr/bin/redis-server
 
@@ -22,7 +24,7 @@ run: deps
 test: dev-deps chromium redis-server
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
-	$(PY) -m pytest -q --timeout=300 tests bench/tests
+	$(PY) -m pytest -q --timeout=300 -n $(TEST_WORKERS) --dist loadfile tests bench/tests
 
 lint: dev-deps
 	$(PY) -m ruff check .
