@@ -78,6 +78,14 @@ pio.templates["attention"] = _lean_template()
 pio.templates.default = "attention"  # every figure of this process starts from the lean template
 
 
+def head_name(layer: int, head: int, kind: str | None = None) -> str:
+    """The one name of a head on every page, figure and table: ``"L3 H2"`` (layer 3, head 2, both counted
+    from 0), with the kind in front where a model has more than one (``"cross L1 H0"``). The explorer's
+    script writes the same (viz/explorer/js/chrome.js: headName)."""
+    name = f"L{int(layer)} H{int(head)}"
+    return f"{kind} {name}" if kind else name
+
+
 def to_numpy(x) -> np.ndarray:
     """A float numpy array from a tensor (any device, with or without grad) or array-like."""
     if hasattr(x, "detach"):

@@ -97,9 +97,9 @@ def main() -> None:
     )
     opts = options()
     ck = require_checkpoint(MODEL)
-    model_card(ck)
     body(ck, opts)
     attention_downloads("cls", MODEL)
+    model_card(ck)  # under the explorer, closed: how the model was made comes after what it does
 
 
 main()

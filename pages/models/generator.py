@@ -130,8 +130,8 @@ def main() -> None:
         "each character attends only to itself and to what came before."
     )
     ck = require_checkpoint(MODEL)
-    model_card(ck)
     body(ck, options(len(ck.vocabs["chars"])))
+    model_card(ck)  # under the explorer, closed: how the model was made comes after what it does
 
 
 main()

@@ -5,13 +5,14 @@ Pages never mutate a model (head ablation goes through ``head_mask`` arguments).
 from __future__ import annotations
 
 import os
+from dataclasses import asdict
 from urllib.parse import urlencode
 
 import streamlit as st
 import torch
 
 from model.core.checkpoint import Checkpoint, CheckpointError, default_dir, load_checkpoint
-from model.training.card import card_line
+from model.training.card import model_card as card_of
 from model.training.history import HistoryError, ProbeHistory, history_stamp, load_history
 from pages import page as page_entry
 from pages.shared.text import markdown_escape
@@ -63,13 +64,19 @@ def require_checkpoint(task: str) -> Checkpoint:
 
 
 def model_card(ck: Checkpoint) -> None:
-    """The model card's line: how this checkpoint was trained, from its own config.json, and a link to the
-    page that shows it learning (a page of the app, not a file of the repository a learner cannot open)."""
-    line = card_line(ck.training)
-    if line:
-        history = page_entry("history")
-        link = f"[{history.title}]({history.address}?{urlencode({'hist_task': ck.task})})"
-        st.caption(f"**How it was trained:** {markdown_escape(line)} Watch it learn on the {link} page.")
+    """The model card, closed, for under the explorer: what the model learned from, how big it is, how
+    well it does (its own recorded results), what it is good and bad at, in words a student reads
+    (:func:`model.training.card.model_card`), and a link to the page that shows it learning (a page of the
+    app, not a file of the repository a learner cannot open). Nothing where the checkpoint has no card."""
+    card = card_of(ck.training, ck.results, asdict(ck.model.config), sum(p.numel() for p in ck.model.parameters()))
+    if not card.sections:
+        return
+    history = page_entry("history")
+    link = f"[{history.title}]({history.address}?{urlencode({'hist_task': ck.task})})"
+    with st.expander("About this model: how it was trained", icon=":material/info:"):
+        for heading, text in card.sections:
+            st.markdown(f"**{heading}.** {markdown_escape(text)}")
+        st.caption(f"Watch it learn on the {link} page.")
 
 
 @st.cache_resource(max_entries=6, show_spinner="Reading the training history…")
