@@ -9,13 +9,25 @@ order), ``<prefix>C:names`` (set: nicknames taken), ``<prefix>C:questions`` (has
 JSON), ``<prefix>C:answers:<round>`` (hash: participant id -> option). ``<prefix>rooms`` is a sorted
 set of live rooms by deadline, for the limit on rooms. The scripts build answer keys from the prefix,
 so the store suits a single Redis server (or a cluster with every key of a room on one slot).
+
+When Redis does not answer (restarting, loading its append-only file, the network gone) the client
+retries with backoff for a few seconds (:data:`RETRIES`), so a short blip heals inside the call;
+past that every method raises :class:`~rooms.rules.StoreUnavailable`, which pages show while their
+next poll tries again. An answer and a join are safe to run twice (an answer is set, not added; a
+participant id already in the room keeps its nickname), so their retry after a lost reply changes
+nothing.
 """
 
 from __future__ import annotations
 
+import functools
 import secrets
+from collections.abc import Callable
+from typing import TypeVar
 
 import redis
+from redis.backoff import EqualJitterBackoff
+from redis.retry import Retry
 
 from rooms.question import Question
 from rooms.rules import (
@@ -28,6 +40,7 @@ from rooms.rules import (
     RoomError,
     RoomKeys,
     RoomStatus,
+    StoreUnavailable,
     clean_nickname,
     new_code,
     normalise_code,
@@ -37,6 +50,38 @@ from rooms.rules import (
 )
 
 PREFIX = "attn:room:"
+# Retries of one call while Redis does not answer: waits of 0.1, 0.2, 0.4, then 0.5 s (each plus up to as
+# much again at random, so many clients do not retry in step): 2.2 to 4.4 s in all, longer than a Redis
+# restart with a modest append-only file takes; then StoreUnavailable.
+RETRIES = 6
+T = TypeVar("T")
+
+
+def retrying_client(url: str) -> redis.Redis:
+    """A client for ``url`` that retries a refused or dropped connection (and Redis's LOADING reply
+    while it reads its append-only file) with backoff (:data:`RETRIES`)."""
+    return redis.Redis.from_url(
+        url,
+        decode_responses=True,
+        socket_timeout=5,
+        socket_connect_timeout=2,
+        retry=Retry(EqualJitterBackoff(cap=1.0, base=0.1), RETRIES),
+        retry_on_error=[redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError],
+    )
+
+
+def answering(method: Callable[..., T]) -> Callable[..., T]:
+    """Redis's connection failures, once the client's retries are spent, become StoreUnavailable."""
+
+    @functools.wraps(method)
+    def call(*args, **kwargs):
+        try:
+            return method(*args, **kwargs)
+        except (redis.ConnectionError, redis.TimeoutError) as e:  # BusyLoadingError is a ConnectionError
+            raise StoreUnavailable() from e
+
+    return call
+
 
 # Every script starts with the room's meta key in KEYS[1] and ARGV[1] = prefix .. code; it returns
 # {"ok", ...} or {reason} (a RoomError reason word). TOUCH refreshes every key of the room.
@@ -66,6 +111,8 @@ JOIN = (
     + """
 local room, ttl = ARGV[1], ARGV[2]
 if redis.call('EXISTS', KEYS[1]) == 0 then return {'not_found'} end
+local had = redis.call('HGET', room .. ':people', ARGV[4])
+if had then return {'ok', had} end
 if redis.call('HGET', KEYS[1], 'closed') == '1' then return {'closed'} end
 local n = redis.call('HLEN', room .. ':people')
 if n >= tonumber(ARGV[3]) then return {'full'} end
@@ -168,7 +215,7 @@ class RedisStore:
 
     @classmethod
     def from_url(cls, url: str, **kwargs) -> RedisStore:
-        return cls(redis.Redis.from_url(url, decode_responses=True, socket_timeout=5), **kwargs)
+        return cls(retrying_client(url), **kwargs)
 
     def _room(self, code: str) -> str:
         return self.prefix + normalise_code(code)
@@ -180,6 +227,7 @@ class RedisStore:
             raise refuse(out[0])
         return out
 
+    @answering
     def create_room(self) -> RoomKeys:
         for _ in range(20):  # a taken code (1 in 10^9 per live room) draws another
             code, secret = new_code(), secrets.token_urlsafe(24)
@@ -192,6 +240,7 @@ class RedisStore:
                 return RoomKeys(code, secret)
         raise refuse("rooms")
 
+    @answering
     def get(self, code: str, member: str | None = None) -> RoomStatus:
         _, closed, rnd, revealed, version, options, people, answers, mine = self._run("status", code, member or "")
         counts = [0] * int(options)
@@ -209,6 +258,7 @@ class RedisStore:
             int(version),
         )
 
+    @answering
     def question(self, code: str, round: int) -> Question:
         room = self._room(code)
         meta, text = self.r.pipeline().exists(room + ":meta").hget(room + ":questions", round).execute()
@@ -218,12 +268,14 @@ class RedisStore:
             raise refuse("no_question")
         return Question.from_json(text)
 
+    @answering
     def join(self, code: str, nickname: str = "") -> tuple[str, str]:
         name = clean_nickname(nickname)
         member = secrets.token_urlsafe(16)
         out = self._run("join", code, MAX_PARTICIPANTS, member, name, name[: NICKNAME_MAX - 5])
         return member, out[1]
 
+    @answering
     def nickname(self, code: str, member: str) -> str:
         room = self._room(code)
         meta, name = self.r.pipeline().exists(room + ":meta").hget(room + ":people", member).execute()
@@ -233,25 +285,31 @@ class RedisStore:
             raise refuse("member")
         return name
 
+    @answering
     def set_question(self, code: str, secret: str, question: Question) -> int:
         out = self._run("ask", code, secret_hash(secret or ""), question.to_json(), len(question.options), MAX_ROUNDS)
         return int(out[1])
 
+    @answering
     def answer(self, code: str, member: str, round: int, choice: int) -> None:
         self._run("answer", code, member, int(round), int(choice))
 
+    @answering
     def reveal(self, code: str, secret: str) -> None:
         self._run("reveal", code, secret_hash(secret or ""))
 
+    @answering
     def close(self, code: str, secret: str) -> None:
         self._run("close", code, secret_hash(secret or ""))
 
+    @answering
     def is_teacher(self, code: str, secret: str | None) -> bool:
         stored = self.r.hget(self._room(code) + ":meta", "secret")
         if stored is None:
             raise refuse("not_found")
         return same_secret(secret, stored)
 
+    @answering
     def data(self, code: str) -> RoomData:
         room = self._room(code)
         p = self.r.pipeline()

@@ -1,9 +1,10 @@
 """The rules every classroom store obeys, and what the stores hand back; no streamlit here.
 
 Limits (rooms, participants, rounds), the refusals (:class:`RoomError`, one fixed ``reason`` word and
-a message for people), join codes, nicknames, the teacher secret (stores keep its hash) and
+a message for people; :class:`StoreUnavailable` when the store itself does not answer), join codes, nicknames, the teacher secret (stores keep its hash) and
 :func:`check_answer`; :class:`RoomKeys`, :class:`RoomStatus` and :class:`RoomData` are what
-``rooms.store.MemoryStore`` and ``rooms.redis_store.RedisStore`` both return.
+every store (``rooms.store.MemoryStore``, ``rooms.sqlite_store.SqliteStore``, ``rooms.redis_store.RedisStore``)
+returns.
 """
 
 from __future__ import annotations
@@ -47,7 +48,18 @@ MESSAGES = {
     "no_question": "There is no question to answer yet.",
     "choice": "That is not one of the answers.",
     "rounds": f"This room has asked its {MAX_ROUNDS} questions; start a new room.",
+    "unavailable": "The room is not answering right now; this page keeps trying. Answers already sent are kept.",
 }
+
+
+class StoreUnavailable(RoomError):
+    """The store did not answer (Redis down or restarting, the room file locked for too long) after the
+    store's own retries. Nothing was refused: the same call may work a moment later, so a page shows
+    the message and tries again on its next poll. A :class:`RoomError`, so every page that shows a
+    refusal shows this too."""
+
+    def __init__(self) -> None:
+        super().__init__("unavailable", MESSAGES["unavailable"])
 
 
 def refuse(reason: str) -> RoomError:

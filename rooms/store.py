@@ -4,11 +4,18 @@ A room has a short join code, a teacher secret (only its holder may ask, reveal 
 participants (a random id each, known only to that student's session and page address, and a nickname) and its
 rounds: one :class:`~rooms.question.Question` each, with at most one answer per
 participant, changeable until the reveal. Every store (:class:`RoomStore`) keeps the same data
-and obeys the same rules; :class:`MemoryStore` keeps it in this process (one lock, for
-``make run`` and a single Streamlit Cloud container), ``rooms.redis_store.RedisStore``
-in Redis so several app processes share the rooms. :func:`open_store` picks one from
-``$ATTENTION_ROOMS_REDIS_URL``. Rooms expire after ``ROOM_TTL_S`` seconds without a change. The
-rules both stores apply, and the types they return, are in ``rooms.rules``.
+and obeys the same rules (``tests/test_room_contract.py`` runs one suite against each):
+
+- ``rooms.sqlite_store.SqliteStore``, the default: one SQLite file on this machine
+  (:func:`rooms_path`: ``.attention/rooms.sqlite3`` in the checkout, or in ``$ATTENTION_ROOMS_DIR``),
+  so rooms survive a restart of the app and app processes on one machine share them;
+- ``rooms.redis_store.RedisStore`` at ``$ATTENTION_ROOMS_REDIS_URL``, for app processes on several
+  machines;
+- :class:`MemoryStore`, in this process's memory, for tests.
+
+:func:`open_store` picks Redis when its URL is set, else the file. Rooms expire after ``ROOM_TTL_S``
+seconds without a change. The rules every store applies, and the types they return, are in
+``rooms.rules``; a store that does not answer raises :class:`~rooms.rules.StoreUnavailable`.
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
+from pathlib import Path
 from typing import Protocol
 
 from rooms.question import Question
@@ -31,6 +38,7 @@ from rooms.rules import (
     RoomData,
     RoomKeys,
     RoomStatus,
+    StoreUnavailable,
     check_answer,
     clean_nickname,
     new_code,
@@ -42,10 +50,15 @@ from rooms.rules import (
 )
 
 REDIS_ENV = "ATTENTION_ROOMS_REDIS_URL"
+ROOMS_DIR_ENV = "ATTENTION_ROOMS_DIR"
+ROOMS_DIR = Path(__file__).resolve().parents[1] / ".attention"  # ignored by git
+ROOMS_FILE = "rooms.sqlite3"
 
 
 class RoomStore(Protocol):
-    """One interface for the in-process and the Redis rooms."""
+    """The one interface of every store. Every method is atomic; a refusal raises
+    :class:`~rooms.rules.RoomError` (its subclass :class:`~rooms.rules.StoreUnavailable` when the
+    store does not answer)."""
 
     def create_room(self) -> RoomKeys: ...
     def get(self, code: str, member: str | None = None) -> RoomStatus: ...
@@ -214,20 +227,42 @@ class MemoryStore:
             )
 
 
-@lru_cache(maxsize=4)
-def _store_for(redis_url: str) -> RoomStore:
-    if not redis_url:
-        return MemoryStore()
-    from rooms.redis_store import RedisStore
+_stores: dict[tuple[str, str], RoomStore] = {}
+_stores_lock = threading.Lock()
 
-    return RedisStore.from_url(redis_url)
+
+def rooms_path() -> Path:
+    """The default store's file: ``rooms.sqlite3`` in ``$ATTENTION_ROOMS_DIR``, else in ``.attention/``
+    of the checkout."""
+    folder = os.environ.get(ROOMS_DIR_ENV, "").strip()
+    return (Path(folder).expanduser() if folder else ROOMS_DIR) / ROOMS_FILE
 
 
 def open_store() -> RoomStore:
-    """The process's store: Redis at ``$ATTENTION_ROOMS_REDIS_URL`` when set, else in memory."""
-    return _store_for(os.environ.get(REDIS_ENV, "").strip())
+    """The process's store: Redis at ``$ATTENTION_ROOMS_REDIS_URL`` when set, else the SQLite file at
+    :func:`rooms_path`. One store object per setting, shared by every session of the process."""
+    url = os.environ.get(REDIS_ENV, "").strip()
+    key = ("redis", url) if url else ("sqlite", str(rooms_path()))
+    with _stores_lock:
+        if key not in _stores:
+            if url:
+                from rooms.redis_store import RedisStore
+
+                _stores[key] = RedisStore.from_url(url)
+            else:
+                from rooms.sqlite_store import SqliteStore
+
+                _stores[key] = SqliteStore(key[1])
+        return _stores[key]
 
 
 def reset_stores() -> None:
-    """Forget the process's stores (tests start each from an empty in-memory store)."""
-    _store_for.cache_clear()
+    """Forget the process's store objects (the rooms stay in their file or Redis): tests that point
+    ``$ATTENTION_ROOMS_DIR`` at a fresh folder then start from an empty store."""
+    with _stores_lock:
+        for store in _stores.values():
+            getattr(store, "shutdown", lambda: None)()
+        _stores.clear()
+
+
+__all__ = ["MemoryStore", "RoomStore", "StoreUnavailable", "open_store", "reset_stores", "rooms_path"]

@@ -19,6 +19,15 @@ if str(ROOT) not in sys.path:
 torch.set_num_threads(1)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _rooms_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Classroom rooms live in a file by default (``rooms.store.rooms_path``): tests, and the app servers
+    they start, keep theirs in a temporary folder, never in the checkout's ``.attention/``."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ATTENTION_ROOMS_DIR", str(tmp_path_factory.mktemp("rooms")))
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _seed() -> None:
     """Every test starts from the same random state, so tiny-model results are reproducible."""
