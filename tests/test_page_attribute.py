@@ -4,6 +4,8 @@ the agreement table and the sentence; a model without a prediction head says why
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -71,7 +73,7 @@ def test_a_typed_query_and_a_layer(checkpoints) -> None:
     assert fig["layout"]["title"]["text"].startswith("Layer 0")
     assert not any("rollout" in m for m in fig["data"][0]["y"])  # cross-attention has no rollout: said in the table
     table = agreement(at)
-    assert table.loc[table["method"] == "rollout", "measures"].str.startswith("not shown").all()
+    assert table.loc[table["method"] == "rollout up to this layer", "measures"].str.startswith("not shown").all()
     share = chart(at, "How much of each output word came from the source")
     z = np.array(share["data"][0]["z"], dtype=float)
     assert share["data"][0]["y"] == ["layer 0", "layer 1", "layer 2"] and ((z >= 0) & (z <= 1)).all()
@@ -93,7 +95,7 @@ def test_any_model_clicked_row_and_a_model_without_a_head(tmp_path, hub_env) -> 
     at = apptest.run(apptest.page("any_model"), {"hub_id": str(base), "hub_text": text, "hub_contrib": "True"})
     assert not at.exception and not at.error
     table = agreement(at)
-    why = table.loc[table["method"] == "grad_attention", "measures"].iloc[0]
+    why = table.loc[table["method"] == "gradient × attention", "measures"].iloc[0]
     assert why.startswith("not shown") and "head" in why
 
 
@@ -107,3 +109,46 @@ def test_a_clicked_layer_0_weight_shows_its_token_and_position_split(checkpoints
     titles = [t for t in apptest.titles(at) if "token and position parts" in t]
     assert len(titles) == 1 and titles[0].startswith("encoder layer 0 · head 1 · query 3")
     assert any("Why this weight: the layer-0 score splits into token·token" in t.value for t in at.text)
+
+
+SENTENCE = re.compile(
+    r"In layer (\d+) \(the mean of its (\d+) heads\), “(.*)” \(key (\d+)\) takes (\d+)% of the attention and (\d+)% of the (.+) contribution\."
+)
+
+
+@pytest.mark.parametrize(
+    "page, prefix, kind, heads", [("classifier", "cls", None, 3), ("translator", "tr", "encoder", 4)]
+)
+def test_the_sentence_under_the_chart_is_about_the_charts_layer(checkpoints, page, prefix, kind, heads) -> None:
+    """Issue 51, item 7: the sentence said "In layer 0, … takes 60% of the attention" under the layer-1 chart
+    (it named the layer of the largest gap over every layer). Now, at every layer the slider picks, it names
+    that layer, the chart's heads, and numbers read off the chart's own rows."""
+    at = apptest.run(apptest.page(page), **{f"{prefix}_contrib": True})
+    if kind:
+        at.selectbox(key=f"{prefix}_contrib_kind").set_value(kind).run()
+    layers = int(at.slider(key=f"{prefix}_contrib_layer").max) + 1
+    for layer in range(layers):
+        at.slider(key=f"{prefix}_contrib_layer").set_value(layer).run()
+        assert not at.exception and not at.error
+        fig = contrib(at)
+        assert fig["layout"]["title"]["text"].startswith(f"Layer {layer}:")
+        [said] = [t.value for t in at.text if t.value.startswith("In layer")]
+        m = SENTENCE.fullmatch(said)
+        if m is None:
+            agree = "attention and the contributions agree on every key."
+            assert said == f"In layer {layer} (the mean of its {heads} heads), {agree}"
+            continue
+        assert int(m[1]) == layer and int(m[2]) == heads  # the tiny model's heads per layer
+        rows = dict(zip(fig["data"][0]["y"], fig["data"][0]["z"]))
+        key = int(m[4])
+        assert abs(rows["attention (mean of heads)"][key] * 100 - int(m[5])) <= 1
+        assert abs(rows[m[7]][key] * 100 - int(m[6])) <= 1  # the method named, in words, is a row of the chart
+
+
+@pytest.mark.parametrize("page, prefix", [("classifier", "cls"), ("generator", "gen")])
+def test_methods_are_named_in_words(checkpoints, page, prefix) -> None:
+    """Issue 51, item 4: the table listed norm_layer, value_zeroing, grad_attention (the code's names)."""
+    at = apptest.run(apptest.page(page), **{f"{prefix}_contrib": True})
+    names = list(agreement(at)["method"]) + list(contrib(at)["data"][0]["y"])
+    assert "value zeroing" in names and "gradient × attention" in names and "weighted-value norm" in names
+    assert not [n for n in names if "_" in n or "‖" in n or "∂" in n], names

@@ -9,23 +9,56 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from viz.common import escape, heatmap, plot_labels, printable
+from viz.common import escape, heatmap, plot_labels, printable, shown_token
 
+# each method's name on the page, in words (the record's names are the code's: model.analysis.contributions)
 LABELS = {
     "attention": "attention (mean of heads)",
-    "norm_layer": "‖Σ a·f(x)‖ norm (Kobayashi 2020)",
-    "value_zeroing": "value zeroing (Mohebbi 2023)",
-    "rollout": "rollout up to this layer (Abnar & Zuidema 2020)",
-    "grad_attention": "|a ⊙ ∂score/∂a| (mean of heads)",
-    "norm": "‖a·f(x)‖ per head",
+    "norm": "weighted-value norm, per head",
+    "norm_layer": "weighted-value norm",
+    "value_zeroing": "value zeroing",
+    "rollout": "rollout up to this layer",
+    "grad_attention": "gradient × attention",
 }
 MEANING = {
-    "norm": "how long each head's weighted value vector is: a weight times what the key carries",
-    "norm_layer": "the same, the heads summed first: what the layer's attention adds from the key",
-    "value_zeroing": "how much the layer's output at the query turns when the key's value is zeroed",
-    "rollout": "attention followed through the layers, the residual counted as half",
+    "norm": "how long each head's weighted value vector is: a weight times what the key carries (Kobayashi 2020)",
+    "norm_layer": "the same, the heads summed first: what the layer's attention adds from the key (Kobayashi 2020)",
+    "value_zeroing": "how much the layer's output at the query turns when the key's value is zeroed (Mohebbi 2023)",
+    "rollout": "attention followed through the layers, the residual counted as half (Abnar & Zuidema 2020)",
     "grad_attention": "how much the score would move per unit of weight, times the weight",
 }
+# the measures the sentence under the chart compares with attention
+COMPARED = ("norm_layer", "value_zeroing", "grad_attention")
+
+
+def method_name(name: str) -> str:
+    """A method's name in words: ``"value_zeroing"`` -> ``"value zeroing"``."""
+    return LABELS.get(name, name.replace("_", " "))
+
+
+def layer_sentence(
+    shares: Mapping[str, np.ndarray], keys: Sequence[str], visible: Sequence[bool], layer: int, heads: int
+) -> str:
+    """The sentence under the chart of ``layer``: where, in that layer, attention (the mean of its ``heads``
+    heads) and a contribution differ most, from the chart's own rows (``shares``, each summing to 1). Plain
+    text (it holds the user's tokens): never markup."""
+    where = f"In layer {layer} (the mean of its {heads} heads)" if heads > 1 else f"In layer {layer}"
+    att, seen = shares.get("attention"), np.asarray(visible, dtype=bool)
+    best = None
+    for name in COMPARED:
+        if att is None or name not in shares:
+            continue
+        gap = np.where(seen, np.abs(np.asarray(att) - np.asarray(shares[name])), -1.0)
+        key = int(gap.argmax())
+        if best is None or gap[key] > best[0]:
+            best = (float(gap[key]), name, key)
+    if best is None or best[0] <= 0.005:
+        return f"{where}, attention and the contributions agree on every key."
+    _, name, key = best
+    return (
+        f"{where}, “{shown_token(keys[key])}” (key {key}) takes {att[key]:.0%} of the attention and "
+        f"{shares[name][key]:.0%} of the {method_name(name)} contribution."
+    )
 
 
 def contributions_figure(
@@ -41,7 +74,7 @@ def contributions_figure(
     m = np.where(np.asarray(visible, dtype=bool)[None], m, np.nan)
     return heatmap(
         m,
-        [LABELS.get(name, name) for name in shares],
+        [method_name(name) for name in shares],
         plot_labels(keys),
         title=f"Layer {layer}: what each key gave the query {escape(printable(query))}, by each method",
         row_title="method",
@@ -58,14 +91,14 @@ def agreement_frame(agreement: Mapping[str, float], absent: Mapping[str, str]) -
     absent ones with why."""
     rows = [
         {
-            "method": name,
+            "method": method_name(name),
             "Spearman ρ with attention": round(rho, 3) if rho == rho else None,
             "measures": MEANING.get(name, ""),
         }
         for name, rho in agreement.items()
     ]
     rows += [
-        {"method": name, "Spearman ρ with attention": None, "measures": f"not shown: {why}"}
+        {"method": method_name(name), "Spearman ρ with attention": None, "measures": f"not shown: {why}"}
         for name, why in absent.items()
     ]
     return pd.DataFrame(rows, columns=["method", "Spearman ρ with attention", "measures"])

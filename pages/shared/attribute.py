@@ -25,7 +25,7 @@ from pages.shared.hub import CACHE as HUB_CACHE
 from pages.shared.runs import CACHE
 from pages.shared.state import on_request
 from pages.shared.text import markdown_escape
-from viz.attribute import agreement_frame, contributions_figure, source_share_figure
+from viz.attribute import agreement_frame, contributions_figure, layer_sentence, source_share_figure
 
 Attributor = Callable[[str, int], Attribution]  # (kind, query) -> every method for that row
 TITLE = "Did attention matter? What each key contributed to the selected query"
@@ -108,11 +108,12 @@ def contributions_panel(attributor: Attributor, sizes: dict[str, int], cell: dic
         layer = a.layers - 1
         if a.layers > 1:
             layer = st.slider("Layer", 0, a.layers - 1, a.layers - 1, key=f"{prefix}_contrib_layer")
-        fig = contributions_figure(
-            a.shares_at(layer), a.key_tokens, query=a.query_token, layer=layer, visible=a.visible
-        )
+        shares = a.shares_at(layer)
+        fig = contributions_figure(shares, a.key_tokens, query=a.query_token, layer=layer, visible=a.visible)
         show_figure(fig, f"{prefix}-contrib")
-        st.text(a.disagreement)  # holds the user's tokens: plain text, never markup
+        heads = a.methods["attention"].shape[1]
+        # the chart's own layer, from the chart's own rows; holds the user's tokens: plain text, never markup
+        st.text(layer_sentence(shares, a.key_tokens, a.visible, layer, heads))
         st.dataframe(agreement_frame(a.agreement, a.absent), hide_index=True, key=f"{prefix}_contrib_table")
         if a.source_share is not None:
             show_figure(source_share_figure(a.source_share, a.query_tokens), f"{prefix}-source-share")
