@@ -46,7 +46,8 @@ class PageInfo:
         return f"pages/{self.section}/{self.address}.py"
 
 
-# section folder -> the heading the menu shows above its pages (the start page stands alone)
+# section folder -> the heading the menu shows above its pages (home's two, the start page and the lesson, stand
+# alone)
 SECTIONS = {"home": "", "lessons": "Lessons", "models": "Models", "explore": "Explore", "teach": "Teaching a room"}
 
 PAGES = (
@@ -57,6 +58,15 @@ PAGES = (
         "What the app teaches and the way through it.",
         ":material/home:",
         heading="Attention Explorer",
+    ),
+    PageInfo(
+        "lesson",
+        "The lesson",
+        "home",
+        "Eight steps, one way through: from one head by hand to a translation, a check at every step.",
+        ":material/route:",
+        ("step",),
+        heading="The lesson: attention in eight steps",
     ),
     PageInfo(
         "hand",

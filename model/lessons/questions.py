@@ -8,6 +8,11 @@ more: which of four generator heads is the previous-token head (the ``previous``
 ``model.analysis.profiles`` on a real run), and what happens to the classifier's prediction when
 one head is switched off (``model.analysis.ablation``). Like the workshop's, every question is
 built from its number alone (seeded), so the same number is the same question everywhere.
+
+The teacher's list (:data:`KINDS`) follows the lesson (:mod:`model.lessons.path`): each question sits at
+its step and names it. The hand-worked "which key wins" gives the query's scores with every key, so a
+student on a phone has numbers to reason from (the softmax keeps their order), not a guess about random
+weights.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from model.analysis.ablation import ablate
 from model.analysis.profiles import previous_token
 from model.analysis.runs import run
 from model.core.checkpoint import Checkpoint
+from model.lessons.path import TITLES, step_of
 from model.lessons.reshape import input_tensor, reshape_steps
 from model.lessons.workshop import (
     HEAD_SENTENCES,
@@ -35,12 +41,17 @@ from model.lessons.workshop import (
 )
 from rooms.question import Question
 
-KINDS = {  # kind -> (what the teacher picks from, the model it needs or "")
-    "attend": ("Which key wins? (hand-worked example)", ""),
+QUESTIONS = {  # kind -> (what the teacher picks from, the model it needs or "")
+    "attend": ("Which key wins? (hand-worked example, its scores shown)", ""),
     "shape": ("What shape comes out of this reshape step?", ""),
     "head": ("Which key wins? (a sentiment-classifier head)", "classifier"),
     "previous": ("Which head is the previous-token head? (Shakespeare generator)", "generator"),
     "ablation": ("What happens when this head is switched off? (sentiment classifier)", "classifier"),
+}
+# the teacher's list follows the lesson (model.lessons.path): each question in its step's order, named by it
+KINDS = {
+    kind: (f"Step {step_of(kind)} · {QUESTIONS[kind][0]}", QUESTIONS[kind][1])
+    for kind in sorted(QUESTIONS, key=lambda k: step_of(k) or len(TITLES) + 1)
 }
 CREDIT = (  # how a round's points are counted (the ``points`` of from_attend and from_shape), for people
     "A right answer earns 1 point; a close wrong one earns part of a point: a key, its weight divided by the "
@@ -79,7 +90,8 @@ def from_attend(q: AttendQuestion, kind: str = "attend") -> Question:
         q.number,
         f"Which key does {query} attend to most?",
         f"In {where}, the sentence is {ended(f'“{q.sentence}”')} The query is {ended(query)} "
-        "Which key gets the largest weight?",
+        + scores_text(q, options)
+        + "Which key gets the largest weight?",
         tuple(options),
         tuple(round(score_attention_guess(row, i), 4) for i in range(len(row))),
         q.answer,
@@ -93,6 +105,25 @@ def from_attend(q: AttendQuestion, kind: str = "attend") -> Question:
             "highlight_row": q.query,
         },
     )
+
+
+def scaled_scores(q: AttendQuestion) -> np.ndarray | None:
+    """The query's scaled scores ``q · k / √d_k`` over every key (what the softmax turns into its row of
+    weights), where the question keeps its query and key vectors; None otherwise."""
+    if q.query_vector is None or q.key_vectors is None:
+        return None
+    keys = np.asarray(q.key_vectors, dtype=float)
+    return keys @ np.asarray(q.query_vector, dtype=float) / np.sqrt(keys.shape[-1])
+
+
+def scores_text(q: AttendQuestion, options: Sequence[str]) -> str:
+    """The query's scaled scores in words, for a phone to reason from ("" when the question has none)."""
+    scores = scaled_scores(q)
+    if scores is None:
+        return ""
+    listed = "; ".join(f"{o} → {s:.2f}" for o, s in zip(options, scores))
+    d = np.asarray(q.key_vectors).shape[-1]
+    return f"Its scores with each key (query · key / √{d}), which the softmax turns into weights: {listed}. "
 
 
 def _shape_text(shape: Sequence[int]) -> str:
@@ -149,7 +180,7 @@ def previous_question(number: int, weights, tokens: Sequence[str]) -> Question:
         tuple(1.0 if i == best else 0.0 for i in heads),
         heads.index(best),
         f"{names[heads.index(best)]}: its weight sits on the diagonal just below the main one (key = query - 1). "
-        f"Mean weight on the previous character (model.analysis.profiles, 'previous'): {summary}.",
+        f"Mean weight on the character just before, per head: {summary}.",
         figure={
             "title": "four heads: rows query, columns key",
             "tokens": list(tokens),

@@ -1,5 +1,6 @@
-"""Start here: what the app teaches, the path through its pages, and what the three models reached
-(read from each checkpoint's config.json, never written into the page)."""
+"""Start here: what the app teaches, the lesson and the path through its pages, the teacher's guide (the lesson as a
+class, :mod:`pages.shared.guide`) and what the three models reached (read from each checkpoint's config.json,
+never written into the page)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,10 @@ from model.core.checkpoint import CheckpointError, default_dir, read_meta
 from model.core.specs import SPECS
 from model.lessons.hand import walkthrough
 from pages import SECTIONS, heading, in_section
-from pages import page as page_entry
 from pages.home.cards import link_cards
 from pages.shared.display import show_figure
 from pages.shared.glossary import glossary
+from pages.shared.guide import lesson_link, teachers_guide
 from viz.attention import attention_heatmap
 from viz.history import metric_name
 
@@ -74,42 +75,6 @@ def picture():
     return fig
 
 
-# a 45-minute class: (minutes, page address, what to do there); each page's title comes from the registry
-CLASS_PLAN = (
-    (5, "start", "Say what attention is: each word (a query) reads every other word (the keys) in some share."),
-    (
-        10,
-        "hand",
-        "Work one head on the screen: scores, softmax, the weighted sum. Ask the room to predict a row first.",
-    ),
-    (5, "workshop", "Question 1 alone or in pairs: which key wins for one query of the sentence?"),
-    (
-        10,
-        "classroom",
-        "Open a room; students join by the code or the QR. Ask “Which head is the previous-token head?” "
-        "on the Shakespeare generator, then reveal on every screen.",
-    ),
-    (5, "generator", "Show that head at work, and the induction head on a phrase written twice (the role links)."),
-    (5, "history", "Scrub the training snapshots: the moment the induction head forms, the loss on repeats falls."),
-    (5, "classroom", "Close with the ablation question: switch a head off; did the prediction move? Show the summary."),
-)
-
-
-def teachers_guide() -> None:
-    """A 45-minute class, page by page, each step linking its page (links in the text, so a long title wraps
-    instead of being cut as a page link's is)."""
-    with st.expander(f"Teaching a room: a {sum(m for m, _, _ in CLASS_PLAN)}-minute class, step by step"):
-        steps = [
-            f"{i}. **{minutes} min · [{page_entry(address).title}]({'' if address == 'start' else address})** — {what}"
-            for i, (minutes, address, what) in enumerate(CLASS_PLAN, 1)
-        ]
-        st.markdown("\n".join(steps))  # our own titles and sentences, no user text
-        st.caption(
-            "For the room, serve the app where phones can reach it (`make run HOST=0.0.0.0`); the Classroom "
-            "page shows the address to share."
-        )
-
-
 def main() -> None:
     st.title(heading("start"))
     # text above the picture, not beside it: in a column of a 1024-px screen the picture squeezed its
@@ -121,10 +86,11 @@ def main() -> None:
         "Each row of a heatmap is one word asking (the query); each column a word it may read (the key); "
         "the colour is how much it reads it. Every row sums to 1."
     )
+    lesson_link(1, "New here? Follow the lesson: eight steps, one way through")
     show_figure(picture(), "start-picture")
     glossary(key="start-glossary")
     link_cards(PATH)
-    teachers_guide()
+    teachers_guide()  # the lesson as a class, from the same steps as the lesson page
     results()
 
 
