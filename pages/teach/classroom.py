@@ -17,6 +17,7 @@ import streamlit as st
 from model.core.checkpoint import Checkpoint
 from model.lessons.questions import CREDIT, KINDS, build_question
 from pages import heading
+from pages.shared.guide import teachers_guide
 from pages.shared.models import get_checkpoint
 from pages.shared.text import markdown_escape
 from pages.teach.join_link import JoinLink, join_link, lan_address, listen_address
@@ -305,6 +306,7 @@ INTRO = (
 def main() -> None:
     st.title(heading("classroom"))
     st.caption(INTRO)
+    teachers_guide(folded=ROOM_URL in st.query_params)  # the lesson as a class: its steps, the questions' order
     store = open_store()
     raw = st.query_params.get(ROOM_URL)
     show_flash()
