@@ -32,7 +32,9 @@ def checkpoints(tmp_path_factory) -> Path:
 
 def curves(at: AppTest) -> dict:
     """The loss and validation curves: an SVG in a Markdown element (viz.history.curves_svg), read."""
-    found = [m.value for m in at.markdown if m.value.startswith("<svg") and "loss and validation per epoch" in m.value]
+    found = [
+        m.value for m in at.markdown if m.value.startswith("<svg") and "loss and validation per snapshot" in m.value
+    ]
     assert len(found) == 1, "no curves on the page"
     return read_svg(found[0])
 
@@ -44,14 +46,14 @@ def marked_epoch(at: AppTest) -> float:
 
 @pytest.fixture(scope="module")
 def default(checkpoints) -> AppTest:
-    return run_on(checkpoints, PAGE)
+    return run_on(checkpoints, PAGE, {"hist_task": "classifier"})
 
 
 def test_default_run(default, checkpoints):
     assert not default.exception
     assert not default.warning and not default.error and not default.info
     assert default.select_slider(key="hist_epoch").value == LAST
-    head = chart(default, f"epoch {LAST} · layer 0 · head 0")
+    head = chart(default, f"snapshot {LAST} · layer 0 · head 0")
     assert head["data"][0]["x"] == ["0:a", "1:good", "2:film"]
     assert head["layout"]["yaxis"]["title"]["text"] == "query (row)"
     expected = load_history(checkpoints / "classifier").attention("p0", "encoder", LAST)[0, 0]
@@ -61,16 +63,16 @@ def test_default_run(default, checkpoints):
     accuracy = shown["series"]["dev accuracy"]
     assert accuracy["axis"] == "right" and [v for _, v in accuracy["points"]] == pytest.approx([0.6, 0.7, 0.8])
     assert [e for e, _ in shown["series"]["training loss"]["points"]] == [1, 2, 3]
-    assert shown["texts"]["axis-x"] == "epoch" and shown["texts"]["axis-left"] == "training loss"
+    assert shown["texts"]["axis-x"] == "snapshot" and shown["texts"]["axis-left"] == "training loss"
     assert marked_epoch(default) == LAST
     assert url(default, "hist_epoch") == str(LAST)
 
 
 def test_epoch_slider_scrubs_maps_and_marker(checkpoints):
-    at = run()
+    at = run({"hist_task": "classifier"})
     at.select_slider(key="hist_epoch").set_value(1).run()
     assert not at.exception
-    head = chart(at, "epoch 1 · layer 0 · head 0")
+    head = chart(at, "snapshot 1 · layer 0 · head 0")
     expected = load_history(checkpoints / "classifier").attention("p0", "encoder", 1)[0, 0]
     np.testing.assert_allclose(head["data"][0]["z"], expected, atol=1e-4)
     assert marked_epoch(at) == 1
@@ -84,33 +86,33 @@ def test_epoch_slider_scrubs_maps_and_marker(checkpoints):
             "selectbox",
             "hist_task",
             "generator",
-            lambda at: chart(at, f"epoch {LAST} · layer 0")["data"][0]["x"][:2] == ["0:R", "1:O"],
+            lambda at: chart(at, f"snapshot {LAST} · layer 0")["data"][0]["x"][:2] == ["0:R", "1:O"],
         ),
-        ("selectbox", "hist_probe", "p2", lambda at: len(chart(at, f"epoch {LAST} · layer 0")["data"][0]["x"]) == 9),
+        ("selectbox", "hist_probe", "p2", lambda at: len(chart(at, f"snapshot {LAST} · layer 0")["data"][0]["x"]) == 9),
         (
             "radio",
             "hist_view",
             "grid",
             lambda at: (
-                len(chart(at, f"epoch {LAST}: 2 layers × 3 heads")["data"]) == CLASSIFIER.layers * CLASSIFIER.heads
+                len(chart(at, f"snapshot {LAST}: 2 layers × 3 heads")["data"]) == CLASSIFIER.layers * CLASSIFIER.heads
             ),
         ),
         (
             "selectbox",
             "hist_lh",
             (1, 0),
-            lambda at: chart(at, f"epoch {LAST} · layer 1 · head 0") and url(at, "hist_layer") == "1",
+            lambda at: chart(at, f"snapshot {LAST} · layer 1 · head 0") and url(at, "hist_layer") == "1",
         ),
         (
             "selectbox",
             "hist_lh",
             (0, 2),
-            lambda at: chart(at, f"epoch {LAST} · layer 0 · head 2") and url(at, "hist_head") == "2",
+            lambda at: chart(at, f"snapshot {LAST} · layer 0 · head 2") and url(at, "hist_head") == "2",
         ),
     ],
 )
 def test_each_control(kind, key, value, check):
-    at = run()
+    at = run({"hist_task": "classifier"})
     getattr(at, kind)(key=key).set_value(value).run()
     assert not at.exception
     assert check(at)
@@ -121,15 +123,15 @@ def test_translator_kinds_and_varying_output_length():
     at = run({"hist_task": "translator", "hist_kind": "cross", "hist_epoch": "2", "hist_layer": "2", "hist_head": "3"})
     assert not at.exception and not at.error
     assert at.radio(key="hist_kind").value == "cross"
-    head = chart(at, "epoch 2 · layer 2 · head 3")
+    head = chart(at, "snapshot 2 · layer 2 · head 3")
     assert head["data"][0]["x"] == ["0:&lt;sos&gt;", "1:ein", "2:mann", "3:fährt", "4:fahrrad", "5:.", "6:&lt;eos&gt;"]
     assert len(head["data"][0]["y"]) == 5  # 3 + epoch output positions in the fake history
     assert "German" in head["layout"]["xaxis"]["title"]["text"]
     at.select_slider(key="hist_epoch").set_value(3).run()
-    assert len(chart(at, "epoch 3 · layer 2 · head 3")["data"][0]["y"]) == 6
+    assert len(chart(at, "snapshot 3 · layer 2 · head 3")["data"][0]["y"]) == 6
     at.radio(key="hist_kind").set_value("encoder").run()
     assert at.selectbox(key="hist_lh").value[0] == 0  # the encoder has fewer layers: back to layer 0
-    assert chart(at, "epoch 3 · layer 0 · head 3")
+    assert chart(at, "snapshot 3 · layer 0 · head 3")
     legend = curves(at)["legend"]
     assert "validation BLEU (right axis)" in legend and "training loss" in legend
 
@@ -137,20 +139,20 @@ def test_translator_kinds_and_varying_output_length():
 def test_bad_url_values_fall_back():
     at = run({"hist_task": "zzz", "hist_epoch": "99", "hist_probe": "<script>", "hist_layer": "7", "hist_view": "x"})
     assert not at.exception
-    assert at.selectbox(key="hist_task").value == "classifier"
-    assert at.select_slider(key="hist_epoch").value == LAST
-    assert at.selectbox(key="hist_probe").value == "p0"
+    assert at.selectbox(key="hist_task").value == "generator"  # the default model: issue 51 opens on it
+    assert at.select_slider(key="hist_epoch").value == LAST  # its fake history marks no moment: the last
+    assert at.selectbox(key="hist_probe").value == "p2"  # the default probe: the generator's that repeats
     assert at.selectbox(key="hist_lh").value[0] == 0
     assert at.radio(key="hist_view").value == "head"
 
 
 def test_generator_probe_labels_show_whitespace():
-    at = run(hist_task="generator")
+    at = run(hist_task="generator", hist_probe="p0")
     assert not at.exception
-    labels = chart(at, f"epoch {LAST} · layer 0 · head 0")["data"][0]["x"]
+    labels = chart(at, f"snapshot {LAST} · layer 0 · head 0")["data"][0]["x"]
     assert labels[6] == "6:⏎" and labels[7] == "7:W" and len(set(labels)) == len(labels)
     at.radio(key="hist_view").set_value("grid").run()
-    assert len(chart(at, f"epoch {LAST}: ")["data"]) == GENERATOR.layers * GENERATOR.heads
+    assert len(chart(at, f"snapshot {LAST}: ")["data"]) == GENERATOR.layers * GENERATOR.heads
 
 
 def test_checkpoint_without_history_gives_info(checkpoints, tmp_path, monkeypatch):
@@ -161,7 +163,7 @@ def test_checkpoint_without_history_gives_info(checkpoints, tmp_path, monkeypatc
     meta["training"] = {}
     (tmp_path / "classifier" / "config.json").write_text(json.dumps(meta))
     monkeypatch.setenv("ATTENTION_CHECKPOINTS", str(tmp_path))
-    at = run()
+    at = run({"hist_task": "classifier"})
     assert not at.exception and not at.error
     infos = " ".join(i.value for i in at.info)
     assert "no saved attention history" in infos and "python -m model train classifier" in infos
@@ -169,17 +171,35 @@ def test_checkpoint_without_history_gives_info(checkpoints, tmp_path, monkeypatc
     assert not at.get("plotly_chart") and not any(m.value.startswith("<svg") for m in at.markdown)
 
 
-def test_an_epoch_of_a_few_steps_says_so(checkpoints, tmp_path, monkeypatch):
-    at = run()
-    assert not any("training steps between two snapshots" in c.value for c in at.caption)
+def page_words(at: AppTest) -> str:
+    """Every sentence the page shows a reader (captions, Markdown other than the charts, labels, notes)."""
+    texts = [c.value for c in at.caption] + [m.value for m in at.markdown if not m.value.startswith("<svg")]
+    texts += [w.label for w in [*at.selectbox, *at.select_slider, *at.radio]]
+    return "\n".join(texts + [i.value for i in at.info])
+
+
+def test_a_snapshot_is_told_in_training_steps_and_epoch_is_never_redefined(checkpoints, tmp_path, monkeypatch):
+    """Issue 51: "epoch" was redefined as the 250 steps between two snapshots. The page says "snapshot" and
+    "training step" instead, from what training recorded (each snapshot's step, how often one was taken)."""
+    at = run({"hist_task": "classifier"})
+    assert f"Snapshot {LAST} is the model after {10 * LAST} training steps" in page_words(at)
+    assert "after each pass over the training data" in page_words(at)
     shutil.copytree(checkpoints / "classifier", tmp_path / "classifier")
     meta = json.loads((tmp_path / "classifier" / "config.json").read_text())
     meta["training"]["eval_every"] = 1250
+    for row in meta["training"]["history"]:
+        row["step"] = 1250 * row["epoch"]
     (tmp_path / "classifier" / "config.json").write_text(json.dumps(meta))
     monkeypatch.setenv("ATTENTION_CHECKPOINTS", str(tmp_path))
-    at = run()
+    at = run({"hist_task": "classifier"})
     assert not at.exception
-    assert any(c.value == "Here an epoch is the 1,250 training steps between two snapshots." for c in at.caption)
+    words = page_words(at)
+    assert (
+        f"Snapshot {LAST} is the model after {1250 * LAST:,} training steps; a snapshot was taken every 1,250" in words
+    )
+    assert "A training step is one small batch of examples read and the weights nudged once." in words
+    assert not re.search(r"\bepochs?\b", words, re.IGNORECASE), words  # no epoch, let alone one redefined
+    assert at.select_slider(key="hist_epoch").label == "Snapshot"
 
 
 def test_inconsistent_history_gives_error_and_keeps_curves(checkpoints, tmp_path, monkeypatch):
@@ -188,7 +208,7 @@ def test_inconsistent_history_gives_error_and_keeps_curves(checkpoints, tmp_path
     meta["epochs"].append(7)
     (tmp_path / "classifier" / "history.json").write_text(json.dumps(meta))
     monkeypatch.setenv("ATTENTION_CHECKPOINTS", str(tmp_path))
-    at = run()
+    at = run({"hist_task": "classifier"})
     assert not at.exception
     assert "could not be read" in at.error[0].value and "no map for epoch 7" in at.error[0].value
     shown = curves(at)  # the metrics do not need the attention files
@@ -199,7 +219,7 @@ def test_inconsistent_history_gives_error_and_keeps_curves(checkpoints, tmp_path
 def test_the_probe_box_follows_the_chosen_model(first, then):
     """The browser keeps a keyed selectbox's shown text between runs unless the server sends a value:
     switching the model must send the new model's probe text, not leave the old one on screen."""
-    at = run({"hist_task": first})
+    at = run({"hist_task": first, "hist_probe": "p0"})  # the generator would open on its repeat, p2
     at.selectbox(key="hist_task").set_value(then).run()
     assert not at.exception
     probe = at.selectbox(key="hist_probe")
@@ -212,7 +232,7 @@ def test_the_probe_box_follows_the_chosen_model(first, then):
 def test_every_layer_and_head_is_a_readable_grid():
     at = run({"hist_task": "generator", "hist_view": "grid"})
     assert not at.exception
-    grid = chart(at, f"epoch {LAST}: ")
+    grid = chart(at, f"snapshot {LAST}: ")
     column_heads = [a["text"] for a in grid["layout"]["annotations"]]
     assert column_heads == [f"head {h}" for h in range(GENERATOR.heads)]  # one title per column, not per plot
     rows = [
@@ -251,7 +271,7 @@ def test_a_metric_name_with_markup_is_shown_as_text(checkpoints, tmp_path, monke
         row[name] = 1.0 / row["epoch"]
     (tmp_path / "classifier" / "config.json").write_text(json.dumps(meta))
     monkeypatch.setenv("ATTENTION_CHECKPOINTS", str(tmp_path))
-    at = run()
+    at = run({"hist_task": "classifier"})
     assert not at.exception
     assert name in curves(at)["series"] and name in curves(at)["legend"]
     assert not any("<img" in m.value for m in at.markdown)

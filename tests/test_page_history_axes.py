@@ -1,5 +1,6 @@
-"""The Training history page's note under "each role's best head per snapshot" describes the axes the chart
-has: a model whose snapshots record no repeat loss (the classifier) has no right axis to explain."""
+"""The Training history page's note under "each role's best head per snapshot" describes the panels the chart
+has: a model whose snapshots record no repeat loss (the classifier) has no loss panel to explain. (The chart was
+one plot with a second y axis on the right; issue 51 asked for two panels, each with its own named axis.)"""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from fixtures.tiny import HISTORY_EPOCHS, make_checkpoints, make_history
+from pages.explore.history_parts import LOSS_PANEL, SCORES_PANEL
 from tests import apptest
 from tests.apptest import run_on
 from tests.test_viz_profiles_history import read_svg
@@ -42,12 +44,13 @@ def roles_note(at) -> tuple[dict, str]:
     return read_svg(shown[0].value), next(c for c in captions if "by the Head finder's own definitions" in c)
 
 
-@pytest.mark.parametrize("task, right", [("classifier", False), ("generator", True)])
-def test_the_roles_note_names_only_the_axes_the_chart_has(checkpoints, task, right):
+@pytest.mark.parametrize("task, loss", [("classifier", False), ("generator", True)])
+def test_the_roles_note_names_only_the_panels_the_chart_has(checkpoints, task, loss):
     at = run_on(checkpoints, apptest.page("history"), {"hist_task": task})
     assert not at.exception
     chart, note = roles_note(at)
-    has_right = any(s["axis"] == "right" for s in chart["series"].values())
-    assert has_right is right
-    assert ("Right axis" in note) is right and ("Left axis" in note) is right
-    assert note.startswith("Left axis: the best head's score" if right else "The best head's score")
+    assert chart["panels"] == [SCORES_PANEL, LOSS_PANEL] if loss else [SCORES_PANEL]
+    assert {s["panel"] for s in chart["series"].values()} == set(chart["panels"])
+    assert ("Bottom:" in note) is loss
+    assert note.startswith("Top: for each role, the score of the head that plays it best")
+    assert "axis" not in note  # no axis to look for: each panel names its own

@@ -71,7 +71,7 @@ def test_history_shows_each_roles_best_head_per_snapshot_and_follows_it(checkpoi
     (svg,) = [m.value for m in at.markdown if m.value.startswith("<svg") and "best head per snapshot" in m.value]
     shown = read_svg(svg)
     assert [v for _, v in shown["series"]["induction"]["points"]] == pytest.approx([0.05, 0.05, 0.85])
-    assert shown["series"]["loss on a repeated sequence (nats)"]["axis"] == "right"
+    assert shown["series"]["loss on a repeated sequence (nats)"]["panel"] != shown["series"]["induction"]["panel"]
     assert not [b for b in at.button if b.key == "hist_follow_duplicate"]  # its best head does not play it
     button = at.button(key="hist_follow_induction")
     assert "layer 1 · head 1" in button.label

@@ -42,6 +42,7 @@ def read_svg(svg: str) -> dict:
     series = {
         g.get("data-name"): {
             "axis": g.get("data-axis"),
+            "panel": g.get("data-panel"),  # panels_svg's: the panel it is drawn in
             "points": [(float(c.get("data-epoch")), float(c.get("data-value"))) for c in g.iter(f"{SVG}circle")],
             "tips": [text(c) for c in g.iter(f"{SVG}title")],
             "lines": [len(line.get("points").split()) for line in g.iter(f"{SVG}polyline")],
@@ -52,9 +53,20 @@ def read_svg(svg: str) -> dict:
     }
     texts = {t.get("class"): text(t) for t in root.iter(f"{SVG}text") if t.get("class")}
     marks = [float(line.get("data-epoch")) for line in root.iter(f"{SVG}line") if line.get("class") == "current-epoch"]
+    moments = sorted({float(l.get("data-epoch")) for l in root.iter(f"{SVG}line") if l.get("class") == "moment"})
     legend = [text(g) for g in root.iter(f"{SVG}g") if g.get("class") == "legend"]
     ticks = [text(t) for t in root.iter(f"{SVG}text") if t.get("class") == "tick-x"]
-    return {"series": series, "texts": texts, "marks": marks, "legend": legend, "ticks": ticks, "root": root}
+    panels = [text(t) for t in root.iter(f"{SVG}text") if t.get("class") == "panel-title"]
+    return {
+        "series": series,
+        "texts": texts,
+        "marks": sorted(set(marks)),  # panels_svg draws the line through each panel
+        "moments": moments,
+        "panels": panels,
+        "legend": legend,
+        "ticks": ticks,
+        "root": root,
+    }
 
 
 def test_curves_svg_axes_gaps_and_the_current_epoch() -> None:

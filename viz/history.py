@@ -1,4 +1,5 @@
-"""Training-history figures: loss and validation curves per epoch, with the epoch being viewed marked."""
+"""Training-history figures: loss and validation curves per snapshot (or epoch), with the one being viewed marked,
+and the roles chart: each role's best head score over the snapshots above the loss on repeated text, in two panels."""
 
 from __future__ import annotations
 
@@ -58,6 +59,7 @@ def history_curves(
     saved_epochs: Sequence[float] = (),
     title: str = "loss and validation per epoch",
     font_size: float = FONT_SIZE,
+    unit: str = "epoch",
 ) -> str:
     """:func:`curves_svg` of ``model.training.history.training_curves``'s series: metrics named for
     people, validation scores on the right axis, and the epoch axis wide enough for ``saved_epochs`` too
@@ -74,6 +76,7 @@ def history_curves(
         epoch_range=span,
         title=title,
         font_size=font_size,
+        unit=unit,
     )
 
 
@@ -134,10 +137,12 @@ def curves_svg(
     epoch_range: tuple[float, float] | None = None,
     title: str = "training curves",
     font_size: float = FONT_SIZE,
+    unit: str = "epoch",
 ) -> str:
     """One line with markers per series over ``epochs``, as the text of an SVG; names in ``right``
     (accuracy, BLEU) are dotted and use a second y axis on the right.
 
+    ``unit`` names the x axis ("epoch", "snapshot"), the current line's label and every tooltip.
     ``current_epoch`` draws a vertical line; ``epoch_range`` widens the x axis (e.g. to every epoch
     with saved attention, when the metrics stop at the best checkpoint). NaN points are gaps. Each point
     has a ``<title>`` (its epoch and value: the browser's tooltip) and ``data-epoch``/``data-value``;
@@ -196,9 +201,7 @@ def curves_svg(
     body.append(
         tag("line", x1=left, x2=left + plot_w, y1=bottom, y2=bottom, stroke="currentColor", stroke_opacity="0.5")
     )
-    body.append(
-        tag("text", text="epoch", x=left + plot_w / 2, y=bottom + fs * 2.8, text_anchor="middle", class_="axis-x")
-    )
+    body.append(tag("text", text=unit, x=left + plot_w / 2, y=bottom + fs * 2.8, text_anchor="middle", class_="axis-x"))
     middle = top + PLOT_HEIGHT / 2
     for side, x, angle in (("left", fs * 1.0, -90), ("right", WIDTH - fs * 1.0, 90)):
         if side in y_axes:  # the first line outermost; the next ones toward the plot
@@ -213,9 +216,10 @@ def curves_svg(
         # centred on its line, but ending at it near the right edge (centred there, "epoch 30" was cut to "epoch 3")
         anchor = "end" if x > left + plot_w * 0.85 else "middle"
         label = dict(x=x, y=top - fs * 0.4, text_anchor=anchor, class_="epoch-label")
-        body.append(tag("text", text=f"epoch {current_epoch:g}", **label))
+        body.append(tag("text", text=f"{unit} {current_epoch:g}", **label))
     for i, name in enumerate(series):
-        body.append(series_group(name, points[name], METRIC_COLORS[i % len(METRIC_COLORS)], side_of[name], px, py))
+        colour = METRIC_COLORS[i % len(METRIC_COLORS)]
+        body.append(series_group(name, points[name], colour, side_of[name], px, py, unit=unit))
     legend, height = legend_rows(list(series), side_of, bottom + fs * 3.6, fs)
     svg = dict(xmlns="http://www.w3.org/2000/svg", viewBox=f"0 0 {WIDTH} {height:.0f}", width="100%")
     look = dict(
@@ -231,9 +235,11 @@ def series_group(
     side: str,
     px: Callable[[float], float],
     py: Callable[[str, float], float],
+    *,
+    unit: str = "epoch",
 ) -> str:
     """One series as ``<g class="series">``: its line in pieces between the gaps (NaN), then one point
-    per finite value with its epoch and value as a tooltip."""
+    per finite value with its ``unit`` number (epoch, snapshot) and value as a tooltip."""
     dotted = DOTTED if side == "right" else {}
     pieces, run = [], []
     for e, v in [*points, (math.nan, math.nan)]:
@@ -246,12 +252,14 @@ def series_group(
         run = []
     for e, v in points:
         if math.isfinite(v):
-            tip = tag("title", text=f"epoch {e:g}\n{name}: {v:.4f}")
+            tip = tag("title", text=f"{unit} {e:g}\n{name}: {v:.4f}")
             pieces.append(tag("circle", tip, cx=px(e), cy=py(side, v), r=4, data_epoch=f"{e:g}", data_value=f"{v:.6g}"))
     return tag("g", *pieces, class_="series", data_name=name, data_axis=side, fill=colour)
 
 
-def legend_rows(names: Sequence[str], side_of: dict[str, str], top: float, fs: float) -> tuple[list[str], float]:
+def legend_rows(
+    names: Sequence[str], side_of: dict[str, str], top: float, fs: float, colours: dict[str, str] | None = None
+) -> tuple[list[str], float]:
     """The legend under the epoch axis, in as many rows as :data:`WIDTH` needs, and the SVG's height
     below it: a line and point per series in its colour and dash, and its name ("(right axis)" added)."""
     entries, x, y = [], 6.0, top
@@ -260,10 +268,102 @@ def legend_rows(names: Sequence[str], side_of: dict[str, str], top: float, fs: f
         advance = 34 + text_px([label], fs) * 0.85 + 14
         if x > 6 and x + advance > WIDTH:
             x, y = 6.0, y + fs * 1.7
-        colour = METRIC_COLORS[i % len(METRIC_COLORS)]
+        colour = (colours or {}).get(name, METRIC_COLORS[i % len(METRIC_COLORS)])
         dotted = DOTTED if side_of[name] == "right" else {}
         sample = tag("line", x1=x, x2=x + 26, y1=y, y2=y, stroke=colour, stroke_width=3, **dotted)
         point = tag("circle", cx=x + 13, cy=y, r=4, fill=colour)
         entries.append(tag("g", sample, point, tag("text", text=label, x=x + 34, y=y + fs * 0.35), class_="legend"))
         x += advance
     return entries, y + fs * 1.2
+
+
+PANEL_HEIGHT = 150  # one panel's plotting height in the SVG's units
+MOMENT_COLOR = "#555555"  # the line at the snapshot where a head forms: neither a series' colour nor the current's
+PANEL_COLORS = tuple(c for c in METRIC_COLORS if c != "#F0E442")  # yellow is too faint for a lone line on white
+
+
+def panels_svg(
+    snapshots: Sequence[float],
+    panels: Sequence[tuple[str, dict[str, Sequence[float]]]],
+    *,
+    current: float | None = None,
+    moment: float | None = None,
+    moment_label: str = "a head forms",
+    snapshot_range: tuple[float, float] | None = None,
+    title: str = "training snapshots",
+    font_size: float = FONT_SIZE,
+    unit: str = "snapshot",
+) -> str:
+    """Panels stacked over one shared x axis of ``unit`` numbers, as the text of an SVG: each
+    ``(name, series)`` in ``panels`` has its own y axis, named above it (e.g. the roles' best scores,
+    0 to 1, above the loss on repeated text in nats), so that neither squeezes the other, as two y axes
+    on one plot did.
+
+    Each series is a ``<g class="series">`` with ``data-name`` and ``data-panel`` (its panel's name),
+    one point per finite value with ``data-epoch``/``data-value`` and a tooltip; NaN is a gap. ``current``
+    draws the dashed line of the snapshot being viewed (``line.current-epoch``), ``moment`` a solid line
+    labelled ``moment_label`` (``line.moment``), both through every panel and labelled above the first.
+    Every text is escaped.
+    """
+    panels = [(name, series) for name, series in panels if series]
+    if not panels:
+        raise ValueError("give at least one panel with one series of per-snapshot values")
+    for _, series in panels:
+        for name, values in series.items():
+            if len(values) != len(snapshots):
+                raise ValueError(f"{name!r} has {len(values)} values for {len(snapshots)} snapshots")
+    fs, title_fs = font_size, font_size * TITLE_SIZE / FONT_SIZE
+    axes = [value_ticks([float(v) for vs in s.values() for v in vs if math.isfinite(float(v))]) for _, s in panels]
+    left = max(text_px([f"{t:g}" for t in ticks], fs) for _, ticks in axes) + 10
+    plot_w = WIDTH - left - fs
+    x_lo, x_hi = snapshot_range if snapshot_range is not None else (min(snapshots), max(snapshots))
+    x_min, x_max = x_lo - 0.5, x_hi + 0.5
+    px = lambda e: left + (e - x_min) / (x_max - x_min) * plot_w
+    labels_y = title_fs * 1.8 + fs * 1.2  # the moment's label, then the current snapshot's in the row below
+    marks = [
+        ("moment", moment, moment_label, labels_y, dict(stroke=MOMENT_COLOR, stroke_width=2.5)),
+        ("current-epoch", current, f"{unit} {current:g}" if current is not None else "", labels_y + fs * 1.3,
+         dict(stroke=EPOCH_COLOR, stroke_width=3, stroke_dasharray="9 6")),
+    ]  # fmt: skip
+    marks = [m for m in marks if m[1] is not None and x_min <= m[1] <= x_max]
+    body = [tag("text", text=title, x=6.0, y=title_fs * 1.4, font_size=f"{title_fs:g}", class_="title")]
+    for cls, at, label, row, _ in marks:
+        x = px(at)  # centred on its line, ending at it near the right edge and starting at it near the left one
+        anchor = "end" if x > left + plot_w * 0.7 else "start" if x < left + plot_w * 0.3 else "middle"
+        body.append(tag("text", text=label, x=x, y=row, text_anchor=anchor, class_=f"{cls}-label", font_weight="bold"))
+    y, colour_of = labels_y + fs * 1.3 + fs * 0.6, {}
+    for (name, series), ((lo, hi), ticks) in zip(panels, axes, strict=True):
+        y += fs * 1.6  # the panel's name above it
+        body.append(tag("text", text=name, x=6.0, y=y - fs * 0.6, class_="panel-title", font_weight="bold"))
+        top = y
+        py = lambda _side, v, top=top, lo=lo, hi=hi: top + PANEL_HEIGHT - (v - lo) / (hi - lo) * PANEL_HEIGHT
+        faint = dict(stroke="currentColor", stroke_opacity="0.12")
+        for t in ticks:
+            body.append(tag("line", x1=left, x2=left + plot_w, y1=py("", t), y2=py("", t), **faint))
+            label = dict(x=left - 6, y=py("", t) + fs * 0.35, text_anchor="end", class_="tick-y")
+            body.append(tag("text", text=f"{t:g}", **label))
+        edge = dict(stroke="currentColor", stroke_opacity="0.5")
+        body.append(tag("line", x1=left, x2=left + plot_w, y1=top + PANEL_HEIGHT, y2=top + PANEL_HEIGHT, **edge))
+        for cls, at, _, _, look in marks:  # under the series, so that their points keep their tooltips
+            x = px(at)
+            mark = tag("line", x1=x, x2=x, y1=top, y2=top + PANEL_HEIGHT, class_=cls, data_epoch=f"{at:g}", **look)
+            body.append(mark)
+        for series_name, values in series.items():
+            colour = colour_of.setdefault(series_name, PANEL_COLORS[len(colour_of) % len(PANEL_COLORS)])
+            points = [(float(e), float(v)) for e, v in zip(snapshots, values, strict=True)]
+            group = series_group(series_name, points, colour, "left", px, py, unit=unit)
+            body.append(group.replace('<g class="series"', f'<g class="series" data-panel="{html.escape(name)}"', 1))
+        y = top + PANEL_HEIGHT + fs * 1.2  # room under the panel before the next one's name
+    bottom = y - fs * 1.2
+    dtick = epoch_dtick(max(len(snapshots), int(x_hi - x_lo) + 1))
+    for i in range(math.ceil(x_lo / dtick), math.floor(x_hi / dtick) + 1):
+        x = px(i * dtick)
+        body.append(tag("text", text=f"{i * dtick:g}", x=x, y=bottom + fs * 1.3, text_anchor="middle", class_="tick-x"))
+    body.append(tag("text", text=unit, x=left + plot_w / 2, y=bottom + fs * 2.8, text_anchor="middle", class_="axis-x"))
+    names = list(colour_of)
+    legend, height = legend_rows(names, dict.fromkeys(names, "left"), bottom + fs * 3.6, fs, colours=colour_of)
+    svg = dict(xmlns="http://www.w3.org/2000/svg", viewBox=f"0 0 {WIDTH} {height:.0f}", width="100%")
+    look = dict(
+        font_size=f"{fs:g}", fill="currentColor", role="img", aria_label=title, style=f"max-width:{WIDTH * 1.5:.0f}px"
+    )
+    return tag("svg", "\n", "\n".join([*body, *legend]), "\n", **svg, **look)

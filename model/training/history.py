@@ -34,6 +34,25 @@ class MissingHistory(HistoryError):
     """No history was saved in this directory (a checkpoint trained before history existed)."""
 
 
+FORMS = 0.3  # a rise of a role's best score this large between two snapshots counts as a head forming
+
+
+@dataclass(frozen=True)
+class Moment:
+    """A head forming: the first snapshot where ``role``'s best score stands after its largest rise."""
+
+    role: str
+    epoch: int  # the snapshot where the head is first there
+    before_epoch: int  # the scored snapshot just before it
+    before: float  # the role's best score at ``before_epoch``
+    after: float  # ... and at ``epoch``
+    kind: str  # the best head at ``epoch``
+    layer: int
+    head: int
+    loss_before: float | None  # the repeat loss (nats) at both snapshots, when it was measured
+    loss_after: float | None
+
+
 @dataclass(frozen=True, eq=False)
 class ProbeHistory:
     """Every saved attention map of the probe inputs, checked for consistency on load."""
@@ -68,6 +87,29 @@ class ProbeHistory:
             return None
         at = self.snapshots.get(epoch if epoch is not None else max(self.snapshots), {})
         return at.get("roles", {}).get(role)
+
+    def moment(self, role: str = "induction", rise: float = FORMS) -> Moment | None:
+        """The snapshot where ``role``'s best score rose the most from the scored snapshot before it, when
+        that rise is at least ``rise`` (a head forming: Olsson et al. 2022's phase change), else None.
+        Read from the scored snapshots, never a fixed number: it follows whatever training wrote."""
+        epochs = sorted(self.snapshots)
+        score = lambda e: self.snapshots[e].get("roles", {}).get(role, {}).get("score")
+        steps = [
+            (float(score(b)) - float(score(a)), a, b)
+            for a, b in zip(epochs, epochs[1:], strict=False)
+            if score(a) is not None and score(b) is not None
+        ]
+        if not steps:
+            return None
+        jump, before, at = max(steps)
+        if jump < rise:
+            return None
+        best = self.snapshots[at]["roles"][role]
+        loss = lambda e: self.snapshots[e].get("repeat_loss")
+        return Moment(
+            role, at, before, float(score(before)), float(score(at)), best["kind"], int(best["layer"]),
+            int(best["head"]), loss(before), loss(at),
+        )  # fmt: skip
 
     def kinds(self, probe: str) -> list[str]:
         """The attention kinds saved for ``probe``, in :data:`KINDS` order."""
@@ -224,3 +266,21 @@ def training_curves(training: dict[str, Any], metrics: list[dict[str, Any]] | No
     for name in names:
         curves[name] = [float(r[name]) if name in r else float("nan") for r in rows]
     return curves
+
+
+def snapshot_steps(metrics: list[dict[str, Any]], training: dict[str, Any]) -> dict[int, int]:
+    """Snapshot -> the training steps taken when it was saved: each evaluation's recorded ``step``
+    (history.json's metrics, else config.json's), else ``eval_every`` times the snapshot's number."""
+    rows = metrics or (training or {}).get("history") or []
+    steps = {int(r["epoch"]): int(r["step"]) for r in rows if isinstance(r, dict) and "epoch" in r and "step" in r}
+    every = (training or {}).get("eval_every")
+    return steps if steps or not every else {e: e * int(every) for e in range(1, int(training.get("epochs", 0)) + 1)}
+
+
+def held_fixed(training: dict[str, Any], layer: int) -> bool:
+    """Whether block ``layer`` came from an earlier training and was kept as it was during this one
+    (``init_from`` set and ``freeze`` naming ``blocks.<layer>.``): a head there formed before these snapshots."""
+    training = training or {}
+    prefixes = [p.strip() for p in str(training.get("freeze") or "").split(",") if p.strip()]
+    block = f"blocks.{layer}."
+    return bool(training.get("init_from")) and any(block.startswith(p) or p.startswith(block) for p in prefixes)

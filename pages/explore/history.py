@@ -1,49 +1,109 @@
-"""Training history: scrub through the epochs and watch the probe sentences' attention take shape,
-beside the loss and validation curves."""
+"""Training history: scrub through the training snapshots and watch the probe inputs' attention take shape,
+beside each role's best head, the loss on repeated text and the loss curves.
+
+It opens on the moment worth seeing: the generator's induction head forming. That snapshot is found in the
+scored snapshots (:meth:`ProbeHistory.moment`: the largest rise of the induction score from one snapshot to
+the next), marked on the chart and the slider, and the page starts there, on that head, with the probe that
+writes a phrase twice (the stripe is there at that snapshot and fades just before).
+
+URL keys (each starts with ``hist_``, so a link opens an exact state; a bad value falls back to the default):
+
+- ``hist_task``, also read as ``hist_model``: the model, ``classifier``, ``generator`` or ``translator``
+  (default ``generator``).
+- ``hist_epoch``, also read as ``hist_snapshot``: the snapshot shown, by its number (default: the snapshot
+  where a head forms, else the last).
+- ``hist_probe``: the probe input, ``p0``, ``p1``, ... (default: the one whose text repeats, else ``p0``).
+- ``hist_kind``: the attention, ``encoder``, ``decoder`` or ``cross``.
+- ``hist_view``: ``head`` (one head) or ``grid`` (every layer and head).
+- ``hist_layer``, ``hist_head``: the head shown (default: the head that forms, else layer 0 · head 0).
+
+For example ``history?hist_model=generator&hist_snapshot=12&hist_layer=3&hist_head=2`` opens the generator's
+induction head one snapshot before it forms. The second name of a key is read only when the first is absent,
+and leaves the URL once read (the page writes the first).
+"""
 
 from __future__ import annotations
+
+import re
 
 import plotly.graph_objects as go
 import streamlit as st
 
 from model.analysis.heads import PLAYS
-from model.core.specs import SPECS, ModelSpec
-from model.training.history import HistoryError, MissingHistory, ProbeHistory
+from model.core.specs import MODELS, SPECS, ModelSpec
+from model.training.history import HistoryError, MissingHistory, Moment, ProbeHistory, held_fixed, snapshot_steps
 from pages import heading
 from pages.explore.history_parts import REPEAT_ROLES, ROLE_NAMES, curves_section, roles_section
 from pages.shared.display import show_figure
 from pages.shared.models import get_history, require_checkpoint
-from pages.shared.runs import pick_model
-from pages.shared.state import init_state, keep_valid, radio_choice, resend_on_change, select_choice, sync_url
+from pages.shared.state import (
+    bounded,
+    init_state,
+    keep_valid,
+    one_of,
+    radio_choice,
+    resend_on_change,
+    select_choice,
+    sync_url,
+    url_value,
+    url_widget,
+)
 from pages.shared.text import markdown_escape, plural
 from pages.shared.views import pick_head
 from viz.attention import attention_heatmap, head_grid, weights_frame
 from viz.history import probe_axes, probe_text
 
 VIEWS = {"head": "one head", "grid": "every layer and head"}
+DEFAULT_MODEL = "generator"  # the model whose history has the moment worth opening on
 # the widgets whose options depend on the model
 MODEL_WIDGETS = ("hist_probe", "hist_kind", "hist_epoch", "hist_layer", "hist_head")
+ALIASES = {"hist_model": ("hist_task", one_of(MODELS)), "hist_snapshot": ("hist_epoch", int)}  # second names
+MASKED = re.compile(r"\b(masked|blanked)\b", re.IGNORECASE)  # a card that says the model guessed hidden words
 
 
-def attention_section(history: ProbeHistory, spec: ModelSpec) -> tuple[int, go.Figure | None]:
-    """Probe, kind, epoch and head controls and the attention figure; returns the epoch shown and,
+def read_aliases() -> None:
+    """Seed a key from its second name in the URL (``hist_model``, ``hist_snapshot``) when the key itself is
+    absent, once per session, and drop the second name from the URL (the page writes the first)."""
+    for alias, (key, cast) in ALIASES.items():
+        if alias not in st.query_params:
+            continue
+        value = url_value(alias, None, cast)
+        if value is not None and key not in st.session_state and key not in st.query_params:
+            st.session_state[key] = value
+        del st.query_params[alias]
+
+
+def attention_section(
+    history: ProbeHistory, spec: ModelSpec, moment: Moment | None, steps: dict[int, int], every: int | None
+) -> tuple[int, go.Figure | None]:
+    """Probe, kind, snapshot and head controls and the attention figure; returns the snapshot shown and,
     in the grid view, the grid, which the caller draws at the page's full width."""
     probes, chars = list(history.probes), spec.characters
-    hint = "Fixed inputs whose attention training saved after every epoch."
+    hint = "Fixed inputs whose attention training saved at every snapshot."
     shown = lambda p: probe_text(history.probes[p], characters=chars)  # its text, not its id ("p0")
-    probe = select_choice("hist_probe", probes, probes[0], label="Probe input", help=hint, format_func=shown)
+    repeat = next((p for p, toks in history.probes.items() if probe_repeats(toks)), probes[0])
+    probe = select_choice("hist_probe", probes, repeat, label="Probe input", help=hint, format_func=shown)
     kinds = history.kinds(probe)
     titled = lambda k: spec.kind(k).title
     kind = radio_choice("hist_kind", kinds, kinds[0], label="Attention", format_func=titled)
     epochs = history.epochs
-    init_state("hist_epoch", epochs[-1], int)
-    keep_valid("hist_epoch", epochs, epochs[-1])
+    start = moment.epoch if moment and moment.epoch in epochs else epochs[-1]
+    init_state("hist_epoch", start, int)
+    keep_valid("hist_epoch", epochs, start)
     if len(epochs) > 1:
-        st.select_slider("Epoch", epochs, key="hist_epoch", help="Drag to scrub through training.")
+        forms = f"{ROLE_NAMES.get(moment.role, moment.role)} head forms" if moment else ""
+        st.select_slider(
+            "Snapshot",
+            epochs,
+            key="hist_epoch",
+            format_func=lambda e: f"{e} · {forms}" if moment and e == moment.epoch else str(e),
+            help="Drag to scrub through training, one snapshot at a time.",
+        )
     else:
-        st.caption(f"Only epoch {epochs[0]} has been saved so far.")
+        st.caption(f"Only snapshot {epochs[0]} has been saved so far.")
     sync_url("hist_epoch")
     epoch = st.session_state["hist_epoch"]
+    st.caption(snapshot_words(epoch, steps, every))
     att = history.attention(probe, kind, epoch)
     L, H, Tq, _ = att.shape
     queries, keys = probe_axes(history.probes[probe], kind, Tq, characters=chars)
@@ -51,23 +111,36 @@ def attention_section(history: ProbeHistory, spec: ModelSpec) -> tuple[int, go.F
     axes = dict(query_name=k.query_axis, key_name=k.key_axis) if kind != "encoder" else {}
     grid = None
     if radio_choice("hist_view", list(VIEWS), "head", label="Show", format_func=VIEWS.get) == "grid":
-        title = f"epoch {epoch}: {plural(L, 'layer')} × {plural(H, 'head')}"
+        title = f"snapshot {epoch}: {plural(L, 'layer')} × {plural(H, 'head')}"
         grid = head_grid(att, queries, keys, title=title, **axes)
     else:
         follow_buttons(history, kind, L, H)
+        if moment and moment.kind == kind and moment.layer < L and moment.head < H:  # open on the head that forms
+            init_state("hist_layer", moment.layer, bounded(0, L - 1))
+            init_state("hist_head", moment.head, bounded(0, H - 1))
         layer, head = pick_head(L, H, "hist")
-        title = f"epoch {epoch} · layer {layer} · head {head}"
+        title = f"snapshot {epoch} · layer {layer} · head {head}"
         show_figure(
             attention_heatmap(att[layer, head], queries, keys, title=title, **axes),
             "hist-head",
             csv=weights_frame(att[layer, head], queries, keys),
-            csv_name=f"{spec.name}-{probe}-{kind}-epoch{epoch}-layer{layer}-head{head}.csv",
+            csv_name=f"{spec.name}-{probe}-{kind}-snapshot{epoch}-layer{layer}-head{head}.csv",
         )
     if kind != "encoder":
         st.caption(
             "The probe's English output is not saved (it changes as training goes), so its positions read `out`."
         )
     return epoch, grid
+
+
+def snapshot_words(epoch: int, steps: dict[int, int], every: int | None) -> str:
+    """What snapshot ``epoch`` is, in training steps, and how often snapshots were taken."""
+    when = (
+        f"every {every:,} training steps" if every else "after each pass over the training data"
+    )  # a training step: one small batch read and the weights nudged once
+    at = f"Snapshot {epoch} is the model after {plural(steps[epoch], 'training step')}" if epoch in steps else ""
+    sentence = f"{at}; a snapshot was taken {when}." if at else f"A snapshot was taken {when}."
+    return sentence + " A training step is one small batch of examples read and the weights nudged once."
 
 
 def follow(layer: int, head: int, probe: str | None) -> None:
@@ -114,39 +187,97 @@ def probe_repeats(tokens: list[str], n: int = 8) -> bool:
     return False
 
 
+def moment_note(moment: Moment, steps: dict[int, int]) -> str:
+    """The head forming, in numbers the snapshots recorded."""
+    name = ROLE_NAMES.get(moment.role, moment.role)
+    article = "an" if name[0] in "aeiou" else "a"
+    span = (
+        f" (training steps {steps[moment.before_epoch]:,} to {steps[moment.epoch]:,})"
+        if moment.before_epoch in steps and moment.epoch in steps
+        else ""
+    )
+    text = (
+        f"**Watch a head learn its job.** Between snapshot {moment.before_epoch} and snapshot {moment.epoch}"
+        f"{span}, layer {moment.layer} · head {moment.head} became {article} {name} head: its {name} score jumped "
+        f"from {moment.before:.2f} to {moment.after:.2f}"
+    )
+    if moment.loss_before is not None and moment.loss_after is not None:
+        text += (
+            f", and the loss on repeated text fell from {moment.loss_before:.2f} to {moment.loss_after:.2f} nats "
+            "(the model can now copy what it has read before)"
+        )
+    text += (
+        f". The page opens at snapshot {moment.epoch} on that head, with a probe that writes a phrase twice: in the "
+        "second copy each character looks at the one that followed it in the first copy, a stripe beside the "
+        f"diagonal. Move back to snapshot {moment.before_epoch} to see it fade."
+    )
+    return text
+
+
+def formed_earlier_note(history: ProbeHistory, training: dict) -> str | None:
+    """Where a head that the snapshots show already formed came from: a role whose best head plays it at the
+    first snapshot, in a block this training kept as it was (started from an earlier training, held fixed)."""
+    if not history.snapshots:
+        return None
+    first = min(history.snapshots)
+    for role, name in ROLE_NAMES.items():
+        best = history.best_head(role, first)
+        if not best or best["score"] < PLAYS or not held_fixed(training, int(best["layer"])):
+            continue
+        last = history.best_head(role) or best
+        earlier = (
+            "while the model first learned to guess words blanked out of sentences (its masked-word pretraining)"
+            if MASKED.search(str(training.get("card") or ""))
+            else "in the training this model started from"
+        )
+        return (
+            f"**Where its {name} head formed.** Layer {best['layer']} · head {best['head']} already scores "
+            f"{best['score']:.2f} at snapshot {first}, the first one here, and {last['score']:.2f} at the last. "
+            f"It formed before these snapshots, {earlier}. In the training shown here that layer was kept as it "
+            f"was, so its line stays flat."
+        )
+    return None
+
+
 def options() -> ModelSpec:
     """The model whose training history is shown: its description is the page's whole choice."""
-    return SPECS[pick_model("hist_task", select=True)]
+    read_aliases()
+    shown = dict(options=MODELS, format_func=lambda name: SPECS[name].title)
+    return SPECS[url_widget(st.selectbox, "Model", "hist_task", DEFAULT_MODEL, one_of(MODELS), **shown)]
 
 
 def body(spec: ModelSpec) -> None:
-    """The probes' attention at the chosen epoch beside the training curves."""
+    """The probes' attention at the chosen snapshot beside the role scores and the training curves."""
     # a keyed select box keeps showing the old model's option unless its value is sent again
     resend_on_change("_hist_shown_task", spec.name, MODEL_WIDGETS)
     ck = require_checkpoint(spec.name)
     history = get_history(spec.name)
+    epoch, epochs, grid, moment = None, None, None, None
+    if not isinstance(history, HistoryError):
+        moment = history.moment("induction")
+        steps = snapshot_steps(history.metrics, ck.training)
+        note = moment_note(moment, steps) if moment else formed_earlier_note(history, ck.training)
+        if note:
+            st.markdown(note)
     left, right = st.columns([3, 2])
-    epoch, epochs, grid = None, None, None
     with left:
         if isinstance(history, MissingHistory):
             st.info(
                 f"This {spec.name} checkpoint has no saved attention history yet (history.safetensors and "
-                f"history.json beside it). Training with `python -m model train {spec.name}` saves it after every "
-                "epoch."
+                f"history.json beside it). Training with `python -m model train {spec.name}` saves it at every "
+                "snapshot."
             )
         elif isinstance(history, HistoryError):
             st.error(f"The training history could not be read: {markdown_escape(str(history))}")
         else:
             epochs = history.epochs
             every = ck.training.get("eval_every")
-            if every:  # the generator's epochs, and a short fine-tune's, are not passes over the data
-                st.caption(f"Here an epoch is the {int(every):,} training steps between two snapshots.")
-            epoch, grid = attention_section(history, spec)
+            epoch, grid = attention_section(history, spec, moment, steps, int(every) if every else None)
     with right:
+        if not isinstance(history, HistoryError):
+            roles_section(history.role_curves(), epoch, epochs or [], moment)
         metrics = None if isinstance(history, HistoryError) else history.metrics
         curves_section(ck.training, epochs, epoch, spec.name, metrics)
-        if not isinstance(history, HistoryError):
-            roles_section(history.role_curves(), epoch, epochs or [])
     if grid is not None:  # every layer and head needs the page's whole width
         show_figure(grid, "hist-grid")
 
@@ -154,9 +285,10 @@ def body(spec: ModelSpec) -> None:
 def main() -> None:
     st.title(heading("history"))
     st.caption(
-        "During training the model was run on a few fixed probe inputs after every epoch and their attention "
-        "was saved, and every head was scored for the roles the Head finder names. Scrub through the epochs to "
-        "see heads go from blurry to sharp while the loss falls, and the moment a head learns its role."
+        "Now and then during training, the model was paused for a snapshot: it read a few fixed probe inputs, "
+        "their attention was saved, and every head was scored for the roles the Head finder names. Scrub "
+        "through the snapshots to see heads go from blurry to sharp while the loss falls, and the moment a "
+        "head learns its job."
     )
     body(options())
 

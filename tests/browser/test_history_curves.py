@@ -10,7 +10,7 @@ from model.core.checkpoint import WEIGHTS, default_dir
 from .conftest import ARTIFACTS
 from .test_pages import CHART_TIMEOUT_MS, wait_until_idle
 
-CURVES = 'svg[aria-label="loss and validation per epoch"]'
+CURVES = 'svg[aria-label="loss and validation per snapshot"]'
 DRAWN = f"""() => {{
   const svg = document.querySelector('{CURVES}');
   const box = svg.getBoundingClientRect();
