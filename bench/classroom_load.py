@@ -1,6 +1,6 @@
 """Classroom load: one teacher and ``--students`` students play ``--rounds`` rounds in one room.
 
-    python -m bench.classroom_load [--students 60] [--rounds 3] [--backend memory|redis|both] [--processes 2]
+    python -m bench.classroom_load [--students 60] [--rounds 3] [--backend sqlite|redis|both] [--processes 1]
 
 The clients are not browsers (60 Chromium contexts do not fit this 2-core machine) but
 **websocket-level sessions** (``bench/_st_client.py``): each speaks the Streamlit web frontend's
@@ -15,10 +15,11 @@ student waits for it, clicks an answer (a key of the explorer, the event its cli
 the answer's fragment; a pill for other kinds), the teacher waits until the live count says every
 answer is in, then clicks ``Reveal``; each student times the reveal from the teacher's click to the
 arrival of "The answer: ...". Counted: answers the room has (from the teacher's histogram, and
-with Redis from the store itself) against answers sent; errors are exceptions, error or warning
-messages on any page, timeouts and dropped connections. ``memory``: one app process with the
-in-process store; ``redis``: a throw-away ``redis-server`` and ``--processes`` app processes on it
-(default 2), the students split between them. Prints one JSON object (progress on stderr).
+from the store itself) against answers sent; errors are exceptions, error or warning messages on
+any page, timeouts and dropped connections. ``sqlite``: the default store, a SQLite file in a
+throw-away folder, and ``--processes`` app processes on this machine sharing it (default 1);
+``redis``: a throw-away ``redis-server`` and ``--processes`` app processes on it, the students split
+between them. Prints one JSON object (progress on stderr).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import concurrent.futures
 import os
 import random
 import re
+import tempfile
 import time
 from contextlib import ExitStack
 
@@ -38,6 +40,7 @@ from fixtures.server import redis_server, streamlit_server
 from viz.explorer import unpack_payload
 
 REDIS_ENV = "ATTENTION_ROOMS_REDIS_URL"
+ROOMS_DIR_ENV = "ATTENTION_ROOMS_DIR"
 LOOPBACK_NOTE = "Students cannot join yet."
 
 
@@ -79,7 +82,18 @@ async def student(
         out["reveal_s"].append(seen - reveal_at[r - 1])
 
 
-async def play(bases: list[str], students: int, rounds: int, redis_url: str | None) -> dict:
+def open_rooms(env: dict[str, str]):
+    """The store the app processes share, opened as one more process would."""
+    if env.get(REDIS_ENV):
+        from rooms.redis_store import RedisStore
+
+        return RedisStore.from_url(env[REDIS_ENV])
+    from rooms.sqlite_store import SqliteStore
+
+    return SqliteStore(os.path.join(env[ROOMS_DIR_ENV], "rooms.sqlite3"))
+
+
+async def play(bases: list[str], students: int, rounds: int, env: dict[str, str]) -> dict:
     teacher = Client(bases[0], "teacher")
     await teacher.open()
     await teacher.wait_widget("cr_start")
@@ -112,10 +126,7 @@ async def play(bases: list[str], students: int, rounds: int, redis_url: str | No
         counted = r"everyone's answers \S+ (\d+) answer"  # the reveal's histogram title (· may be \u00b7 in JSON)
         _, spec = await teacher.wait_text(counted, since=reveal_at[r - 1])
         out["counted"].append(int(re.search(counted, spec).group(1)))
-        if redis_url:
-            from rooms.redis_store import RedisStore
-
-            out["store_counted"].append(RedisStore.from_url(redis_url).get(code).answered)
+        out["store_counted"].append(open_rooms(env).get(code).answered)
         await teacher.wait(lambda n=r * students: True if len(out["reveal_s"]) >= n else None)
         log(f"round {r}: revealed; {out['counted'][-1]} answers counted")
     await teacher.send(trigger="cr_close")
@@ -133,7 +144,7 @@ async def play(bases: list[str], students: int, rounds: int, redis_url: str | No
         "answers_sent": sent,
         "answers_counted": sum(out["counted"]),
         "answers_lost": sent - sum(out["counted"]),
-        "answers_in_store": sum(out["store_counted"]) if redis_url else None,
+        "answers_in_store": sum(out["store_counted"]),
         "reveal_latency_s": summary(out["reveal_s"], 3),
         "errors": len(errors),
         "error_samples": errors[:5],
@@ -162,19 +173,18 @@ def run_async(coro):
         return pool.submit(asyncio.run, coro).result()
 
 
-def run_backend(backend: str, students: int, rounds: int, processes: int = 2) -> dict:
+def run_backend(backend: str, students: int, rounds: int, processes: int = 1) -> dict:
     with ExitStack() as stack:
-        env, url = {REDIS_ENV: ""}, None
+        env = {REDIS_ENV: "", ROOMS_DIR_ENV: stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-rooms-"))}
         if backend == "redis":
-            url = stack.enter_context(redis_server())
-            env = {REDIS_ENV: url}
-        n = processes if backend == "redis" else 1
+            env[REDIS_ENV] = stack.enter_context(redis_server())
+        n = processes
         servers = [
             stack.enter_context(streamlit_server(env=env, log_name=f"classroom-{backend}-{i}")) for i in range(n)
         ]
         log(f"{backend}: {n} app process(es) up")
         t0 = time.perf_counter()
-        result = run_async(play([s.url for s in servers], students, rounds, url))
+        result = run_async(play([s.url for s in servers], students, rounds, env))
         result.update(
             backend=backend,
             app_processes=n,
@@ -188,12 +198,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--students", type=int, default=60)
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--backend", choices=("memory", "redis", "both"), default="both")
+    ap.add_argument("--backend", choices=("sqlite", "redis", "both"), default="both")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--processes", type=int, default=2, help="app processes on Redis (memory: always 1)")
+    ap.add_argument("--processes", type=int, default=1, help="app processes sharing the store")
     args = ap.parse_args()
     random.seed(args.seed)
-    backends = ("memory", "redis") if args.backend == "both" else (args.backend,)
+    backends = ("sqlite", "redis") if args.backend == "both" else (args.backend,)
     emit(
         {
             "clients": "websocket-level sessions speaking the Streamlit frontend's protocol (not browsers), "
