@@ -342,7 +342,7 @@ def test_output_figure_sums_the_weighted_values(masked_cell) -> None:
     np.testing.assert_allclose(z[-1], e.output, atol=1e-5)
     assert fig.layout.shapes[0].y0 == e.key - 0.5
     (t, hs), (_, dim) = e.concat_shape, e.unify_shape
-    assert f"({t} × {hs})" in fig.layout.title.text and f"unify ({hs} → {dim})" in fig.layout.title.text
+    assert f"({t} × {hs})" in fig.layout.title.text and f"combines the heads ({hs} → {dim})" in fig.layout.title.text
 
 
 def test_frame_holds_every_number_and_round_trips_as_csv(masked_cell) -> None:

@@ -95,7 +95,7 @@ def test_a_space_key_and_a_newline_in_the_mask_list_are_visible(generator_run):
     masked = next(line for line in steps if line.startswith("3. "))
     assert "8:⏎ (future)" in masked and "key 6:␣ gets" in masked
     assert len([t for t in titles(at) if "· query 7:I → key 6:␣<br>" in t]) == 2, titles(at)  # vectors, row
-    assert any(t.startswith("head 1's output for query 7:I:") for t in titles(at))
+    assert any(t.startswith("L1 H1's output for query 7:I:") for t in titles(at))
 
 
 def test_the_generator_s_attention_is_called_decoder_in_its_explanation(generator_run):
@@ -105,7 +105,7 @@ def test_the_generator_s_attention_is_called_decoder_in_its_explanation(generato
     )
     assert not at.exception
     words = " ".join([*titles(at), *(c.value for c in at.caption), *(s.value for s in at.subheader)])
-    assert "decoder layer 1 · head 1" in words and "encoder" not in words.lower()
+    assert "decoder L1 H1" in words and "encoder" not in words.lower()
     assert [b.proto.label for b in at.get("download_button")].count("Download these numbers (CSV)") == 1
     assert any(e.proto.label.startswith("Glossary: query, key, value, head, layer") for e in at.expander)
 
@@ -132,7 +132,7 @@ def test_the_steps_follow_the_clicked_head(generator_run):
     at = click(at, "gen_cell", generator_run, {"kind": "encoder", "layer": 0, "head": None, "query": 3, "key": 2})
     assert any(c.value.startswith("Layer 0, head 1:") for c in at.caption)  # the mean of layer 0: the URL's head
     mean = plain(" ".join(i.value for i in at.info))
-    assert "query 3:E → key 2:M: " in mean and "the mean of layer 0's heads" in mean  # named as the panel names it
+    assert "query 3:E → key 2:M: " in mean and "the mean of all 2 heads, layer 0" in mean  # as the panel names it
 
 
 def test_the_explanation_s_table_says_decoder_too(checkpoints, generator_run):
@@ -163,9 +163,9 @@ def test_the_translator_names_the_word_written_and_the_word_read_alike(checkpoin
     [heading] = [plain(s.value) for s in at.subheader if s.value.startswith("How ")]
     assert name in heading, heading
     escaped = lambda text: text.replace("<", "&lt;").replace(">", "&gt;")  # noqa: E731 (as plotly gets it)
-    explained = [t for t in titles(at) if t.startswith("cross layer 1 · head 2 · ")]
+    explained = [t for t in titles(at) if t.startswith("cross L1 H2 · ")]
     assert len(explained) == 2 and all(escaped(name) in t for t in explained), titles(at)  # vectors, row
-    assert any(t.startswith(f"head 2's output for {escaped(name.split(' → ')[0])}:") for t in titles(at))
+    assert any(t.startswith(f"L1 H2's output for {escaped(name.split(' → ')[0])}:") for t in titles(at))
     steps = " ".join(t.value for t in at.text)
     assert f"The map's row {q} shows {written}" in steps and f"at that position, {read}." in steps
     # the decoding steps below name their query the same way

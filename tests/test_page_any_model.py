@@ -234,7 +234,7 @@ def test_a_clicked_weight_is_explained(tiny):
     assert any(PANEL.match(s.value) for s in at.subheader)
     shown, recomputed = (float(m.value) for m in at.metric)
     assert shown == recomputed == pytest.approx(float(weights[1, 0, 4, 2]), abs=1e-4)
-    row = chart(at, "decoder layer 1 · head 0 · query 4", nth=1)
+    row = chart(at, "decoder L1 H0 · query 4", nth=1)
     softmax = np.array(row["data"][1]["y"])
     np.testing.assert_allclose(softmax, weights[1, 0, 4], atol=1e-5)  # masked keys (after 4) are 0
     assert row["data"][0]["text"][5:] == ["masked"] * (len(softmax) - 5)
@@ -266,7 +266,7 @@ def test_weights_only_architecture_gives_the_reason(tiny):
 def test_a_mean_cell_explains_no_single_weight(tiny):
     at = run(tiny["gpt2"])
     at = click(at, tiny["gpt2"], TEXT, {"kind": "decoder", "layer": 1, "head": None, "query": 2, "key": 1})
-    assert not at.exception and "the mean of layer 1's heads" in messages(at) and not at.metric
+    assert not at.exception and "the mean of all 2 heads, layer 1" in messages(at) and not at.metric
     weights = sent_weights(payload(at), "decoder")
     assert f"{weights[1, :, 2, 1].mean():.4f}" in messages(at)
 

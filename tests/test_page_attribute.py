@@ -107,7 +107,7 @@ def test_a_clicked_layer_0_weight_shows_its_token_and_position_split(checkpoints
     at.run()
     assert not at.exception
     titles = [t for t in apptest.titles(at) if "token and position parts" in t]
-    assert len(titles) == 1 and titles[0].startswith("encoder layer 0 · head 1 · query 3")
+    assert len(titles) == 1 and titles[0].startswith("encoder L0 H1 · query 3")
     assert any("Why this weight: the layer-0 score splits into token·token" in t.value for t in at.text)
 
 

@@ -18,7 +18,17 @@ import plotly.graph_objects as go
 
 from model.core.explanation import Explanation
 from model.core.specs import kind_label
-from viz.common import DIVERGING, FONT_SIZE, escape, house_layout, margins, plot_labels, shown_token, text_px
+from viz.common import (
+    DIVERGING,
+    FONT_SIZE,
+    escape,
+    head_name,
+    house_layout,
+    margins,
+    plot_labels,
+    shown_token,
+    text_px,
+)
 
 CHOSEN, OTHER, MASKED = "#D55E00", "#0072B2", "#BBBBBB"  # Okabe-Ito vermilion / blue, grey
 MAX_TEXT = 16  # print values in the cells up to this many dimensions
@@ -51,7 +61,7 @@ def kind_word(e: Explanation) -> str:
 
 
 def _cell_name(e: Explanation, row_token: str | None = None) -> str:
-    return escape(f"{kind_word(e)} layer {e.layer} · head {e.head} · {cell_name(e, row_token)}")
+    return escape(f"{head_name(e.layer, e.head, kind_word(e))} · {cell_name(e, row_token)}")
 
 
 def vector_figure(e: Explanation, row_token: str | None = None) -> go.Figure:
@@ -83,7 +93,7 @@ def vector_figure(e: Explanation, row_token: str | None = None) -> go.Figure:
     fig.update_layout(
         house_layout(title=title, height=260),
         xaxis=dict(
-            title=dict(text=f"dimension of head {e.head} (s = {e.head_dim})"),
+            title=dict(text=f"dimension of {head_name(e.layer, e.head)} (s = {e.head_dim})"),
             type="category",
             showticklabels=e.head_dim <= 64,
         ),
@@ -230,8 +240,9 @@ def output_figure(e: Explanation, row_token: str | None = None) -> go.Figure:
     (t, hs), (_, dim) = e.concat_shape, e.unify_shape
     off = "" if e.head_factor == 1.0 else f" × head mask {e.head_factor:g}"
     title = (
-        f"head {e.head}'s output for {escape(query_name(e, row_token))}: Σ_j weight_j · v_j{off} ({e.head_dim} numbers)<br>"
-        f"next: concatenated with the other heads ({t} × {hs}), then unify ({hs} → {dim})"
+        f"{head_name(e.layer, e.head)}'s output for {escape(query_name(e, row_token))}: Σ_j weight_j · v_j{off} "
+        f"({e.head_dim} numbers)<br>next: joined with the other heads' ({t} × {hs}), then a last linear layer "
+        f"combines the heads ({hs} → {dim})"
     )
     height = int(min(max(300, 150 + 26 * len(rows)), 900))
     fig.update_layout(
@@ -250,7 +261,7 @@ def explanation_steps(e: Explanation, row_token: str | None = None) -> list[str]
     query's input (:func:`query_name`)."""
     s, hs = e.head_dim, e.heads * e.head_dim
     lines = [
-        f"1. q_i = W_q × query input, from {e.query_from} ({e.dim} numbers); head {e.head} keeps its {s} of "
+        f"1. q_i = W_q × query input, from {e.query_from} ({e.dim} numbers); this head keeps its {s} of "
         f"the {hs}. k_j = W_k × key input, from {e.key_from}.",
         f"2. Multiply them number by number and add: q_i · k_j = {e.raw_score:.4f}. Scaling: {e.scale_text}, "
         f"so the score is {e.score:.4f}.",
@@ -263,13 +274,13 @@ def explanation_steps(e: Explanation, row_token: str | None = None) -> list[str]
         f"{chosen} (the map shows {e.map_weight:.4f})."
     )
     lines.append(
-        f"4. Output for this query: the weighted sum of head {e.head}'s {len(e.key_tokens)} value vectors, "
+        f"4. Output for this query: the weighted sum of this head's {len(e.key_tokens)} value vectors, "
         f"{s} numbers; this key contributes {e.weight:.4f} × v_j."
     )
     t = len(e.query_tokens)
     lines.append(
-        f"5. Next: the {e.heads} heads' outputs are concatenated ({t} × {hs}) and the output projection "
-        f"unify maps {hs} numbers to {e.dim} for each query."
+        f"5. Next: the {e.heads} heads' outputs are joined side by side ({t} × {hs}) and a last linear layer "
+        f"combines the heads: it maps {hs} numbers to {e.dim} for each query."
     )
     if row_token is not None and row_token != e.query_token:  # a decoder's row: the word it wrote there
         lines[0] += (
@@ -299,7 +310,7 @@ def explanation_steps(e: Explanation, row_token: str | None = None) -> list[str]
     if e.kv_head is not None and e.kv_heads is not None and e.kv_heads < e.heads:
         lines[0] += (
             f" Grouped-query attention: the {e.heads} query heads share {e.kv_heads} key/value heads, "
-            f"{e.heads // e.kv_heads} each; head {e.head} reads key/value head {e.kv_head}."
+            f"{e.heads // e.kv_heads} each; this head reads key/value head {e.kv_head}."
         )
     if e.softcap is not None:
         capped = e.softcap * math.tanh(e.score / e.softcap)

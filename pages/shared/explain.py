@@ -23,7 +23,7 @@ from pages.shared.explorer import checked_cell
 from pages.shared.glossary import glossary
 from pages.shared.runs import CACHE
 from pages.shared.text import listing
-from viz.common import shown_token
+from viz.common import head_name, shown_token
 from viz.explain import (
     cell_name,
     explanation_frame,
@@ -93,7 +93,12 @@ def explain_panel(
     row = kind.queries[q]  # the token the map's row shows: a decoder's row, the word it wrote there
     pair = listing([f"query {q}:{shown_token(row)} → key {k}:{shown_token(kind.keys[k])}"], width=80)
     if cell["head"] is None:
-        what = "the rollout over all layers" if cell["layer"] is None else f"the mean of layer {cell['layer']}'s heads"
+        heads = kind.weights.shape[1]
+        what = (
+            "the rollout over all layers"
+            if cell["layer"] is None
+            else f"the mean of all {heads} heads, layer {cell['layer']}"
+        )
         st.info(
             f"{pair}: {cell['weight']:.4f} is {what}. Pick one head (heatmap or lines view) and click a cell to "
             "see how a single weight is computed."
@@ -105,7 +110,7 @@ def explain_panel(
         st.info(f"{pair}: the model's weight is {cell['weight']:.4f}. {listing([str(why)], width=400)}.")
         return None
     named = listing([cell_name(e, row)], width=160)  # the heading, the charts and the steps name it alike
-    st.subheader(f"How {kind.title.lower()}, layer {e.layer}, head {e.head} computed {named}: {e.weight:.4f}")
+    st.subheader(f"How {head_name(e.layer, e.head)} ({kind.title.lower()}) computed {named}: {e.weight:.4f}")
     shown, recomputed = st.columns(2)
     shown.metric("Weight in the map", f"{cell['weight']:.4f}")
     recomputed.metric("Recomputed step by step", f"{e.weight:.4f}")
