@@ -19,8 +19,9 @@ pytestmark = pytest.mark.usefixtures("app_env")
 
 
 @pytest.fixture(autouse=True)
-def fresh_store(monkeypatch):
+def fresh_store(monkeypatch, tmp_path):
     monkeypatch.delenv("ATTENTION_ROOMS_REDIS_URL", raising=False)
+    monkeypatch.setenv("ATTENTION_ROOMS_DIR", str(tmp_path))
     monkeypatch.setattr(join_link, "lan_address", lambda: "192.168.1.20")
     reset_stores()
     yield
@@ -74,3 +75,33 @@ def test_the_reveal_costs_each_device_little(monkeypatch):
     assert not ann.dataframe  # the student's results: no data grid
     table = next(m.value for m in ann.markdown if m.value.startswith("| round |"))
     assert "| 1 |" in table and "4:dessert" in table and "1.00" in table
+
+
+@pytest.mark.parametrize("top, step", [(1, 1), (3, 1), (6, 1), (7, 2), (13, 5), (40, 10), (250, 50)])
+def test_the_histogram_counts_in_whole_numbers(top, step):
+    """A count axis ticks 0, 1, 2, ... (never 0.5 answers), at most 6 steps, however large the room."""
+    from viz.classroom import answer_histogram
+
+    axis = answer_histogram(["a", "b"], [top, 0]).to_plotly_json()["layout"]["xaxis"]
+    assert (axis["tick0"], axis["dtick"], axis["tickformat"]) == (0, step, "d")
+    assert isinstance(axis["dtick"], int) and axis["range"][1] / axis["dtick"] <= 6 * 1.3
+
+
+def test_each_candidate_head_is_its_own_chart_on_one_scale():
+    """One head a chart (a phone stacks them, each at its full width), titled with its name, the four on the
+    colour scale of the largest weight among them, so they compare as in one grid."""
+    import numpy as np
+
+    from model.lessons.questions import previous_question
+    from viz.classroom import candidate_head
+
+    maps = np.full((2, 2, 4, 4), 0.25)
+    maps[1, 1] = np.eye(4)
+    q = previous_question(1, maps, list("ab c"))
+    figures = [candidate_head(q.figure, i).to_plotly_json() for i in range(4)]
+    assert [f["layout"]["title"]["text"] for f in figures] == list(q.options)
+    assert all(len(f["data"]) == 1 and f["data"][0]["type"] == "heatmap" for f in figures)
+    assert {f["layout"]["coloraxis"]["cmax"] for f in figures} == {1.0}
+    assert all(name in f["data"][0]["hovertemplate"] for name, f in zip(q.options, figures))
+    with pytest.raises(ValueError):
+        candidate_head(q.figure, 4)

@@ -1,11 +1,18 @@
 """The Classroom page through AppTest: one teacher and several students, each an AppTest (its own
-session) on the same in-process store, play rounds; bad codes, nicknames, late answers, a student
-trying the teacher's controls and two rooms at once each get a clear message."""
+session) on the same store (a file in a fresh folder per test), play rounds; bad codes, nicknames, late
+answers, a student trying the teacher's controls and two rooms at once each get a clear message. The
+teacher comes back to a running room (another page and back, a reload: a new session with the cookies
+the page had the browser keep), the lobby lists the browser's rooms and asks before a second one, says
+before a room is made when phones cannot reach the app, and the projector screen shows the room without
+its controls."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
+import streamlit as st
 from streamlit.proto.WidgetStates_pb2 import WidgetStates
 from streamlit.testing.v1 import AppTest
 
@@ -13,8 +20,8 @@ from fixtures.widget_events import component_event
 from model.lessons.questions import CREDIT, build_question
 from model.lessons.workshop import hand_question
 from pages.shared.text import markdown_escape
-from pages.teach import join_link
-from rooms.rules import MAX_PARTICIPANTS
+from pages.teach import join_link, teacher_keys
+from rooms.rules import MAX_PARTICIPANTS, StoreUnavailable
 from rooms.store import open_store, reset_stores
 from tests.apptest import charts, explorers, page, run, url
 
@@ -23,8 +30,9 @@ pytestmark = pytest.mark.usefixtures("app_env")
 
 
 @pytest.fixture(autouse=True)
-def fresh_store(monkeypatch):
+def fresh_store(monkeypatch, tmp_path):
     monkeypatch.delenv("ATTENTION_ROOMS_REDIS_URL", raising=False)
+    monkeypatch.setenv("ATTENTION_ROOMS_DIR", str(tmp_path))  # the default store's file: a fresh one
     monkeypatch.setattr(join_link, "lan_address", lambda: "192.168.1.20")  # the link names the network address
     reset_stores()
     yield
@@ -212,8 +220,10 @@ def test_every_kind_of_question_plays(kind, number):
     else:  # a shape, a head among four, an outcome: pills
         assert pick(student).options == [markdown_escape(o) for o in q.options] and not explorers(student)
         pick(student).set_value(q.answer).run()
-    if kind == "previous":
-        assert charts(student)[0]["layout"]["annotations"][0]["text"] == q.options[0]  # the four heads
+    if kind == "previous":  # the four heads, one chart each (a phone stacks them, each at its full width)
+        maps = charts(student)
+        assert [m["layout"]["title"]["text"] for m in maps] == list(q.options)
+        assert all(len(m["data"]) == 1 and m["data"][0]["type"] == "heatmap" for m in maps)
     teacher.button(key="cr_reveal").click().run()
     student.run()
     assert "You got it." in texts(student) and not student.exception
@@ -368,3 +378,169 @@ def test_the_page_keeps_its_rooms_in_redis_when_told(monkeypatch):
         assert "You got it." in texts(student)
     finally:
         server.__exit__(None, None, None)
+
+
+# ---- the teacher never loses the room (issue 52) -------------------------------------------------
+
+TEACHER_BUTTONS = {"cr_ask", "cr_reveal", "cr_close"}
+
+
+def buttons(at: AppTest) -> set[str]:
+    return {b.key for b in at.button}
+
+
+def kept_cookies(at: AppTest, jar: dict | None = None) -> dict[str, str]:
+    """The cookies the page had the browser keep (the teacher-keys element's data), applied to ``jar``:
+    what a browser holds after this run."""
+    jar = dict(jar or {})
+    for element in at.get("bidi_component"):
+        if element.proto.component_name.endswith("room_teacher_keys"):
+            for name, value, age in json.loads(element.proto.json)["cookies"]:
+                if age > 0:
+                    jar[name] = value
+                else:
+                    jar.pop(name, None)
+    return jar
+
+
+def open_in(jar: dict, query: dict | None = None) -> AppTest:
+    """A new session of the browser that holds ``jar`` (a reload, a new tab, the app restarted)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(teacher_keys, "browser_cookies", lambda: jar)
+        return run(PAGE, query=query)
+
+
+def page_strings(at: AppTest) -> str:
+    """Everything the page shows as text, and its address."""
+    parts = [texts(at), *(t.value for t in at.text), *(c.value for c in at.code), json.dumps(dict(at.query_params))]
+    return " ".join(map(str, parts))
+
+
+def test_the_teacher_comes_back_to_the_running_room():
+    """Another page and back (the same session, the classroom's address without a room): the running room
+    with the teacher's controls, not an empty lobby."""
+    teacher, code = start_room()
+    join(code, "Ann")
+    ask(teacher, "shape", 1)
+    teacher.query_params.clear()
+    teacher.run()
+    assert url(teacher, "room") == code and TEACHER_BUTTONS <= buttons(teacher)
+    assert "Question 1: What shape" in texts(teacher) and teacher.metric[0].value == "0 / 1"
+    teacher.button(key="cr_close").click().run()
+    teacher.query_params.clear()
+    teacher.run()  # a closed room is not opened again: the lobby lists it
+    assert url(teacher, "room") is None and f"Room {code}**: closed" in texts(teacher)
+
+
+def test_a_reload_keeps_control_and_students_never_see_the_key():
+    teacher, code = start_room()
+    secret = teacher.session_state["cr_teacher"][code]
+    jar = kept_cookies(teacher)
+    assert jar == {f"attention_room_teacher_{code}": secret}
+    ann = join(code, "Ann")
+    assert secret not in page_strings(ann) and secret not in json.dumps(dict(teacher.query_params))
+    reloaded = open_in(jar, {"room": code})  # the teacher's reload: a new session, the same browser
+    assert TEACHER_BUTTONS <= buttons(reloaded) and f"Room code: {code}" in texts(reloaded)
+    ask(reloaded, "attend", 0)
+    back = open_in(jar)  # a new tab on the classroom: the running room
+    assert url(back, "room") == code and "Question 1" in texts(back) and "cr_reveal" in buttons(back)
+    stranger = run(PAGE, query={"room": code})  # a browser without the key: the join form
+    assert stranger.button(key="cr_join_here") and not TEACHER_BUTTONS & buttons(stranger)
+    forged = open_in({f"attention_room_teacher_{code}": "x" * 32}, {"room": code})
+    assert not TEACHER_BUTTONS & buttons(forged)
+    assert kept_cookies(forged, {f"attention_room_teacher_{code}": "x" * 32}) == {}  # a wrong key is forgotten
+    assert open_store().is_teacher(code, secret)
+
+
+def test_the_lobby_lists_this_browsers_rooms_and_asks_before_another():
+    first, code_a = start_room()
+    jar = kept_cookies(first)
+    join(code_a, "Ann")
+    first.button(key="cr_to_lobby").click().run()
+    assert url(first, "room") is None and f"**Room {code_a}**: running, 1 student, 0 questions" in texts(first)
+    first.button(key="cr_start").click().run()  # a room runs: asked first, nothing made yet
+    assert url(first, "room") is None and len(first.session_state["cr_teacher"]) == 1
+    assert "still running, with 1 student" in first.warning[-1].value
+    first.button(key="cr_back").click().run()
+    assert url(first, "room") == code_a and "cr_ask" in buttons(first)
+    first.button(key="cr_to_lobby").click().run()
+    first.button(key="cr_start").click().run()
+    first.button(key="cr_start_anyway").click().run()
+    code_b = url(first, "room")
+    assert code_b and code_b != code_a and not open_store().get(code_a).closed  # the old room carries on
+    jar = kept_cookies(first, jar)
+    assert set(jar) == {f"attention_room_teacher_{c}" for c in (code_a, code_b)}
+    lobby = open_in(jar, {"room_lobby": "1"})  # another tab of this browser: both rooms, each a button
+    assert {f"cr_open_{code_a}", f"cr_open_{code_b}"} <= buttons(lobby)
+    lobby.button(key=f"cr_open_{code_a}").click().run()
+    assert url(lobby, "room") == code_a and "cr_ask" in buttons(lobby)
+    stranger = run(PAGE)  # another browser: no rooms of its own
+    assert "Your rooms" not in texts(stranger) and buttons(stranger) == {"cr_join", "cr_start"}
+
+
+@pytest.fixture
+def listen_on():
+    before = st.get_option("server.address")
+    yield lambda address: st.config.set_option("server.address", address)
+    st.config.set_option("server.address", before)
+
+
+def test_the_lobby_says_before_a_room_when_phones_cannot_reach_the_app(listen_on):
+    listen_on("127.0.0.1")
+    at = run(PAGE)
+    (warning,) = [w.value for w in at.warning]  # before any room is made
+    assert "make run HOST=0.0.0.0" in warning and "cannot join" in warning and not at.get("image")
+    at.button(key="cr_start").click().run()
+    assert url(at, "room") and not at.get("image") and not at.code  # no QR code, no link that refuses
+    assert "make run HOST=0.0.0.0" in at.warning[0].value and "192.168.1.20" not in texts(at)
+    listen_on("0.0.0.0")  # restarted as told: the same room, now with its link and QR code
+    at.run()
+    assert at.get("image") and at.code[0].value.startswith("http://192.168.1.20:8501/classroom?room=")
+    lobby = run(PAGE, query={"room_lobby": "1"})
+    assert not lobby.warning
+
+
+def test_the_projector_screen_shows_the_room_without_its_controls():
+    teacher, code = start_room()
+    jar = kept_cookies(teacher)
+    ann, bob = join(code, "Ann"), join(code, "Bob")
+    ask(teacher, "previous", 0)
+    (link,) = [b.proto.url for b in teacher.get("link_button")]
+    assert f"room={code}" in link and "room_view=projector" in link and "teacher" not in link
+    screen = open_in(jar, {"room": code, "room_view": "projector", "projector": "1"})
+    assert not screen.exception
+    shown = page_strings(screen)
+    big = next(m.value for m in screen.markdown if 'data-testid="cr-room-code"' in m.value)
+    assert "font-size:96px" in big and f">{code}<" in big and f"http://192.168.1.20:8501/classroom?room={code}" in big
+    assert screen.get("image")  # the QR code
+    assert not (TEACHER_BUTTONS | {"cr_to_lobby"}) & buttons(screen) and not screen.get("link_button")
+    assert "teacher=" not in shown and teacher.session_state["cr_teacher"][code] not in shown
+    assert "Question 1:" in shown
+    (grid,) = [c for c in charts(screen) if c["data"][0]["type"] == "heatmap"]  # the four heads in one chart
+    assert [a["text"] for a in grid["layout"]["annotations"]] == list(open_store().question(code, 1).options)
+    for student in (ann, bob):
+        student.run()
+        pick(student).set_value(1).run()
+    screen.run()
+    assert screen.metric[0].value == "2 / 2"
+    (hist,) = [c for c in charts(screen) if c["data"][0]["type"] == "bar"]  # live, whole-number ticks
+    assert hist["data"][0]["x"] == [0, 2, 0, 0]
+    assert hist["layout"]["xaxis"]["dtick"] == 1 and hist["layout"]["xaxis"]["tickformat"] == "d"
+    teacher.button(key="cr_reveal").click().run()
+    screen.run()
+    assert "The answer:" in texts(screen) and not TEACHER_BUTTONS & buttons(screen)
+    student_try = run(PAGE, query={"room": code, "room_view": "projector"})  # no key: no projector screen
+    assert student_try.button(key="cr_join_here") and not student_try.metric
+
+
+def test_a_store_that_does_not_answer_says_so_and_waits(monkeypatch):
+    teacher, code = start_room()
+    store = open_store()
+
+    def down(*a, **k):
+        raise StoreUnavailable()
+
+    monkeypatch.setattr(store, "get", down)
+    at = run(PAGE, query={"room": code})
+    assert not at.exception and "not answering right now" in at.warning[0].value
+    assert not at.button  # nothing to press while it is down; the page tries again by itself

@@ -2,12 +2,20 @@
 student's device shows each one at once, students answer with a click (on a key in the attention
 explorer when the answer is a key, else on a pill), the projector counts the answers live, and the
 teacher's reveal reaches every device with the head's real weights. Rooms live in ``rooms``'s
-store (in this process, or Redis with ``$ATTENTION_ROOMS_REDIS_URL``); a room page polls it in a
-fragment, and nothing polls outside a room. What every device shows of a round is in
-``pages/teach/room_parts.py``."""
+store (a file on this machine by default, or Redis with ``$ATTENTION_ROOMS_REDIS_URL``); a room page
+polls it in a fragment, and nothing polls outside a room. What every device shows of a round is in
+``pages/teach/room_parts.py``.
+
+The teacher never loses a room: the browser keeps the teacher's key in a cookie
+(``pages/teach/teacher_keys.py``), so a reload, a restart of the app or a second tab of the same browser
+takes control again, and coming back to this page (the menu, Back) opens the room still running. The
+projector screen (``?room=CODE&room_view=projector``) shows the code, the join address, its QR code, the
+question and the answers, with no control and no teacher key on it. A link or QR code is shown only for
+an address other devices can open; the lobby says so before a room is made."""
 
 from __future__ import annotations
 
+import html
 import io
 
 import pandas as pd
@@ -22,6 +30,7 @@ from pages.shared.models import get_checkpoint
 from pages.shared.text import markdown_escape
 from pages.teach.join_link import JoinLink, join_link, lan_address, listen_address
 from pages.teach.room_parts import (
+    POLL_S,
     answer_box,
     flash,
     get_question,
@@ -32,8 +41,9 @@ from pages.teach.room_parts import (
     show_reveal,
     watch,
 )
+from pages.teach.teacher_keys import browser_keys, keep_keys
 from rooms.question import Question
-from rooms.rules import RoomError, RoomStatus, normalise_code
+from rooms.rules import RoomError, RoomStatus, StoreUnavailable, normalise_code
 from rooms.store import RoomStore, open_store
 from rooms.summary import Summary, answers_csv, participants_csv, questions_csv, summarise
 from viz.classroom import answer_histogram
@@ -43,7 +53,11 @@ ROOM_URL, TEACHER_URL = "room", "teacher"
 # again; it is the member's id, never the teacher's secret. Its "room" prefix keeps it among the page's
 # URL keys (declared beside its st.Page in app.py).
 MEMBER_URL = "room_member"
+# The projector screen: ?room=CODE&room_view=projector. ?room_lobby=1 shows the lobby even while a room of
+# this browser runs (the menu and Back open the running room instead).
+VIEW_URL, PROJECTOR_VIEW, LOBBY_URL = "room_view", "projector", "room_lobby"
 PAGE_PATH = "classroom"
+CODE_PX = 96  # the room code on the projector screen, read from the back of a room
 
 
 def page_url() -> str:
@@ -58,9 +72,11 @@ def this_machine() -> str | None:
     return lan_address()
 
 
-def student_link(code: str) -> JoinLink:
-    """The join link for room ``code`` as students' devices can open it (:mod:`pages.teach.join_link`)."""
-    return join_link(f"{page_url()}?{ROOM_URL}={code}", listen_address(), this_machine())
+def student_link(code: str | None = None) -> JoinLink:
+    """The join link for room ``code`` as students' devices can open it (:mod:`pages.teach.join_link`);
+    without a code, whether students can reach this page at all."""
+    url = page_url() if code is None else f"{page_url()}?{ROOM_URL}={code}"
+    return join_link(url, listen_address(), this_machine())
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -71,10 +87,66 @@ def qr_png(url: str) -> bytes:
 
 
 def enter(code: str) -> None:
+    st.session_state.pop("cr_confirm", None)
     st.query_params.clear()
     st.query_params[ROOM_URL] = code
     if code in rooms("member"):
         st.query_params[MEMBER_URL] = rooms("member")[code][0]
+
+
+def to_lobby() -> None:
+    st.query_params.clear()
+    st.query_params[LOBBY_URL] = "1"
+
+
+def adopt_browser_keys(store: RoomStore) -> None:
+    """Once a session: take control of the rooms whose teacher key this browser holds (a reload, a new
+    tab, the app restarted), each checked against the store."""
+    if st.session_state.get("cr_keys_read"):
+        return
+    stale = []
+    for code, secret in browser_keys().items():
+        if code in rooms("teacher"):
+            continue
+        try:
+            if store.is_teacher(code, secret):
+                rooms("teacher")[code] = secret
+            else:
+                stale.append(code)
+        except StoreUnavailable:
+            return  # try again on the next run
+        except RoomError:  # the room has ended
+            stale.append(code)
+    st.session_state["cr_keys_read"] = True
+    st.session_state["cr_forget"] = tuple(stale)
+
+
+def room_status(store: RoomStore, code: str) -> RoomStatus | None:
+    try:
+        return store.get(code)
+    except RoomError:
+        return None
+
+
+def my_rooms(store: RoomStore) -> list[tuple[str, RoomStatus]]:
+    """The rooms this browser runs, still in the store: running ones first, the newest first."""
+    found = []
+    for code in reversed(list(rooms("teacher"))):
+        status = room_status(store, code)
+        if status is not None:
+            found.append((code, status))
+    return sorted(found, key=lambda item: item[1].closed)
+
+
+def running_room(store: RoomStore) -> str | None:
+    """The room to come back to: the one this session was last in, else one this browser runs, if still
+    open."""
+    last = st.session_state.get("cr_last")
+    if last and (last in rooms("teacher") or last in rooms("member")):
+        status = room_status(store, last)
+        if status is not None and not status.closed:
+            return last
+    return next((code for code, status in my_rooms(store) if not status.closed), None)
 
 
 # ---- outside a room ------------------------------------------------------------------------------
@@ -89,6 +161,14 @@ def start_room(store: RoomStore) -> None:
     enter(keys.code)
 
 
+def ask_to_start(store: RoomStore, running: bool) -> None:
+    """ "Start a room": at once, or, while a room of this browser runs, after a question."""
+    if running:
+        st.session_state["cr_confirm"] = True
+    else:
+        start_room(store)
+
+
 def join_room(store: RoomStore, code_key: str | None, name_key: str) -> None:
     try:
         code = normalise_code(st.session_state.get(code_key) if code_key else st.query_params.get(ROOM_URL))
@@ -99,7 +179,24 @@ def join_room(store: RoomStore, code_key: str | None, name_key: str) -> None:
     enter(code)
 
 
+def your_rooms(mine: list[tuple[str, RoomStatus]]) -> None:
+    """The rooms this browser runs, each a button that opens it."""
+    with st.container(border=True):
+        st.subheader("Your rooms")
+        for code, status in mine:
+            left, right = st.columns([3, 1], vertical_alignment="center")
+            people = f"{status.participants} student{'s' if status.participants != 1 else ''}"
+            state = "closed" if status.closed else "running"
+            questions = f"{status.round} question{'s' if status.round != 1 else ''}"
+            left.markdown(f"**Room {code}**: {state}, {people}, {questions} asked")
+            right.button(f"Open room {code}", key=f"cr_open_{code}", on_click=enter, args=(code,), width="stretch")
+
+
 def lobby(store: RoomStore) -> None:
+    mine = my_rooms(store)
+    running = [(code, status) for code, status in mine if not status.closed]
+    if mine:
+        your_rooms(mine)
     left, right = st.columns(2)
     with left.container(border=True):
         st.subheader("Join a room")
@@ -109,7 +206,21 @@ def lobby(store: RoomStore) -> None:
     with right.container(border=True):
         st.subheader("Teach")
         st.caption("Start a room, show its QR code on the projector, then ask questions. Rooms end after 3 hours idle.")
-        st.button("Start a room", key="cr_start", on_click=start_room, args=(store,))
+        reach = student_link()
+        if not reach.reachable:  # said before a room is made: the restart it asks for comes first
+            st.warning(reach.problem)
+        if running and st.session_state.get("cr_confirm"):
+            code, status = running[0]
+            people = f"{status.participants} student{'s' if status.participants != 1 else ''}"
+            st.warning(
+                f"Room {code} is still running, with {people}. A new room gets a new code: students in room "
+                f"{code} stay there until you close it. Start a new room anyway?"
+            )
+            a, b = st.columns(2)
+            a.button("Start a new room", key="cr_start_anyway", type="primary", on_click=start_room, args=(store,))
+            b.button(f"Back to room {code}", key="cr_back", on_click=enter, args=(code,))
+        else:
+            st.button("Start a room", key="cr_start", on_click=ask_to_start, args=(store, bool(running)))
 
 
 def join_form(store: RoomStore, code: str) -> None:
@@ -172,26 +283,36 @@ def teacher_action(store: RoomStore, code: str, action: str) -> None:
         flash("error", str(e))
 
 
-def projector(status: RoomStatus, q: Question | None) -> None:
+def live_count(status: RoomStatus, q: Question | None, *, histogram: bool) -> None:
     st.metric("Answered", f"{status.answered} / {status.participants}")
-    if q is not None and st.session_state.get("cr_show_hist") and not status.revealed:
+    if q is not None and histogram and not status.revealed:
         room_figure(answer_histogram(q.options, status.counts, title="answers so far"), "cr-live-hist")
+
+
+def projector_url(code: str) -> str:
+    """The projector screen of room ``code``, in projector mode (larger text). It carries no key: the
+    browser that opens it holds the teacher's key (``pages/teach/teacher_keys.py``)."""
+    return f"{page_url()}?{ROOM_URL}={code}&{VIEW_URL}={PROJECTOR_VIEW}&projector=1"
 
 
 def teacher_view(store: RoomStore, code: str, status: RoomStatus) -> None:
     link = student_link(code)
     join_url = link.url
-    if not link.reachable:
+    if not link.reachable:  # no link and no QR code: they would point where no device can go
         st.warning(link.problem)
     info, qr = st.columns([3, 2])
     info.subheader(f"Room code: {code}")
-    info.markdown(
-        "Join at this address or scan the code:" if link.reachable else "Once restarted, students join at this address:"
+    if link.reachable:
+        info.markdown("Join at this address or scan the code:")
+        info.code(join_url, language=None, wrap_lines=True)  # as typed: Markdown would show its escapes
+        qr.image(qr_png(join_url), caption=f"Join room {code}", width=260)
+    info.link_button("Open the projector screen", projector_url(code), icon=":material/present_to_all:")
+    info.caption(
+        "Show the projector screen to the room (it opens in a new tab): the code, the join link, the question "
+        "and the answers, without your controls. This screen is yours."
     )
-    info.code(join_url, language=None, wrap_lines=True)  # as typed: Markdown would show its escapes
-    with info.expander("Teacher link (keep it private: it controls the room)"):
+    with info.expander("Teacher link, to control this room from another device (keep it private)"):
         st.text(f"{join_url}&{TEACHER_URL}={rooms('teacher')[code]}")
-    qr.image(qr_png(join_url), caption=f"Join room {code}", width=260)
     if status.closed:
         st.info("This room is closed. The summary stays here until the room expires.")
     else:
@@ -205,7 +326,7 @@ def teacher_view(store: RoomStore, code: str, status: RoomStatus) -> None:
         show_question(q, status.round)
     if not status.closed:
         st.toggle("Show the answers' histogram", key="cr_show_hist", disabled=q is None or status.revealed)
-        watch(store, code, status.version, lambda s: projector(s, q))
+        watch(store, code, status.version, lambda s: live_count(s, q, histogram=st.session_state.get("cr_show_hist")))
         a, b = st.columns(2)
         a.button(
             "Reveal",
@@ -223,6 +344,48 @@ def teacher_view(store: RoomStore, code: str, status: RoomStatus) -> None:
         show_reveal(q, status, status.round)
     with st.expander("Summary", expanded=status.closed):
         teacher_summary(store, code)
+    st.button("All your rooms", key="cr_to_lobby", on_click=to_lobby, icon=":material/arrow_back:")
+
+
+def big_code(code: str, join_url: str | None) -> None:
+    """The room code in type read from the back of a room, and the join address under it. The code passed
+    normalise_code (letters and digits of the code alphabet) and the address is this server's; both are
+    escaped anyway."""
+    address = (
+        f'<div style="font-size:2rem;font-family:monospace;overflow-wrap:anywhere">{html.escape(join_url)}</div>'
+        if join_url
+        else ""
+    )
+    st.markdown(
+        f'<div data-testid="cr-room-code" style="font-size:{CODE_PX}px;font-weight:700;letter-spacing:0.08em;'
+        f'line-height:1.1">{html.escape(code)}</div>{address}',
+        unsafe_allow_html=True,
+    )
+
+
+def projector_view(store: RoomStore, code: str, status: RoomStatus) -> None:
+    """What the room reads on the projector: the code, the join address and its QR code, the question and
+    the answers as they come in; after the reveal, the answer. No control and no teacher key."""
+    link = student_link(code)
+    info, qr = st.columns([3, 2], vertical_alignment="center")
+    with info:
+        st.markdown("Join room")
+        big_code(code, link.url if link.reachable else None)
+        if not link.reachable:
+            st.warning(link.problem)
+    if link.reachable:
+        qr.image(qr_png(link.url), caption=f"Join room {code}", width=320)
+    if status.closed:
+        st.info("This room is closed. Thank you!")
+        return
+    q = get_question(store, code, status.round) if status.round else None
+    if q is None:
+        st.info("Join now: the first question comes soon.")
+    else:
+        show_question(q, status.round, grid=True)
+    watch(store, code, status.version, lambda s: live_count(s, q, histogram=True))
+    if q is not None and status.revealed:
+        show_reveal(q, status, status.round)
 
 
 def teacher_summary(store: RoomStore, code: str) -> None:
@@ -303,23 +466,34 @@ INTRO = (
 )
 
 
-def main() -> None:
-    st.title(heading("classroom"))
-    st.caption(INTRO)
-    teachers_guide(folded=ROOM_URL in st.query_params)  # the lesson as a class: its steps, the questions' order
-    store = open_store()
-    raw = st.query_params.get(ROOM_URL)
-    show_flash()
-    if raw is None:
-        return lobby(store)
+@st.fragment(run_every=POLL_S)
+def wait_for_store(store: RoomStore, code: str) -> None:
+    """While the store does not answer (Redis restarting), try again every poll; redraw once it does."""
+    try:
+        store.get(code)
+    except StoreUnavailable:
+        return
+    except RoomError:
+        pass
+    st.rerun(scope="app")
+
+
+def room_page(store: RoomStore, raw: str) -> None:
     try:
         code = normalise_code(raw)
         status = store.get(code)
+    except StoreUnavailable as e:
+        st.warning(str(e))
+        return wait_for_store(store, normalise_code(raw))
     except RoomError as e:
         st.error(str(e))
         return lobby(store)
     adopt_teacher_link(store, code)
     adopt_member_link(store, code)
+    if code in rooms("teacher") or code in rooms("member"):
+        st.session_state["cr_last"] = code
+    if code in rooms("teacher") and st.query_params.get(VIEW_URL) == PROJECTOR_VIEW:
+        return projector_view(store, code, status)
     others = sorted((set(rooms("teacher")) | set(rooms("member"))) - {code})
     if others:
         st.caption("This tab also has room " + ", ".join(others) + "; each room keeps its own answers.")
@@ -329,6 +503,27 @@ def main() -> None:
         student_view(store, code, status)
     else:
         join_form(store, code)
+
+
+def main() -> None:
+    st.title(heading("classroom"))
+    if st.query_params.get(VIEW_URL) != PROJECTOR_VIEW:
+        st.caption(INTRO)
+    teachers_guide(folded=ROOM_URL in st.query_params)  # the lesson as a class: its steps, the questions' order
+    store = open_store()
+    adopt_browser_keys(store)
+    raw = st.query_params.get(ROOM_URL)
+    show_flash()
+    if raw is None and not st.query_params.get(LOBBY_URL):
+        raw = running_room(store)  # back from another page, or Back: the room still running
+        if raw is not None:
+            enter(raw)
+    if raw is None:
+        lobby(store)
+    else:
+        room_page(store, raw)
+    # the browser keeps the teacher's keys (a reload or a restart takes the rooms back), and forgets those gone
+    keep_keys(rooms("teacher"), forget=st.session_state.pop("cr_forget", ()))
 
 
 main()

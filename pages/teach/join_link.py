@@ -2,7 +2,7 @@
 app at ``127.0.0.1`` or ``localhost`` (``make run`` serves on loopback by default), an address that
 names each phone itself; the link is then built from this machine's address on the local network, and
 when the server listens on loopback only, no other device can reach it at all: the teacher is told
-what to run instead. No streamlit here but :func:`listen_address`."""
+what to run instead (before a room is made), and no link or QR code is shown until it can be opened. No streamlit here but :func:`listen_address`."""
 
 from __future__ import annotations
 
@@ -72,21 +72,21 @@ def join_link(url: str, listen: str, lan: str | None) -> JoinLink:
     if not everywhere and not is_loopback(listen):  # one network address only: that one
         return JoinLink(_with_host(url, listen), True)
     shared = _with_host(url, lan) if lan else url
+    # The problems name no address to share: a link or QR code is shown only once other devices can open it.
     if not everywhere:  # loopback only
-        where = f"then share **{shared}**" if lan else "then share this machine's network address instead of 127.0.0.1"
         return JoinLink(
             shared,
             False,
             f"**Students cannot join yet.** The app listens on {listen} (this computer only), so no phone or "
-            f"laptop can open the link. Stop it and start it again with `{RESTART}`, {where}. "
-            "Every device must be on the same network as this computer.",
+            f"laptop can reach it. Stop it and start it again with `{RESTART}`: this page then shows the link "
+            "to share and its QR code. Every device must be on the same network as this computer.",
         )
     if lan is None:
         return JoinLink(
             url,
             False,
-            f"**Students cannot join yet.** This link names {host}, which every device reads as itself, and this "
-            "computer has no address on a local network. Connect it to the room's network (Wi-Fi), then reload "
-            "this page: the link will carry its address.",
+            f"**Students cannot join yet.** This page's address names {host}, which every device reads as itself, "
+            "and this computer has no address on a local network. Connect it to the room's network (Wi-Fi), then "
+            "reload this page: it then shows the link to share and its QR code.",
         )
     return JoinLink(shared, True)

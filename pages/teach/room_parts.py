@@ -21,7 +21,7 @@ from pages.shared.text import markdown_escape
 from rooms.question import Question
 from rooms.rules import RoomError, RoomStatus
 from rooms.store import RoomStore
-from viz.classroom import answer_histogram, candidate_heads
+from viz.classroom import answer_histogram, candidate_head, candidate_heads
 
 POLL_S = 1.5  # how often a room page asks the store for news
 # Every HEAL_POLLS-th poll (12 s) redraws the whole page even when nothing changed. Under load, a
@@ -66,11 +66,21 @@ def get_question(store: RoomStore, code: str, round: int) -> Question:
     return cache[(code, round)]
 
 
-def show_question(q: Question, round: int) -> None:
+def show_question(q: Question, round: int, *, grid: bool = False) -> None:
+    """The question; its candidate maps one chart each, in two columns that a phone stacks (each map then
+    as wide as the phone), or with ``grid`` (the projector) all in one chart."""
     st.subheader(f"Question {round}: {q.title}")
     st.markdown(markdown_escape(q.prompt))
-    if q.figure:
-        room_figure(candidate_heads(q.figure), f"cr-figure-{round}")
+    if not q.figure:
+        return
+    if grid:
+        return room_figure(candidate_heads(q.figure), f"cr-figure-{round}")
+    n = len(q.figure["names"])
+    per_row = 2 if n % 2 == 0 else n
+    for start in range(0, n, per_row):
+        for i, column in zip(range(start, start + per_row), st.columns(per_row)):
+            with column:
+                room_figure(candidate_head(q.figure, i), f"cr-figure-{round}-{i}")
 
 
 @lru_cache(maxsize=32)
