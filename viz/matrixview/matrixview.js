@@ -64,6 +64,10 @@ class MatrixView {
     top.append(this.title, this.readout, this.svgButton);
     this.legend = el(d, "div", "mv-legend");
     this.scroll = el(d, "div", "mv-scroll");
+    // a region the keyboard reaches (Tab, then the arrow keys scroll it), named by the matrix it holds
+    // (show): a table wider or taller than its box is otherwise out of a keyboard user's reach
+    this.scroll.tabIndex = 0;
+    this.scroll.setAttribute("role", "region");
     // a table wider than its room (a phone's 390 px) scrolls sideways: a caption over it and a fade at the
     // edge where columns are hidden say so (markScroll)
     this.hint = el(d, "div", "mv-hint");
@@ -130,6 +134,7 @@ class MatrixView {
     const p = (this.p = this.panels[i]);
     this.hover = null;
     this.title.textContent = p.title;
+    this.scroll.setAttribute("aria-label", p.title || "matrix");
     this.drawLegend();
     this.drawTable();
     this.onHover(null);
