@@ -501,6 +501,7 @@ class DistilledClassifierRecipe(ClassifierRecipe):
         return (1 - w) * task + w * soft, int((both != 0).sum())
 
 
+OBJECTIVES = ("task", "mlm", "task+mlm", "task+distill")  # which task takes which: get()
 RECIPES = {"classifier": ClassifierRecipe, "generator": GeneratorRecipe, "translator": TranslatorRecipe}
 
 

@@ -30,41 +30,79 @@ from model.training import recipes
 Progress = Callable[[dict[str, Any]], None]
 
 
+OBJECTIVES = recipes.OBJECTIVES
+POS_INITS = ("default", "word")
+
+
+def prefixes(text: str) -> str:
+    """``text`` as comma-separated parameter-name prefixes (``"pos_emb,blocks.0."``), refused when one is not a
+    name's start (letters, digits, ``_`` and ``.``); which names a model has is checked when it is built."""
+    for part in (p.strip() for p in text.split(",")):
+        if part and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", part):
+            raise ValueError(f"{part!r} is not the start of a parameter name")
+    return text
+
+
+def option(default: Any, help: str, **cli: Any) -> Any:
+    """A field with its command-line help (``python -m model train`` makes one flag a field from it); ``cli`` may
+    give the flag's ``flag`` name, ``choices``, ``check`` (a function that returns the value or raises
+    ValueError) or ``cli=False`` (no flag)."""
+    if callable(default):
+        return field(default_factory=default, metadata={"help": help, **cli})
+    return field(default=default, metadata={"help": help, **cli})
+
+
 @dataclass
 class TrainConfig:
-    task: str
-    data_dir: str | None = None
-    out_dir: str | None = None  # default: checkpoints/<task>
-    work_dir: str | None = None  # default: runs/<task>
-    epochs: int = 10  # passes over the data (the generator counts "epochs" of eval_every steps)
-    batch_size: int = 64  # sentences (classifier, generator windows) or target tokens (translator)
-    lr: float = 5e-4
-    warmup: int = 200  # linear warm-up steps, then cosine decay to lr * min_lr_ratio
-    min_lr_ratio: float = 0.1
-    weight_decay: float = 0.01
-    label_smoothing: float = 0.0
-    grad_clip: float = 1.0
-    eval_every: int = 0  # steps between validations; 0 = once per epoch (generator and translator)
-    seed: int = 1234
-    device: str = "auto"
-    threads: int = 0  # torch CPU threads; 0 = torch's default
-    average_last: int = 0  # translator: also try the average of the last N epoch snapshots
-    max_minutes: float = 0.0  # stop (and keep the best) after this much wall time; 0 = no limit
-    init_from: str | None = None  # start from these weights (a model.safetensors, or a directory holding one)
-    keep_snapshots: bool = False  # keep every evaluation's weights in work_dir (epochNNN.safetensors)
-    repeat_share: float = 0.0  # generator: share of training windows holding a repeated span (Olsson et al. 2022)
-    card: str = ""  # how it was trained, in words (data, objective, starting weights): the model card's line
-    objective: str = "task"  # "task"; "mlm": the classifier's encoder pretrained as a masked language model;
-    # "task+mlm": the classifier fine-tuned with the masked-LM loss kept beside its own
-    pos_init: str = "default"  # "word": positional embeddings start at the scaled word embeddings' size
-    mlm_weight: float = 1.0  # objective "task+mlm": the masked-LM loss's weight beside the task's
-    layer_decay: float = 1.0  # each block down from the top learns at this times the rate above it (ULMFiT, ELECTRA)
-    teacher: str | None = None  # objective "task+distill": the classifier checkpoint whose answers are learned
-    distill_weight: float = 0.5  # objective "task+distill": the soft targets' share of the loss
-    temperature: float = 2.0  # objective "task+distill": the softmax temperature of the soft targets
-    lexicon: str | None = None  # classifier: a rated word list (VADER's format) added as one-word examples
-    freeze: str = ""  # comma-separated parameter-name prefixes kept as they start (e.g. "blocks.0.")
-    model: dict[str, Any] = field(default_factory=dict)  # overrides of the model config
+    """One training run's settings, saved in its checkpoint's ``training`` record; the defaults are a plain run's,
+    and each shipped model's own are in its recipe (model/recipes/<task>.json)."""
+
+    task: str = field(metadata={"help": "classifier, generator or translator", "cli": False})
+    data_dir: str | None = option(None, "dataset directory (default: $ATTENTION_DATA_DIR or the shared data)")
+    out_dir: str | None = option(None, "where the best checkpoint goes (default: checkpoints/<task>)", flag="out")
+    work_dir: str | None = option(None, "resumable state and snapshots (default: runs/<task>)", flag="work")
+    epochs: int = option(10, "passes over the data (the generator counts 'epochs' of --eval-every steps)")
+    batch_size: int = option(64, "sentences (classifier, generator windows) or target tokens (translator) a step")
+    lr: float = option(5e-4, "peak learning rate")
+    warmup: int = option(200, "linear warm-up steps, then cosine decay to lr times --min-lr-ratio")
+    min_lr_ratio: float = option(0.1, "where the cosine decay ends, as a share of lr")
+    weight_decay: float = option(0.01, "AdamW's weight decay on matrices (vectors never decay)")
+    label_smoothing: float = option(0.0, "label smoothing of the task's cross-entropy")
+    grad_clip: float = option(1.0, "clip the gradient's norm to this (0: no clipping)")
+    eval_every: int = option(0, "steps between validations; 0: once a pass (the generator: 500)")
+    seed: int = option(1234, "random seed (weights, batches, masks)")
+    device: str = option("auto", "auto (CUDA, then MPS, then CPU), cpu, cuda, mps")
+    threads: int = option(0, "torch CPU threads; 0: torch's default")
+    average_last: int = option(0, "also try the mean of the last N epoch snapshots, shipped if it scores higher")
+    max_minutes: float = option(0.0, "stop (keeping the best) after this much wall time; 0: no limit")
+    init_from: str | None = option(None, "start from these weights (a model.safetensors or a folder holding one)")
+    keep_snapshots: bool = option(False, "keep every evaluation's weights in the work folder (epochNNN.safetensors)")
+    repeat_share: float = option(0.0, "generator: share of windows holding a span written twice (Olsson et al. 2022)")
+    card: str = option("", "how it was trained, in words (data, objective, starting weights): the model card's line")
+    objective: str = option(
+        "task",
+        "task; mlm: the classifier's encoder as a masked language model; task+mlm: the masked-LM loss kept beside "
+        "the task's (classifier, translator); task+distill: a teacher classifier's answers beside the labels",
+        choices=OBJECTIVES,
+    )
+    pos_init: str = option(
+        "default", "word: positional embeddings start at the scaled word embeddings' size", choices=POS_INITS
+    )
+    mlm_weight: float = option(1.0, "objective task+mlm: the masked-LM loss's weight beside the task's")
+    layer_decay: float = option(1.0, "each block down from the top learns at this times the rate above it (ULMFiT)")
+    teacher: str | None = option(None, "objective task+distill: the classifier checkpoint whose answers are learned")
+    distill_weight: float = option(0.5, "objective task+distill: the soft targets' share of the loss")
+    temperature: float = option(2.0, "objective task+distill: the softmax temperature of the soft targets")
+    lexicon: str | None = option(None, "classifier: a rated word list (VADER's format) added as one-word examples")
+    freeze: str = option(
+        "", "comma-separated parameter-name prefixes kept as they start, e.g. pos_emb,blocks.0.", check=prefixes
+    )
+    model: dict[str, Any] = option(dict, "overrides of the model config", cli=False)
+
+    def __post_init__(self) -> None:  # the objective is checked with the task (model.training.recipes.get)
+        if self.pos_init not in POS_INITS:
+            raise ValueError(f"pos_init {self.pos_init!r}: 'default' or 'word'")
+        prefixes(self.freeze)
 
 
 def seed_everything(seed: int) -> None:
@@ -142,8 +180,6 @@ def train(cfg: TrainConfig, on_progress: Progress | None = None) -> dict[str, An
     model = task.build(bundle, cfg).to(device)
     if cfg.pos_init == "word":
         positions_at_word_scale(model)
-    elif cfg.pos_init != "default":
-        raise ValueError(f"pos_init {cfg.pos_init!r}: 'default' or 'word'")
     if cfg.init_from and not (Path(cfg.work_dir or Path("runs") / cfg.task) / "state.json").exists():
         start_from(model, cfg.init_from)
     freeze(model, cfg.freeze)
