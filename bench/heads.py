@@ -59,8 +59,9 @@ def main() -> None:
     import torch
 
     from bench.hub import build
-    from model.analysis.head_scan import hub_reader, scan
+    from model.analysis.head_scan import scan
     from model.hub.load import load
+    from model.hub.reader import hub_reader
 
     torch.set_num_threads(args.threads)
     with tempfile.TemporaryDirectory() as tmp:

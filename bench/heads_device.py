@@ -81,9 +81,10 @@ def main() -> None:
 
     from bench.heads import long_lines
     from bench.hub import build
-    from model.analysis.head_scan import hub_reader, plan, scan
+    from model.analysis.head_scan import plan, scan
     from model.core.devices import choose
     from model.hub.load import load
+    from model.hub.reader import hub_reader
 
     torch.set_num_threads(args.threads)
     device = choose(args.device)

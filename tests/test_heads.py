@@ -21,7 +21,6 @@ from model.analysis.head_scan import (
     HeadScores,
     corpus_lines,
     default_corpus,
-    hub_reader,
     our_reader,
     read_corpus,
     scan,
@@ -39,6 +38,7 @@ from model.analysis.heads import (
 )
 from model.analysis.profiles import spearman
 from model.core.triangle import CausalMaps
+from model.hub.reader import hub_reader
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -18,9 +18,10 @@ import numpy as np
 import pytest
 import torch
 
-from model.analysis.head_scan import CELLS, hub_reader, plan, scan
+from model.analysis.head_scan import CELLS, plan, scan
 from model.analysis.head_tensors import METRICS, decile_picks
 from model.analysis.heads import KindTally, deciles, line_sums
+from model.hub.reader import hub_reader
 
 ROOT = Path(__file__).resolve().parents[1]
 

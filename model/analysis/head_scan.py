@@ -17,11 +17,11 @@ from pathlib import Path
 
 import numpy as np
 
-from model.analysis.head_readers import BATCH, MAX_TOKENS, Maps, Reader, hub_reader, our_reader
+from model.analysis.head_readers import BATCH, MAX_TOKENS, Maps, Reader, our_reader
 from model.analysis.heads import METRICS, KindTally
 from model.core.specs import ModelSpec
 
-__all__ = ["BATCH", "MAX_TOKENS", "Maps", "Reader", "hub_reader", "our_reader"]
+__all__ = ["BATCH", "MAX_TOKENS", "Maps", "Reader", "our_reader"]  # a Hugging Face model's: model.hub.reader
 CORPORA = Path(__file__).resolve().parent / "corpora"
 # the sample each model reads by default; a Hugging Face model whose source language is German reads German
 DEFAULT_CORPUS = {"classifier": "sst2.txt", "generator": "shakespeare.txt", "translator": "multi30k_de.txt"}

@@ -22,7 +22,6 @@ from model.analysis.head_scan import (
     corpus_lines,
     corpus_name,
     default_corpus,
-    hub_reader,
     our_reader,
     scan,
 )
@@ -32,6 +31,7 @@ from model.core.checkpoint import Checkpoint, default_dir
 from model.core.results import RunResult
 from model.core.specs import SPECS, kind_label
 from model.hub.load import HubModel
+from model.hub.reader import hub_reader
 from pages import page as page_entry
 from pages.shared.hub import hub_key, open_hub
 from pages.shared.models import require_checkpoint
