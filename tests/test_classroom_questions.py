@@ -112,3 +112,26 @@ def test_candidate_figures():
     assert len({(a["x"], a["y"]) for a in grid["layout"]["annotations"]}) == 4
     y_titles = [(v.get("title") or {}).get("text") or "" for k, v in grid["layout"].items() if k.startswith("yaxis")]
     assert "query (row)" in y_titles and not any("layer" in t for t in y_titles)  # the names say which head
+
+
+def test_the_rooms_questions_follow_the_lesson_and_name_their_step():
+    """Issue 51: the teacher's list is the lesson's order, each question named by the step it belongs to."""
+    from model.lessons.path import lesson_path
+
+    steps = {s.room: s for s in lesson_path() if s.room}
+    assert set(steps) == set(KINDS)
+    assert list(KINDS) == sorted(KINDS, key=lambda k: steps[k].number)
+    for kind, (label, _) in KINDS.items():
+        assert label.startswith(f"Step {steps[kind].number} · ")
+
+
+@pytest.mark.parametrize("number", [0, 3, 5, 9])
+def test_which_key_wins_gives_a_phone_the_scores_to_reason_from(number):
+    """Issue 51 item 8: the hand-worked round shows the query's scores with every key (q · k / √d_k), the
+    numbers whose order the softmax keeps, so the answer can be reasoned out on a phone."""
+    q, w = build_question("attend", number, lambda task: None), hand_question(number)
+    shown = re.findall(r"(\d+:\S+?) → (-?\d+\.\d\d)", q.prompt)
+    assert [o for o, _ in shown] == list(q.options)
+    reference = w.key_vectors @ w.query_vector / np.sqrt(w.key_vectors.shape[-1])  # brute force
+    assert np.allclose([float(s) for _, s in shown], reference, atol=0.006)
+    assert int(np.argmax([float(s) for _, s in shown])) == q.answer == int(np.argmax(w.row))

@@ -16,6 +16,7 @@ from tests.apptest import charts
 APP = str(apptest.ROOT / "app.py")
 # the path's cards: every page but the start page, section by section, in the registry's order
 ORDER = [p.address for p in PAGES if p.section != "home"]
+HOME = {p.address for p in PAGES if p.section == "home"}  # the start page and the lesson, linked above the cards
 pytestmark = pytest.mark.usefixtures("app_env")
 
 
@@ -36,12 +37,13 @@ def test_the_app_opens_on_the_start_page_with_the_path_in_order():
     assert not at.exception
     assert at.title[0].value == "Attention Explorer"
     links = [link.proto.page for link in at.get("page_link")]
-    assert [p.rsplit("/", 1)[-1].removesuffix(".py") for p in links][: len(ORDER)] == ORDER
+    cards = [p.rsplit("/", 1)[-1].removesuffix(".py") for p in links if p.rsplit("/", 1)[-1] not in HOME]
+    assert cards[: len(ORDER)] == ORDER
 
 
 def test_the_start_page_leads_to_every_way_of_teaching_and_gives_no_answer_away():
     """Issue 43 item 2: the Classroom, the Head finder and Any model are on the start page, "Teaching a room"
-    lists the room, a class plan links its pages, and the picture is not the lessons' sentence (whose row
+    lists the room, a class plan (issue 51: the lesson's steps) links its pages, and the picture is not the lessons' sentence (whose row
     for "is" answers the workshop's and the classroom's first question)."""
     at = apptest.run(APP)
     assert not at.exception
@@ -49,9 +51,14 @@ def test_the_start_page_leads_to_every_way_of_teaching_and_gives_no_answer_away(
     assert "Teaching a room" in subheaders
     pages = [link.proto.page.rsplit("/", 1)[-1].removesuffix(".py") for link in at.get("page_link")]
     assert {"classroom", "heads", "any_model", "workshop"} <= set(pages)
-    guide = [e for e in at.expander if e.label.startswith("Teaching a room: a 45-minute class")]
-    plan = " ".join(m.value for m in guide[0].markdown)
-    assert "](classroom)" in plan and "](hand)" in plan and "](history)" in plan
+    # issue 51 item 6: the guide is the lesson's path, open on the page (not in a closed section), each step a
+    # link with its state; and the lesson itself is the first link
+    assert "Teaching a room: the lesson as a 45-minute class" in subheaders
+    assert not [e for e in at.expander if e.label.startswith("Teaching a room")]
+    stated = {p for p, q in ((link.proto.page, link.proto.query_string) for link in at.get("page_link")) if q}
+    assert {"hand", "reshape", "generator", "history", "translator"} <= stated
+    first = at.get("page_link")[0].proto
+    assert first.page.rsplit("/", 1)[-1] == "lesson" and first.query_string == "step=1"
     (picture,) = [c for c in charts(at) if "one head" in c["layout"]["title"]["text"]]
     shown = " ".join(map(str, picture["data"][0]["x"]))
     assert "dessert" not in shown and "is" not in picture["data"][0]["x"]
