@@ -10,7 +10,7 @@ import sys
 def add(sub, tasks: list[str]) -> None:
     at = sub.add_parser("attribute", help="contributions beside attention for one query token; print JSON")
     at.add_argument("source", help="classifier, generator, translator, a Hub id or a local folder")
-    at.add_argument("text")
+    at.add_argument("text", help="the input text")
     at.add_argument("--query", type=int, required=True, help="the query position (0-based)")
     at.add_argument("--kind", default=None, help="encoder, decoder or cross (default: the model's first kind)")
     at.add_argument("--max-tokens", type=int, default=128, help="Hub models: read at most this many tokens")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 def add(sub, tasks: list[str]) -> None:
     a = sub.add_parser("average", help="ship the mean of saved epoch snapshots, or of checkpoints, as a checkpoint")
-    a.add_argument("task", choices=tasks)
+    a.add_argument("task", choices=tasks, help="which of our models")
     a.add_argument("--epochs", default=None, help="a range of snapshot epochs, e.g. 9-16")
     a.add_argument("--checkpoints", nargs="+", default=None, help="checkpoint directories fine-tuned from one start")
     a.add_argument("--data", help="classifier: labelled sentences, to record the averaged model's accuracy")

@@ -9,7 +9,7 @@ import sys
 
 def add(sub, tasks: list[str]) -> None:
     e = sub.add_parser("evaluate", help="print one JSON object of metrics")
-    e.add_argument("task", choices=tasks)
+    e.add_argument("task", choices=tasks, help="which of our models")
     e.add_argument("--checkpoint", default=None, help="checkpoint directory (default: the shipped one)")
     e.add_argument("--src", help="translator: German sentences, one per line (plain or .gz)")
     e.add_argument("--ref", help="translator: English references, one per line (plain or .gz)")

@@ -10,7 +10,7 @@ import sys
 def add(sub, tasks: list[str]) -> None:
     h = sub.add_parser("hub", help="run a Hugging Face model (Hub id or folder) on a text; print JSON")
     h.add_argument("model", help="a Hub id (gpt2, bert-base-uncased, Helsinki-NLP/opus-mt-de-en) or a local folder")
-    h.add_argument("text")
+    h.add_argument("text", help="the input text")
     h.add_argument(
         "--generate",
         type=int,

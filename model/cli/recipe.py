@@ -13,7 +13,7 @@ from model.cli.options import key_values
 
 def add(sub, tasks: list[str]) -> None:
     r = sub.add_parser("recipe", help="print (--json) or replay (--run) the stages that made a shipped model")
-    r.add_argument("task", choices=tasks)
+    r.add_argument("task", choices=tasks, help="which of our models")
     what = r.add_mutually_exclusive_group(required=True)
     what.add_argument("--json", action="store_true", help='print {"stages": [{"name", "command", "settings"}, ...]}')
     what.add_argument("--run", action="store_true", help="replay every stage in order (a stopped one resumes)")

@@ -9,7 +9,7 @@ import sys
 
 def add(sub, tasks: list[str]) -> None:
     sn = sub.add_parser("snapshots", help="score each kept training snapshot's heads into history.json")
-    sn.add_argument("task", choices=tasks)
+    sn.add_argument("task", choices=tasks, help="which of our models")
     sn.add_argument("--work", required=True, help="the training run's work directory (trained with --keep-snapshots)")
     sn.add_argument("--checkpoint", default=None, help="the checkpoint whose history.json gets the scores")
     sn.add_argument("--corpus", default=None, help="a text file, one sequence a line (default: the model's sample)")

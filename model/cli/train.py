@@ -16,7 +16,7 @@ TRAIN_OPTIONS = tuple((name, typ) for name, typ, _ in flags(TrainConfig))
 
 def add(sub, tasks: list[str]) -> None:
     t = sub.add_parser("train", help="train a model; resumes from --work after an interruption")
-    t.add_argument("task", choices=tasks)
+    t.add_argument("task", choices=tasks, help="which of our models")
     add_flags(t, TrainConfig, helps={"data-dir": f"dataset directory (default: $ATTENTION_DATA_DIR or {data_dir()})"})
     t.add_argument("--set", action="append", metavar="KEY=JSON", help="override a model setting, e.g. --set dim=128")
     t.set_defaults(func=run)
