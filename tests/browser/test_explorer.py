@@ -113,7 +113,7 @@ def url_state(page) -> dict[str, str]:
 def test_renders_with_markup_tokens_as_text(xpage, harness_url: str) -> None:
     root = open_case(xpage, harness_url)
     assert state(xpage)["view"] == "heatmap"
-    expect(root.locator(".ae-caption")).to_have_text("Encoder self-attention · layer 0 · head 0 · heatmap")
+    expect(root.locator(".ae-caption")).to_have_text("Encoder self-attention · L0 H0 · heatmap")
     assert [b.inner_text() for b in root.locator(".ae-kinds button").all()] == [
         "Encoder self-attention",
         "Decoder self-attention",
@@ -150,7 +150,7 @@ def test_viewing_sends_no_websocket_frame(xpage, harness_url: str) -> None:
     xpage.mouse.move(x + 200, y + 80)
     s = until(xpage, lambda s: s["kind"] == "cross" and s["view"] == "lines")
     assert (s["layer"], s["head"]) == (1, 1)  # a new kind keeps the layer and head where it has them
-    expect(root.locator(".ae-caption")).to_have_text("Cross-attention · layer 1 · head 1 · lines")
+    expect(root.locator(".ae-caption")).to_have_text("Cross-attention · L1 H1 · lines")
     deadline = time.monotonic() + 5
     while url_state(xpage) != {"t_kind": "cross", "t_layer": "1", "t_head": "1", "t_view": "lines"}:
         assert time.monotonic() < deadline, f"the URL never followed: {xpage.url}"
@@ -255,7 +255,7 @@ def test_classifier_rollout_lines_and_grid(xpage, harness_url: str) -> None:
     assert root.locator(".ae-kinds").is_hidden()  # one kind: no kind tabs
     root.get_by_role("button", name="rollout", exact=True).click()
     until(xpage, lambda s: s["view"] == "rollout")
-    expect(root.locator(".ae-caption")).to_have_text(re.compile(r"· rollout$"))
+    expect(root.locator(".ae-caption")).to_have_text(re.compile(r"· rollout over all layers$"))
     xpage.mouse.move(*cell_point(xpage, 2, 1))
     s = until(xpage, lambda s: s["hovered"] is not None)
     assert s["hovered"]["head"] is None

@@ -7,7 +7,7 @@ checked in Chromium on the exported page (the explorer's own script, no server):
 - a classroom question before its reveal (the choice row as ``pages.teach.room_parts`` sends it) shows
   no weight: no number in the status line, the tooltip or the legend, every cell the same colour.
 
-The steppers' words ("layer 0 (1st of 2)") are checked in ``test_explorer_reading.py``."""
+The steppers' words ("L0 (L0–L1)") are checked in ``test_explorer_reading.py``."""
 
 from __future__ import annotations
 

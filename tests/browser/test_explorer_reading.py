@@ -1,7 +1,9 @@
 """The explorer's words and colours read right (issue 43, items 3, 8 and 10), checked in Chromium on the
-exported page (the explorer's own script, no server): the steppers read "layer 0 (1st of 2)" (the name,
-from 0, as captions and tables name heads; then which of how many, in words that cannot be read as the
-index), a single map has no stepper and its caption does not repeat the layer and head its
+exported page (the explorer's own script, no server): the steppers read "L0 (L0–L1)" (the part of the head's
+one name, "L0 H2", that they move, then the names there are: never a count beside an index, which misreads;
+issue 51 replaced "layer 0 (1st of 2)", a second way of naming a head), the caption names the head as every
+page does ("L1 H2") and the mean view names no one head, a single map has no stepper and its caption does not
+repeat the layer and head its
 title names, a causal map's colour scale is not topped by its first row (which can only attend to itself,
 so always holds 1), and a compact explorer (a classroom question) shows no tools around the map."""
 
@@ -64,32 +66,44 @@ def causal_map() -> np.ndarray:
     return w
 
 
-def test_steppers_count_the_layers_and_heads(open_payload):
-    """Not "layer 0 of 2" (issue 43): an index from 0 beside a count reads as none of two."""
+def test_steppers_and_caption_name_the_head_one_way(open_payload):
+    """Not "layer 0 of 2" (issue 43), nor "head 2 (3rd of 6)" beside "layer 3 · head 2" (issue 51): the head's
+    one name, L1 H1, in the caption and its parts in the steppers, with the names there are."""
     page = open_payload(explorer_payload(translator_run(src=5, tgt=5)))  # 2 layers × 3 heads
-    assert visible_texts(page, ".ae-step-value") == ["layer 0 (1st of 2)", "head 0 (1st of 3)"]
+    assert visible_texts(page, ".ae-step-value") == ["L0 (L0–L1)", "H0 (H0–H2)"]
     page.locator(f'{ROOT} button[aria-label="next head"]').click()
     page.locator(f'{ROOT} button[aria-label="next layer"]').click()
-    want = ["layer 1 (2nd of 2)", "head 1 (2nd of 3)"]
+    want = ["L1 (L0–L1)", "H1 (H0–H2)"]
     assert settled(page, lambda: visible_texts(page, ".ae-step-value"), want) == want
+    caption = page.locator(f"{ROOT} .ae-caption").inner_text()
+    assert caption.endswith(" · L1 H1 · heatmap") and "layer" not in caption and "head " not in caption
 
 
-@pytest.mark.parametrize(("head", "words"), [(2, "3rd"), (10, "11th"), (11, "12th"), (12, "13th"), (20, "21st")])
-def test_a_stepper_says_which_of_how_many_in_words(open_payload, head: int, words: str):
+def test_the_mean_view_names_every_head_of_its_layer(open_payload):
+    """Issue 51, item 7: the Mean view's caption named one head ("layer 1 · head 1 · mean")."""
+    page = open_payload(explorer_payload(translator_run(src=5, tgt=5), state={"view": "mean", "layer": 1, "head": 2}))
+    caption = lambda: page.locator(f"{ROOT} .ae-caption").inner_text()  # noqa: E731
+    assert settled(page, caption, "Encoder self-attention · mean of all 3 heads, layer 1").endswith(
+        " · mean of all 3 heads, layer 1"
+    )
+    assert "H2" not in caption() and "head 2" not in caption()
+
+
+def test_a_stepper_with_many_heads(open_payload):
     w = np.full((1, 24, 2, 2), 0.5, dtype=np.float32)
     kind = attention_kind("encoder", w, list("ab"), list("ab"), title="Encoder self-attention")
-    page = open_payload(explorer_payload([kind], state={"head": head}))
-    assert visible_texts(page, ".ae-step-value") == [f"head {head} ({words} of 24)"]  # one layer: no layer stepper
+    page = open_payload(explorer_payload([kind], state={"head": 20}))
+    assert visible_texts(page, ".ae-step-value") == ["H20 (H0–H23)"]  # one layer: no layer stepper
 
 
 def test_one_map_has_no_stepper_and_says_its_head_once(open_payload):
     w = np.full((1, 1, 3, 3), 1 / 3, dtype=np.float32)
-    one = attention_kind("encoder", w, list("abc"), list("abc"), title="Encoder self-attention, layer 1 · head 2")
+    one = attention_kind("encoder", w, list("abc"), list("abc"), title="Encoder self-attention, L1 H2")
     page = open_payload(explorer_payload([one]))
     assert visible_texts(page, ".ae-step-value") == []  # no "layer 0 / 0"
     caption = page.locator(f"{ROOT} .ae-caption").inner_text()
-    assert caption == "Encoder self-attention, layer 1 · head 2 · heatmap"
-    assert caption.count("layer") == 1
+    assert caption == "Encoder self-attention, L1 H2 · heatmap"
+    assert caption.count("L1") == 1
 
 
 def test_a_causal_maps_colour_scale_is_not_topped_by_its_first_row(open_payload):
@@ -125,11 +139,7 @@ def test_a_pair_opens_on_one_scale_and_a_tab_keeps_the_head(open_payload):
     page.locator(f'{ROOT} button[aria-label="next layer"]').click()
     page.locator(f'{ROOT} button[aria-label="next head"]').click()
     caption = lambda: page.locator(f"{ROOT} .ae-caption").inner_text()  # noqa: E731
-    assert (
-        settled(page, caption, "A: encoder · layer 1 · head 1 · heatmap") == "A: encoder · layer 1 · head 1 · heatmap"
-    )
+    assert settled(page, caption, "A: encoder · L1 H1 · heatmap") == "A: encoder · L1 H1 · heatmap"
     page.locator(f'{ROOT} .ae-kinds button[data-kind="B_encoder"]').click()
-    assert (
-        settled(page, caption, "B: encoder · layer 1 · head 1 · heatmap") == "B: encoder · layer 1 · head 1 · heatmap"
-    )
+    assert settled(page, caption, "B: encoder · L1 H1 · heatmap") == "B: encoder · L1 H1 · heatmap"
     assert visible_texts(page, ".ae-scale") == ["colour: 0 – 1"]

@@ -120,7 +120,7 @@ def test_heatmap_and_mean_export_as_svg(spage, harness_url: str) -> None:
     enc = kinds[0]
     check_tokens(text, svg, enc.queries, enc.keys)
     check_heat_cells(spage, svg, 8, 8, (2, 5), float(enc.weights[0, 1, 2, 5]))
-    assert "Encoder self-attention · layer 0 · head 1 · heatmap" in texts(svg)  # the caption
+    assert "Encoder self-attention · L0 H1 · heatmap" in texts(svg)  # the caption
     stops = [s.get("stop-color") for s in svg.iter(f"{SVG}stop")]
     assert stops == list(WEIGHT_STOPS)  # the colour scale, as a gradient of the one scale's stops
 

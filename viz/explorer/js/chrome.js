@@ -92,30 +92,23 @@ export function drawChrome(ex) {
   for (const e of [ex.viewTabs, ex.scaleBtn, ex.svgBtn, ex.statusHelp]) e.style.display = ex.header.compact ? "none" : "";
   ex.statusHelp.textContent = ex.touch ? HELP.touch : HELP.keys;
   ex.scaleBtn.textContent = s.scale === "max" ? "colour: 0 – map max" : "colour: 0 – 1";
-  const which = k.layers * k.heads > 1 ? ` · layer ${s.layer} · head ${s.head}` : "";  // one map: its title names it
-  ex.caption.textContent = `${k.title}${which} · ${s.view}`;
-  ex.axes.textContent = v.axes(k) + v.describe(ex);
+  // what is shown, as the view names it (view.js: names); one map: its title names it
+  ex.caption.textContent = `${k.title} · ${k.layers * k.heads > 1 ? v.names(ex) : s.view}`;
+  ex.axes.textContent = v.axes(k);
   eachView(ex, "chrome");
   ex.maskNote.hidden = !k.masked || !v.showsMask;
   drawLegend(ex);
 }
 
-// "layer 0 (1st of 2)". The name stays the index from 0, as every caption, table and head name has it
-// ("L0 H3", "layer 0 · head 3"), so the stepper names what the caption names. Beside a count, though, an
-// index misreads: "layer 0 of 2" reads as none of two, and "layer 1 of 2" as the first of them. So the count
-// goes in words that carry no index: which one this is (an ordinal, from 1st) of how many. A kind of one
-// layer or one head has no stepper at all (never "0 / 0" or "1st of 1").
+// "L0 (L0–L1)", "H2 (H0–H5)": the part of the head's one name (view.js: headName, "L0 H2") that the stepper
+// moves, then the names there are. Beside a bare count an index misreads ("layer 1 of 2" reads as the first
+// of two), so the range is given as names, counted from 0 as the names are. A kind of one layer or one head
+// has no stepper at all.
 function stepperText(out, what, at, count) {
-  out.textContent = `${what} ${at} (${ordinal(at + 1)} of ${count})`;
-  out.title = `${count} ${what}s, numbered 0 to ${count - 1}`;
+  const p = what === "layer" ? "L" : "H";
+  out.textContent = `${p}${at} (${p}0–${p}${count - 1})`;
+  out.title = `${what} ${at}: ${count} ${what}s, numbered 0 to ${count - 1}`;
   out.parentElement.style.display = count < 2 ? "none" : "";
-}
-
-// 1st, 2nd, 3rd, 4th, ..., 11th, 12th, 13th, ..., 21st, 22nd
-function ordinal(n) {
-  const tens = n % 100, ones = n % 10;
-  const suffix = tens >= 11 && tens <= 13 ? "th" : ones === 1 ? "st" : ones === 2 ? "nd" : ones === 3 ? "rd" : "th";
-  return `${n}${suffix}`;
 }
 
 // data.js leaves rows with one key to attend to (a causal map's first) out of the colour scale's top

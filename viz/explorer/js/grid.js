@@ -10,7 +10,7 @@ import { heatmapView } from "./heatmap.js";
 import { MAX_SVG_CELLS, cellsSvg, imageSvg } from "./svgdoc.js";
 import { svgNode, svgText } from "./svgnodes.js";
 import { font, mapImage } from "./theme.js";
-import { OVER, defineView, ownState } from "./view.js";
+import { OVER, defineView, headName, ownState } from "./view.js";
 
 const THUMB_CELLS = 160;  // rows and columns a shrunk thumbnail has at most
 
@@ -43,6 +43,7 @@ export const gridView = defineView({
   oneMap: false,  // each thumbnail on its own scale
   svgName: () => "",
   peeked: (ex) => gridOwn(ex).at,
+  names: (ex) => `every head, ${headName(ex.state.layer, ex.state.head)} outlined · grid`,
   build: buildPeek,
   readout: drawPeek,
   svg: gridSvg,
@@ -147,7 +148,7 @@ function drawPeek(ex, shownView) {
   const img = thumbnail(ex, k, p.layer, p.head);
   ctx.imageSmoothingEnabled = img.width > size;
   ctx.drawImage(img, 0, 0, size, size);
-  o.caption.textContent = `layer ${p.layer} · head ${p.head} · ${ex.touch ? "tap" : "click"} to open`;
+  o.caption.textContent = `${headName(p.layer, p.head)} · ${ex.touch ? "tap" : "click"} to open`;
   const x = lay.x0 + (p.head + 1) * (lay.thumb + lay.gap), y = lay.y0 + p.layer * (lay.thumb + lay.gap);
   const W = ex.stage.clientWidth, left = x + size + 12 < W ? x + 4 : Math.max(0, x - lay.thumb - size - 16);
   o.peek.style.transform = `translate(${left}px, ${y}px)`;

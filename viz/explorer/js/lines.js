@@ -8,7 +8,7 @@ import { el, sizeCanvas } from "./dom.js";
 import { textWidth } from "./svgdoc.js";
 import { svgNode, svgText, svgToken, r2 } from "./svgnodes.js";
 import { fitText, font, labelWidths, rgba } from "./theme.js";
-import { ALL, defineView, marked, ownState } from "./view.js";
+import { ALL, defineView, headName, marked, ownState } from "./view.js";
 
 const MIN_LINE = 0.02;  // weights (after scaling) under this draw no line: too faint to see, and many
 // Past THIN_KEYS keys a row draws only its largest weights, until they hold LINE_MASS of the row's
@@ -82,6 +82,7 @@ export const linesView = defineView({
   oneMap: false,
   showsMask: false,
   headsShown: (ex) => shownHeads(ex),
+  names: (ex) => `${shownHeads(ex).map((h) => headName(ex.state.layer, h)).join(", ")} · lines`,
   tokenRedraws: true,
   build: buildSwatches,
   fresh: freshLines,

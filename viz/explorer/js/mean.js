@@ -9,6 +9,6 @@ export const meanView = mapView({
   map: (ex) => ex.kind.mean(ex.state.layer),
   cellHead: () => null,
   where: "mean of the heads",
-  describe: (ex) => ` · the mean over the ${ex.kind.heads} heads of layer ${ex.state.layer}`,
+  names: (ex) => `mean of all ${ex.kind.heads} heads, layer ${ex.state.layer}`,  // no one head: never a head's name
   svgName: (s) => `-layer${s.layer}`,
 });

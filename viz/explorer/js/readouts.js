@@ -6,6 +6,7 @@ import { kvGroup } from "./grid.js";
 import { topKeys } from "./data.js";
 import { cellInfo, mapOf } from "./state.js";
 import { rgba } from "./theme.js";
+import { headName } from "./view.js";
 
 const LONG_STRIP = 256;  // keys past which the strip shows a row's largest weights, not every key
 const STRIP_MASS = 0.8, STRIP_KEYS = 16;  // ... until they hold this much of the row, at most this many
@@ -107,7 +108,7 @@ export function drawTip(ex) {
     tokenSpan(d, "ae-tok", info.key_token), d.createTextNode(weightSuffix(info)));
   const k = ex.kind, kv = info.head !== null && k.group > 1 ? kvGroup(k, info.head) : null;
   const where = info.head === null ? ex.view.where
-    : `head ${info.head}${kv ? ` (key/value head ${kv.g}, shared by heads ${kv.first}–${kv.last})` : ""}`;
+    : `${headName(ex.state.layer, info.head)}${kv ? ` (key/value head ${kv.g}, shared by heads ${kv.first}–${kv.last})` : ""}`;
   ex.tipSub.textContent = `query ${info.query} · key ${info.key} · ${where}${info.masked ? " · masked: the model cannot attend here" : ""}`;
   const [x, y] = ex.tipAt || [0, 0];
   const W = ex.stage.clientWidth;

@@ -18,6 +18,6 @@ export const rolloutView = mapView({
   cellLayer: () => null,
   approx: () => false,
   where: "rollout",
-  describe: () => " · rollout over all layers",
+  names: () => "rollout over all layers",
   svgName: () => "",
 });

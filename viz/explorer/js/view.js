@@ -16,7 +16,9 @@ export const BASE = 1, OVER = 2, CHROME = 4, ALL = 7;
 //   depends(ex)           what its drawing depends on besides the kind, width, scale and view
 //   map(ex, head)         the map a cell is read from; cellHead(ex, c): a cell's head (null: none)
 //   cellLayer(s)          the layer a cell belongs to (null: none); approx(k): weights came as bytes
-//   where                 the tooltip's words for a cell of no head; describe(ex): after the axes
+//   where                 the tooltip's words for a cell of no head
+//   names(ex)             what the caption says is shown, after the kind's title: the head ("L1 H2 · heatmap"),
+//                         or what stands for heads ("mean of all 4 heads, layer 1")
 //   axes(k), oneMap, showsMask, headsShown(ex): the chrome's axis names, whether the legend's top is
 //                         this map's largest weight, whether the mask note shows, the heads drawn
 //   peeked(ex)            the map hovered in a view of maps ({layer, head}; the grid's peek), else null
@@ -30,6 +32,12 @@ export const BASE = 1, OVER = 2, CHROME = 4, ALL = 7;
 //                         where the view handles them itself (else: hover, select and explain cells;
 //                         onLeave returns whether it had something hovered)
 //   tokenRedraws          whether a focused token changes its drawing (else only the marks)
+// A head's one name, as every page, figure and table names it (viz.common.head_name): "L3 H2", layer 3,
+// head 2, both counted from 0.
+export function headName(layer, head) {
+  return `L${layer} H${head}`;
+}
+
 export function defineView(spec) {
   return { ...CELL_VIEW, ...spec };
 }
@@ -45,7 +53,7 @@ const CELL_VIEW = {
   cellLayer: (s) => s.layer,
   approx: (k) => k.quantised,
   where: "",
-  describe: () => "",
+  names: (ex) => `${headName(ex.state.layer, ex.state.head)} · ${ex.view.key}`,
   axes: (k) => `rows: ${k.query_axis} · columns: ${k.key_axis}`,
   oneMap: true,
   showsMask: true,
