@@ -4,9 +4,11 @@ The :class:`~rooms.store.RoomStore` of ``rooms.store`` with the same rules, kept
 library's SQLite in WAL mode. Every change is one ``BEGIN IMMEDIATE`` transaction (one writer at a
 time, across threads and across app processes on this machine; readers never wait for it) and every
 read one snapshot, so two answers at the same moment are both kept and a reveal and an answer never
-interleave. A commit is on disk before the call returns (``synchronous=FULL``): killing the app,
+interleave. A commit is in the file's write-ahead log before the call returns, so killing the app,
 even with SIGKILL, loses no acknowledged change, and the next process on the same file carries on
-with the same rooms, students, answers, question and reveal.
+with the same rooms, students, answers, question and reveal. (``synchronous=NORMAL``: the log is
+flushed to the disk at checkpoints, not at every answer; a power cut may lose the last moments,
+an app crash loses nothing.)
 
 Tables: ``rooms`` (code, secret hash, last change, closed, revealed, round, options, version),
 ``people`` (room, participant id, nickname, joining order), ``questions`` (room, round, question
@@ -71,8 +73,14 @@ CREATE TABLE IF NOT EXISTS answers (
 ) WITHOUT ROWID;
 """
 BUSY_TIMEOUT_S = 10.0  # how long a change waits for another writer before the store reports itself unavailable
-IDLE_CONNECTIONS = 8  # connections kept open for the next call (Streamlit runs each page in a thread)
+IDLE_CONNECTIONS = 64  # connections kept open for later calls (Streamlit runs each page run in a thread of its own)
 ROOM_COLUMNS = "secret_hash, closed, revealed, round, options, version"
+# What every device polls, in one statement: the room, its head count, the current round's choices
+# (comma-separated) and the asking participant's own.
+STATUS = """SELECT closed, revealed, round, options, version,
+    (SELECT COUNT(*) FROM people p WHERE p.code = rooms.code),
+    (SELECT group_concat(choice) FROM answers a WHERE a.code = rooms.code AND a.round = rooms.round),
+    (SELECT choice FROM answers a WHERE a.code = rooms.code AND a.round = rooms.round AND a.member = ?)"""
 
 
 class SqliteStore:
@@ -105,7 +113,7 @@ class SqliteStore:
     def _open(self) -> sqlite3.Connection:
         c = sqlite3.connect(self.path, timeout=self.busy_timeout_s, isolation_level=None, check_same_thread=False)
         c.execute("PRAGMA journal_mode = WAL")
-        c.execute("PRAGMA synchronous = FULL")
+        c.execute("PRAGMA synchronous = NORMAL")
         return c
 
     @contextmanager
@@ -204,30 +212,35 @@ class SqliteStore:
             )
         return RoomKeys(code, secret)
 
+    def _read(self, sql: str, code: str, *args: object) -> tuple:
+        """One statement about the live room ``code`` (the room's columns in ``sql`` refer to ``rooms``):
+        a single statement is its own snapshot, so a read needs no transaction. The statement's
+        parameters are ``args`` then the code and the expiry time."""
+        with self._connection() as c:
+            row = c.execute(
+                f"{sql} FROM rooms WHERE code = ? AND touched >= ?",
+                (*args, normalise_code(code), self.clock() - self.ttl_s),
+            ).fetchone()
+        if row is None:
+            raise refuse("not_found")
+        return row
+
     def get(self, code: str, member: str | None = None) -> RoomStatus:
-        with self._transaction(write=False) as c:
-            code, _, closed, revealed, rnd, options, version = self._row(c, code)
-            people = c.execute("SELECT COUNT(*) FROM people WHERE code = ?", (code,)).fetchone()[0]
-            counts = [0] * options
-            for choice, n in c.execute(
-                "SELECT choice, COUNT(*) FROM answers WHERE code = ? AND round = ? GROUP BY choice", (code, rnd)
-            ):
-                counts[choice] = n
-            mine = None
-            if member:
-                row = c.execute(
-                    "SELECT choice FROM answers WHERE code = ? AND round = ? AND member = ?", (code, rnd, member)
-                ).fetchone()
-                mine = row[0] if row else None
-        return RoomStatus(code, bool(closed), rnd, bool(revealed), people, sum(counts), tuple(counts), mine, version)
+        closed, revealed, rnd, options, version, people, choices, mine = self._read(STATUS, code, member or "")
+        counts = [0] * options
+        for choice in choices.split(",") if choices else ():
+            counts[int(choice)] += 1
+        return RoomStatus(
+            normalise_code(code), bool(closed), rnd, bool(revealed), people, sum(counts), tuple(counts), mine, version
+        )
 
     def question(self, code: str, round: int) -> Question:
-        with self._transaction(write=False) as c:
-            code = self._row(c, code)[0]
-            row = c.execute("SELECT question FROM questions WHERE code = ? AND round = ?", (code, round)).fetchone()
-        if row is None:
+        (text,) = self._read(
+            "SELECT (SELECT question FROM questions q WHERE q.code = rooms.code AND q.round = ?)", code, round
+        )
+        if text is None:
             raise refuse("no_question")
-        return Question.from_json(row[0])
+        return Question.from_json(text)
 
     def join(self, code: str, nickname: str = "") -> tuple[str, str]:
         name = clean_nickname(nickname)
@@ -245,12 +258,12 @@ class SqliteStore:
         return member, name
 
     def nickname(self, code: str, member: str) -> str:
-        with self._transaction(write=False) as c:
-            code = self._row(c, code)[0]
-            row = c.execute("SELECT nickname FROM people WHERE code = ? AND member = ?", (code, member)).fetchone()
-        if row is None:
+        (name,) = self._read(
+            "SELECT (SELECT nickname FROM people p WHERE p.code = rooms.code AND p.member = ?)", code, member
+        )
+        if name is None:
             raise refuse("member")
-        return row[0]
+        return name
 
     def set_question(self, code: str, secret: str, question: Question) -> int:
         with self._transaction(write=True) as c:
@@ -294,8 +307,7 @@ class SqliteStore:
             self._touch(c, row[0], bump=True)
 
     def is_teacher(self, code: str, secret: str | None) -> bool:
-        with self._transaction(write=False) as c:
-            return same_secret(secret, self._row(c, code)[1])
+        return same_secret(secret, self._read("SELECT secret_hash", code)[0])
 
     def data(self, code: str) -> RoomData:
         with self._transaction(write=False) as c:
