@@ -15,9 +15,11 @@ import json
 import re
 from collections.abc import Iterator
 
+import numpy as np
 import pytest
 
 from fixtures.explorer_runs import SENTENCE, classifier_run
+from model.core.results import attention_kind, causal
 from model.lessons.classroom_kinds import choice_kinds
 from model.lessons.questions import build_question
 from viz.explorer import explorer_html, explorer_payload
@@ -166,3 +168,61 @@ def test_a_question_shows_no_weight_before_the_reveal(device, tmp_path) -> None:
     assert colours == ["240,242,246"], colours  # every key alike, in the second background, no weight's colour
     state = json.loads(root.get_attribute("data-state"))
     assert state["selected"]["key_token"] == "dessert" and state["selected"]["weight"] is None  # NaN: not sent
+
+
+def previous_token_payload(n: int = 24, head: int = 3) -> dict:
+    """A causal run of ``n`` characters whose ``head`` (head 3: the palette's pale yellow, #F0E442) puts 0.9
+    of each row on the character before and 0.1 on itself, the others a weight each on themselves; opened
+    in the lines view on that head."""
+    chars = list(("To be, or not to be, that is the question:\n" * 2)[:n])
+    w = np.zeros((1, 4, n, n), dtype=np.float32)
+    w[0, :, np.arange(n), np.arange(n)] = 1.0
+    w[0, head, 1:, :] = 0.0
+    w[0, head, np.arange(1, n), np.arange(n - 1)] = 0.9
+    w[0, head, np.arange(1, n), np.arange(1, n)] = 0.1
+    kind = attention_kind("decoder", w, chars, chars, mask=causal(n), title="Causal self-attention")
+    return explorer_payload([kind], state={"view": "lines", "head": head})
+
+
+# Down the column of pixels halfway between the lines view's columns, from the line that leaves query q
+# for key q - 1 (the previous token): how many pixels in a row it covers there, and its colour as drawn
+# over the page's white (the canvas is transparent where nothing is drawn)
+PREVIOUS_LINE = """(c, [lay, q]) => {
+  const ctx = c.getContext('2d'), dpr = c.width / lay.W, x = Math.round((lay.left + lay.right) / 2 * dpr);
+  const mid = Math.round((lay.top + (q - 0.5) * lay.rowH + lay.rowH / 2) * dpr);
+  const px = (y) => ctx.getImageData(x, y, 1, 1).data;
+  let top = mid, bottom = mid;
+  while (px(top - 1)[3] > 128) top--;
+  while (px(bottom + 1)[3] > 128) bottom++;
+  const [r, g, b, a] = px(mid), over = (v) => Math.round(v * a / 255 + 255 * (1 - a / 255));
+  return { thick: (bottom - top + 1) / dpr, opaque: a, rgb: [over(r), over(g), over(b)] };
+}"""
+
+
+def contrast_on_white(rgb: list[int]) -> float:
+    """WCAG's contrast ratio of a colour against white."""
+    lin = [c / 255 / 12.92 if c / 255 <= 0.03928 else ((c / 255 + 0.055) / 1.055) ** 2.4 for c in rgb]
+    return 1.05 / (0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2] + 0.05)
+
+
+def test_the_lines_view_shows_a_previous_token_head(device, tmp_path) -> None:
+    """Issue 51, item 8: the generator's previous-token head (head 3, pale yellow) drew as 1-px hairlines at
+    1.3:1 on white, each falling 20 px over 420, so the offset-by-one stripe looked level. Now a strong
+    weight draws a wide line in a colour that stands 3:1 from the page, and the columns stand five rows
+    apart: the line to the token before falls a fifth of its run."""
+    name, context = device
+    page = open_file(context, tmp_path, previous_token_payload())
+    page.wait_for_function(
+        "() => JSON.parse(document.querySelector('[data-testid=\"attention-explorer\"]').dataset.layout).type === 'lines'",
+        timeout=TIMEOUT_MS,
+    )
+    page.wait_for_timeout(100)  # the frame that draws it
+    root = page.locator(ROOT)
+    assert json.loads(root.get_attribute("data-state"))["heads_shown"] == [3]
+    lay = json.loads(root.get_attribute("data-layout"))
+    assert lay["rowH"] / lay["gap"] >= 0.15, lay  # before: 20.4 / 420 at 1440 px
+    line = root.locator(CANVAS).evaluate(PREVIOUS_LINE, [lay, 6])
+    assert line["thick"] >= 4, line  # before: 1 px
+    assert contrast_on_white(line["rgb"]) >= 3, line  # before: 1.3:1
+    swatch = root.locator('.ae-swatch[data-head="3"] .ae-dot').evaluate("d => getComputedStyle(d).backgroundColor")
+    assert contrast_on_white([int(v) for v in re.findall(r"\d+", swatch)[:3]]) >= 3, swatch  # the key matches

@@ -1,13 +1,14 @@
 // The lines view: queries on the left, keys on the right, one line per weight worth seeing, in its
-// head's colour, as opaque as the weight is large; several heads at once, which the head swatches
-// above the map pick (the view's own: built, drawn and clicked here). A focused token keeps only its
-// lines. A long run's rows keep their largest weights only (topKeys). What a view is and does: view.js.
+// head's colour, as wide and as opaque as the weight is large; several heads at once, which the head
+// swatches above the map pick (the view's own: built, drawn and clicked here). A focused token keeps
+// only its lines. A long run's rows keep their largest weights only (topKeys). What a view is and does:
+// view.js.
 
 import { mapMax, topKeys } from "./data.js";
 import { el, sizeCanvas } from "./dom.js";
 import { textWidth } from "./svgdoc.js";
 import { svgNode, svgText, svgToken, r2 } from "./svgnodes.js";
-import { fitText, font, labelWidths, rgba } from "./theme.js";
+import { fitText, font, labelWidths, legible, rgba } from "./theme.js";
 import { ALL, defineView, headName, marked, ownState } from "./view.js";
 
 const MIN_LINE = 0.02;  // weights (after scaling) under this draw no line: too faint to see, and many
@@ -17,13 +18,38 @@ const THIN_KEYS = 128, LINE_MASS = 0.9, LINE_KEYS = 12;
 // the lines' room between the columns: at most, and at least where the screen is narrow (a phone's 390 px:
 // the label columns give up width first, their labels cut with "…", so nothing runs past the stage)
 const MAX_GAP = 420, MIN_GAP = 96, MIN_COL = 40;
+// The columns stand SLOPE rows apart, so a line from a token to the one before it drops one row in SLOPE
+// (11°): a previous-token head reads as a band of parallel slanted lines. 420 px apart, as the lines stood
+// before, that line fell 20 px in 420 and looked level, like a token attending to itself.
+const SLOPE = 5;
+// A weight's line: 1 px wide at the faintest, WIDEST px at the map's top, its opacity from FAINTEST to 1, in
+// STEPS steps (one path per head and step: few strokes). Where rows are thin (a long run) no line is wider
+// than half a row.
+const WIDEST = 6, FAINTEST = 0.3, STEPS = 16;
+
+function stepOf(a) { return Math.min(STEPS - 1, Math.floor(a * STEPS)); }
+
+// a step's line: its width in CSS pixels (before the theme's scale) and its opacity
+function strokeOf(step, rowH) {
+  const f = (step + 1) / STEPS, widest = Math.max(1, Math.min(WIDEST, rowH / 2));
+  return { width: 1 + (widest - 1) * f, alpha: FAINTEST + (1 - FAINTEST) * f };
+}
+
+// the head's colour as a line on this background can be seen (theme.js's legible: 3:1, WCAG 1.4.11)
+function lineColour(ex, head) {
+  const o = linesOwn(ex);
+  if (o.theme !== ex.theme) { o.theme = ex.theme; o.colours = new Map(); }
+  let c = o.colours.get(head);
+  if (!c) o.colours.set(head, (c = legible(ex.theme, ex.headColours[head % ex.headColours.length])));
+  return c;
+}
 
 function linesLayout(ex) {
   const k = ex.kind, { fs, s: sc } = ex.theme, lw = labelWidths(ex, k), n = Math.max(k.nq, k.nk);
   const rowH = Math.max(n > THIN_KEYS ? 1 : 4, Math.min(fs * 1.7, (760 * sc) / n));  // a long run: 1 px a token
   const room = ex.width - 8, least = Math.round(MIN_GAP * sc);
   const colW = Math.max(MIN_COL, Math.min(Math.ceil(Math.min(Math.max(lw.q, lw.k) + 14, 200 * sc)), Math.floor((room - least) / 2)));
-  const gap = Math.max(least, Math.min(MAX_GAP * sc, room - 2 * colW));
+  const gap = Math.max(least, Math.min(MAX_GAP * sc, Math.round(SLOPE * rowH), room - 2 * colW));
   const top = Math.ceil(fs * 2);
   return { type: linesView.pane, colW, gap, left: colW, right: colW + gap, top, rowH, W: 2 * colW + gap, H: top + n * rowH + 8,
     stride: rowH < fs + 1 ? Math.ceil((fs + 1) / rowH) : 1 };
@@ -112,17 +138,20 @@ export const linesView = defineView({
       ctx.fillText(colLabel(ctx, lay, k.shortK[j]), lay.right + 6, y(j));
     }
     const lines = (linesOwn(ex).lines = lineSet(ex)), buckets = new Map();
-    for (let i = 0; i < lines.length; i += 4) {  // one path per head and opacity step: few strokes
-      const id = lines[i] * 16 + Math.min(15, Math.floor(lines[i + 3] * 16));
+    for (let i = 0; i < lines.length; i += 4) {  // one path per head and step: few strokes
+      const id = lines[i] * STEPS + stepOf(lines[i + 3]);
       let p = buckets.get(id);
       if (!p) buckets.set(id, (p = new Path2D()));
       p.moveTo(lay.left + 2, y(lines[i + 1]));
       p.lineTo(lay.right - 2, y(lines[i + 2]));
     }
-    ctx.lineWidth = 1 / (ex.win.devicePixelRatio || 1);  // at most one device pixel: Skia draws these as fast hairlines
+    // a long run's 1-px rows keep one device pixel a line: Skia draws those as fast hairlines
+    const hair = lay.rowH < 2 ? 1 / (ex.win.devicePixelRatio || 1) : 0, sc = ex.theme.s;
     for (const [id, p] of buckets) {
-      ctx.globalAlpha = ((id % 16) + 1) / 16;
-      ctx.strokeStyle = ex.headColours[Math.floor(id / 16) % ex.headColours.length];
+      const { width, alpha } = strokeOf(id % STEPS, lay.rowH);
+      ctx.lineWidth = hair || width * sc;
+      ctx.globalAlpha = alpha;
+      ctx.strokeStyle = lineColour(ex, Math.floor(id / STEPS));
       ctx.stroke(p);
     }
     ctx.globalAlpha = 1;
@@ -152,10 +181,11 @@ export const linesView = defineView({
       ctx.strokeStyle = colour;
       ctx.stroke();
     };
-    const headOf = (cell) => ex.headColours[(cell.head ?? s.head) % ex.headColours.length];
+    const headOf = (cell) => lineColour(ex, cell.head ?? s.head);
     const sc = ex.theme.s;
-    if (s.sel) { line(s.sel, ex.theme.bg, 5 * sc); line(s.sel, headOf(s.sel), 2.5 * sc); }
-    if (s.hover) { line(s.hover, ex.theme.text, 4 * sc); line(s.hover, headOf(s.hover), 2.5 * sc); }
+    const w = Math.max(2.5, Math.min(WIDEST, lay.rowH / 2)) * sc;  // over the widest line, as wide as it
+    if (s.sel) { line(s.sel, ex.theme.bg, w + 3 * sc); line(s.sel, headOf(s.sel), w); }
+    if (s.hover) { line(s.hover, ex.theme.text, w + 2 * sc); line(s.hover, headOf(s.hover), w); }
   },
 
   // a token on either column, or the line nearest the point between them (the focused token stays)
@@ -169,7 +199,7 @@ export const linesView = defineView({
 
 // the view's own state for each explorer: the heads shown as lines for each kind (name -> Set; at
 // first the current head), the lines drawn (lineSet's list, which hit() and the SVG read), the swatches
-const linesOwn = ownState(() => ({ shown: new Map(), lines: [], swatches: null }));
+const linesOwn = ownState(() => ({ shown: new Map(), lines: [], swatches: null, theme: null, colours: new Map() }));
 
 // the heads drawn for the shown kind, in order
 function shownHeads(ex) {
@@ -221,12 +251,14 @@ function drawSwatches(ex, shownView) {
       b.type = "button";
       b.dataset.head = String(h);
       const dot = el(d, "span", "ae-dot");
-      dot.style.background = ex.headColours[h % ex.headColours.length];
       b.append(dot, el(d, "span", "", `head ${h}`));
       return b;
     }));
   }
-  for (const b of swatches.children) b.setAttribute("aria-pressed", String(shown.has(Number(b.dataset.head))));
+  for (const b of swatches.children) {
+    b.setAttribute("aria-pressed", String(shown.has(Number(b.dataset.head))));
+    b.firstChild.style.background = lineColour(ex, Number(b.dataset.head));  // the theme may have changed
+  }
 }
 
 // one <line> per line the screen draws (lineSet's, as draw() drew them), in its head's colour at the
@@ -244,12 +276,12 @@ function linesSvg(ex, g, lay) {
     if (k.special[j]) t.setAttribute("fill", rgba(th.textRgb, 0.55));
     cols.append(t);
   }
-  const lines = svgNode(d, "g", { "stroke-width": 1, "data-lines": "" }), L = linesOwn(ex).lines;
+  const lines = svgNode(d, "g", { "data-lines": "" }), L = linesOwn(ex).lines, sc = th.s;
   for (let i = 0; i < L.length; i += 4) {
-    const head = L[i], a = L[i + 3];
+    const head = L[i], { width, alpha } = strokeOf(stepOf(L[i + 3]), lay.rowH);
     lines.append(svgNode(d, "line", {
       x1: lay.left + 2, y1: r2(y(L[i + 1])), x2: lay.right - 2, y2: r2(y(L[i + 2])),
-      stroke: ex.headColours[head % ex.headColours.length], "stroke-opacity": (Math.min(15, Math.floor(a * 16)) + 1) / 16,
+      stroke: lineColour(ex, head), "stroke-opacity": r2(alpha), "stroke-width": r2(lay.rowH < 2 ? 1 : width * sc),
       "data-head": head, "data-q": L[i + 1], "data-k": L[i + 2],
     }));
   }
@@ -261,7 +293,7 @@ function linesSvg(ex, g, lay) {
 function swatchesSvg(ex, body, x, y) {
   const d = ex.doc, fs = ex.theme.fs, measure = textWidth(ex), g = svgNode(d, "g", { "data-swatches": "" });
   for (const h of shownHeads(ex)) {
-    g.append(svgNode(d, "circle", { cx: x + fs * 0.4, cy: y + fs * 0.5, r: fs * 0.4, fill: ex.headColours[h % ex.headColours.length] }));
+    g.append(svgNode(d, "circle", { cx: x + fs * 0.4, cy: y + fs * 0.5, r: fs * 0.4, fill: lineColour(ex, h) }));
     g.append(svgText(d, `head ${h}`, x + fs, y + fs * 0.5));
     x += fs * 2 + measure(`head ${h}`);
   }

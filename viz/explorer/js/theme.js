@@ -28,6 +28,7 @@ export function readTheme(ex) {
   });
   theme.primaryRgb = rgb(theme.primary);
   theme.textRgb = rgb(theme.text);
+  theme.bgRgb = rgb(theme.bg);
   // masked cells: the second background taken towards the text, a grey that no weight's blue is, in
   // the thumbnails too, where there is no room for the hatch
   theme.maskedRgb = rgb(theme.bg2).map((c, i) => Math.round(0.7 * c + 0.3 * theme.textRgb[i]));
@@ -77,6 +78,28 @@ export function colourTable(stops) {
 }
 
 export function rgba(rgb, a) { return `rgba(${rgb[0]},${rgb[1]},${rgb[2]},${a})`; }
+
+// WCAG's relative luminance of an [r, g, b] colour and the contrast ratio of two
+function luminance(rgb) {
+  const lin = (c) => (c /= 255) <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+  return 0.2126 * lin(rgb[0]) + 0.7152 * lin(rgb[1]) + 0.0722 * lin(rgb[2]);
+}
+
+function contrast(a, b) {
+  const [x, y] = [luminance(a), luminance(b)].sort((p, q) => q - p);
+  return (x + 0.05) / (y + 0.05);
+}
+
+// `hex` (#rrggbb) as a mark on the theme's background can be seen (WCAG 1.4.11: 3:1 for graphics): itself
+// where it already is, else taken towards the text colour, a tenth at a time, until it is (a pale yellow
+// head on white becomes an olive one; on a dark background it stays yellow)
+export function legible(theme, hex, least = 3) {
+  const bg = theme.bgRgb, rgb = hexRgb(hex), text = theme.textRgb;
+  for (let step = 0; step <= 10; step++) {
+    const mixed = rgb.map((c, i) => Math.round(c + (step / 10) * (text[i] - c)));
+    if (step === 10 || contrast(mixed, bg) >= least) return `#${mixed.map((c) => c.toString(16).padStart(2, "0")).join("")}`;
+  }
+}
 
 export function font(theme, bold) { return `${bold ? "600 " : ""}${theme.fs}px ${theme.font}`; }
 
