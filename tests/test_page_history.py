@@ -13,8 +13,9 @@ from streamlit.testing.v1 import AppTest
 
 from fixtures.tiny import CLASSIFIER, GENERATOR, HISTORY_EPOCHS, make_checkpoints, make_history
 from model.training.history import load_history
+from pages.explore.history_parts import LOSS_PANEL, ROLE_NAMES, SCORES_PANEL
 from tests import apptest
-from tests.apptest import chart, run_on, url
+from tests.apptest import ROOT, chart, run_on, url
 from tests.test_viz_profiles_history import read_svg
 from viz.common import FONT_SIZE
 from viz.history import MAX_TICKS
@@ -275,3 +276,152 @@ def test_a_metric_name_with_markup_is_shown_as_text(checkpoints, tmp_path, monke
     assert not at.exception
     assert name in curves(at)["series"] and name in curves(at)["legend"]
     assert not any("<img" in m.value for m in at.markdown)
+
+
+# Issue 51, item 5: the page opens on the moment a head forms, found in the scored snapshots by a rule.
+
+
+def with_snapshots(root: Path, jump: int) -> Path:
+    """Scored snapshots beside the fake histories: the generator's induction head (layer 1 · head 1) rises
+    from 0.05 to 0.8 at snapshot ``jump`` while the repeat loss falls; the classifier's previous-token head
+    (layer 0 · head 1) plays its role from the first snapshot, in a block its training started from an earlier
+    one and held fixed."""
+    for task in ("generator", "classifier"):
+        path = root / task / "history.json"
+        meta = json.loads(path.read_text())
+        meta["snapshots"] = {}
+        for e in HISTORY_EPOCHS:
+            formed = e >= jump
+            roles = {"previous": {"score": 0.9 + 0.01 * e, "kind": "encoder", "layer": 0, "head": 1}}
+            if task == "generator":
+                roles["induction"] = {"score": 0.8 if formed else 0.05, "kind": "encoder", "layer": 1, "head": 1}
+                roles["duplicate"] = {"score": 0.02, "kind": "encoder", "layer": 2, "head": 0}
+            meta["snapshots"][str(e)] = {
+                "roles": roles,
+                **({"repeat_loss": 1.2 if formed else 4.0} if task == "generator" else {}),
+            }
+        path.write_text(json.dumps(meta))
+    config = root / "classifier" / "config.json"
+    meta = json.loads(config.read_text())
+    card = "Learned from: first, sentences with words blanked out, to guess the missing word; then reviews."
+    meta["training"].update(init_from="runs/cls15/soup", freeze="pos_emb,blocks.0.", card=card)
+    config.write_text(json.dumps(meta))
+    return root
+
+
+@pytest.fixture(scope="module", params=[2, 3], ids=["jump-at-2", "jump-at-3"])
+def moments(request, tmp_path_factory) -> tuple[Path, int]:
+    root = make_history(make_checkpoints(tmp_path_factory.mktemp("moments")))
+    return with_snapshots(root, request.param), request.param
+
+
+def roles_chart(at: AppTest) -> dict:
+    found = [m.value for m in at.markdown if m.value.startswith("<svg") and "best head per snapshot" in m.value]
+    assert len(found) == 1, "no roles chart on the page"
+    return read_svg(found[0])
+
+
+def test_opens_on_the_generator_at_the_snapshot_where_its_head_forms(moments):
+    """No model, snapshot, probe or head in the URL: the generator, at the snapshot where the induction score
+    rose most (wherever the history puts it), on the forming head and the probe whose text repeats."""
+    root, jump = moments
+    at = run_on(root, PAGE)
+    assert not at.exception and not at.error
+    assert at.selectbox(key="hist_task").value == "generator"
+    slider = at.select_slider(key="hist_epoch")
+    assert slider.value == jump and slider.label == "Snapshot"
+    assert slider.format_func(jump) == f"{jump} · induction head forms" and slider.format_func(1) == "1"
+    assert at.selectbox(key="hist_lh").value == (1, 1)
+    assert chart(at, f"snapshot {jump} · layer 1 · head 1")
+    assert url(at, "hist_epoch") == str(jump) and url(at, "hist_task") == "generator"
+    (note,) = [m.value for m in at.markdown if m.value.startswith("**Watch a head learn its job.**")]
+    assert f"Between snapshot {jump - 1} and snapshot {jump} (training steps {10 * (jump - 1)} to {10 * jump})" in note
+    assert "layer 1 · head 1 became an induction head" in note and "from 0.05 to 0.80" in note
+    assert "fell from 4.00 to 1.20 nats" in note
+
+
+def test_the_chart_shows_the_induction_score_and_the_repeat_loss_in_two_panels(moments):
+    root, jump = moments
+    shown = roles_chart(run_on(root, PAGE))
+    assert shown["panels"] == [SCORES_PANEL, LOSS_PANEL]
+    induction, loss = shown["series"]["induction"], shown["series"][ROLE_NAMES["repeat_loss"]]
+    assert induction["panel"] == SCORES_PANEL and loss["panel"] == LOSS_PANEL
+    assert [v for _, v in induction["points"]] == [0.8 if e >= jump else 0.05 for e in HISTORY_EPOCHS]
+    assert [v for _, v in loss["points"]] == [1.2 if e >= jump else 4.0 for e in HISTORY_EPOCHS]
+    assert shown["moments"] == [jump] and shown["marks"] == [jump]  # the moment, and the snapshot shown
+    assert shown["texts"]["moment-label"] == "induction head forms" and shown["texts"]["axis-x"] == "snapshot"
+    assert "duplicate-token" not in shown["series"]  # never played (0.02): left out, and said so
+    assert any("Not drawn: duplicate-token" in c.value for c in run_on(root, PAGE).caption)
+
+
+def test_the_default_probe_writes_a_phrase_twice(moments):
+    root, _ = moments
+    at = run_on(root, PAGE)
+    probe = at.selectbox(key="hist_probe").value
+    text = "".join(load_history(root / "generator").probes[probe])
+    first, second = text.split("\n")
+    assert first == second and len(first) >= 8  # a phrase written twice, one line each
+    assert chart(at, "snapshot ")["data"][0]["x"][len(first) + 1] == f"{len(first) + 1}:T"  # the repeat, on the axes
+
+
+def test_the_classifier_says_where_its_head_formed_without_run_details(moments):
+    root, _ = moments
+    at = run_on(root, PAGE, {"hist_task": "classifier"})
+    assert not at.exception
+    (note,) = [m.value for m in at.markdown if m.value.startswith("**Where its previous-token head formed.**")]
+    assert "Layer 0 · head 1 already scores 0.91 at snapshot 1" in note and "0.93 at the last" in note
+    assert "masked-word pretraining" in note and "kept as it was" in note
+    assert "runs/" not in note and "soup" not in note and "blocks" not in note  # no run names or code
+    assert at.select_slider(key="hist_epoch").value == LAST  # no head forms in these snapshots: the last
+
+
+@pytest.mark.parametrize(
+    "query, task, snapshot",
+    [
+        ({"hist_model": "generator", "hist_snapshot": "1"}, "generator", 1),
+        ({"hist_model": "classifier", "hist_snapshot": "2"}, "classifier", 2),
+        (
+            {"hist_task": "translator", "hist_model": "classifier", "hist_epoch": "3", "hist_snapshot": "1"},
+            "translator",
+            3,
+        ),
+        ({"hist_model": "zzz", "hist_snapshot": "x"}, "generator", LAST),
+    ],
+)
+def test_second_url_names_open_exact_states(query, task, snapshot):
+    """Links may say ``hist_model`` and ``hist_snapshot``; ``hist_task`` and ``hist_epoch`` win when both are there,
+    a bad value falls back, and the page writes the first names only."""
+    at = run(query)
+    assert not at.exception
+    assert at.selectbox(key="hist_task").value == task and at.select_slider(key="hist_epoch").value == snapshot
+    assert url(at, "hist_task") == task and url(at, "hist_epoch") == str(snapshot)
+    assert url(at, "hist_model") is None and url(at, "hist_snapshot") is None
+
+
+SHIPPED = ROOT / "checkpoints"
+
+
+@pytest.mark.skipif(not (SHIPPED / "generator" / "history.json").is_file(), reason="no shipped generator history")
+def test_the_shipped_generator_opens_where_the_stripe_appears(monkeypatch):
+    """On the shipped generator: the page opens at the snapshot its history marks, where the forming head's
+    stripe (each character of the second copy looking at the one after its twin in the first) is the row's
+    largest weight on most rows of the repeat, and the snapshot before has it on a minority, fainter."""
+    monkeypatch.setenv("ATTENTION_CHECKPOINTS", str(SHIPPED))
+    moment = load_history(SHIPPED / "generator").moment()
+    at = run()
+    assert not at.exception and at.select_slider(key="hist_epoch").value == moment.epoch
+    assert at.selectbox(key="hist_lh").value == (moment.layer, moment.head)
+
+    def stripe(at: AppTest, epoch: int) -> tuple[float, float]:
+        z = np.array(chart(at, f"snapshot {epoch} · layer {moment.layer} · head {moment.head}")["data"][0]["z"])
+        labels = [x.split(":", 1)[1] for x in chart(at, f"snapshot {epoch} ·")["data"][0]["x"]]
+        period = len(labels) // 2 + (len(labels) % 2)  # "phrase⏎phrase": the second copy starts here
+        assert labels[period:] == labels[: len(labels) - period]
+        q = np.arange(period + 1, len(labels))
+        k = q - period + 1
+        return float(z[q, k].mean()), float((z[q].argmax(-1) == k).mean())
+
+    weight, share = stripe(at, moment.epoch)
+    at.select_slider(key="hist_epoch").set_value(moment.before_epoch).run()
+    weight_before, share_before = stripe(at, moment.before_epoch)
+    assert share > 0.5 > share_before and weight > weight_before + 0.1, (weight, share, weight_before, share_before)

@@ -188,3 +188,47 @@ def test_history_curves_name_metrics_and_put_scores_on_the_right() -> None:
     assert "validation accuracy (right axis)" in got["legend"] and got["marks"] == [2]
     assert got["ticks"][-1] == "3"  # the axis reaches the last epoch with saved attention
     assert read_svg(history_curves(curves, font_size=20))["root"].get("font-size") == "20"  # projector mode
+
+
+def test_panels_svg_stacks_panels_on_one_snapshot_axis_with_the_moment_marked() -> None:
+    from viz.history import panels_svg
+
+    snaps = [1, 2, 3, 4]
+    scores = {"induction": [0.1, 0.1, 0.9, 0.95], "previous": [0.9, 0.95, 0.97, float("nan")]}
+    loss = {"repeat loss": [4.0, 4.1, 1.2, 0.4]}
+    got = read_svg(panels_svg(snaps, [("scores", scores), ("loss", loss)], current=2, moment=3, moment_label="forms"))
+    assert got["panels"] == ["scores", "loss"] and got["legend"] == ["induction", "previous", "repeat loss"]
+    assert {n: s["panel"] for n, s in got["series"].items()} == {
+        "induction": "scores",
+        "previous": "scores",
+        "repeat loss": "loss",
+    }
+    assert got["series"]["previous"]["points"] == [(1, 0.9), (2, 0.95), (3, 0.97)]  # NaN: a gap
+    assert got["series"]["repeat loss"]["tips"][0] == "snapshot 1\nrepeat loss: 4.0000"
+    assert got["marks"] == [2] and got["moments"] == [3]
+    assert got["texts"]["moment-label"] == "forms" and got["texts"]["current-epoch-label"] == "snapshot 2"
+    assert got["ticks"] == ["1", "2", "3", "4"] and got["texts"]["axis-x"] == "snapshot"
+    # each panel has its own y axis: the loss's points span its own height, not the scores' 0..1
+    ys = lambda name: [
+        float(c.get("cy"))
+        for g in got["root"].iter(f"{SVG}g")
+        if g.get("data-name") == name
+        for c in g.iter(f"{SVG}circle")
+    ]
+    assert max(ys("induction")) < min(ys("repeat loss"))  # the scores' panel above the loss's
+    assert max(ys("repeat loss")) - min(ys("repeat loss")) > 100  # the loss fills its panel
+    one = read_svg(panels_svg(snaps, [("scores", scores), ("loss", {})]))  # an empty panel is left out
+    assert one["panels"] == ["scores"] and not one["marks"] and not one["moments"]
+
+
+def test_panels_svg_escapes_and_checks_its_input() -> None:
+    from viz.history import panels_svg
+
+    svg = panels_svg([1, 2], [('<b>"p"</b>', {"<i>x</i>": [1.0, 2.0]})], moment=2, moment_label="<script>")
+    got = read_svg(svg)  # parses: every text escaped
+    assert got["panels"] == ['<b>"p"</b>'] and got["series"]["<i>x</i>"]["panel"] == '<b>"p"</b>'
+    assert "<script>" not in svg and "<b>" not in svg
+    with pytest.raises(ValueError, match="3 values for 2 snapshots"):
+        panels_svg([1, 2], [("p", {"x": [1.0, 2.0, 3.0]})])
+    with pytest.raises(ValueError, match="at least one panel"):
+        panels_svg([1, 2], [("p", {})])
