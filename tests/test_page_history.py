@@ -373,6 +373,7 @@ def test_the_classifier_says_where_its_head_formed_without_run_details(moments):
     assert "masked-word pretraining" in note and "kept as it was" in note
     assert "runs/" not in note and "soup" not in note and "blocks" not in note  # no run names or code
     assert at.select_slider(key="hist_epoch").value == LAST  # no head forms in these snapshots: the last
+    assert at.selectbox(key="hist_lh").value == (0, 1)  # the head the note is about
 
 
 @pytest.mark.parametrize(

@@ -74,10 +74,16 @@ def read_aliases() -> None:
 
 
 def attention_section(
-    history: ProbeHistory, spec: ModelSpec, moment: Moment | None, steps: dict[int, int], every: int | None
+    history: ProbeHistory,
+    spec: ModelSpec,
+    moment: Moment | None,
+    focus: dict | None,
+    steps: dict[int, int],
+    every: int | None,
 ) -> tuple[int, go.Figure | None]:
     """Probe, kind, snapshot and head controls and the attention figure; returns the snapshot shown and,
-    in the grid view, the grid, which the caller draws at the page's full width."""
+    in the grid view, the grid, which the caller draws at the page's full width. The head shown first is
+    ``focus`` (``{"kind", "layer", "head"}``: the one the page's note is about)."""
     probes, chars = list(history.probes), spec.characters
     hint = "Fixed inputs whose attention training saved at every snapshot."
     shown = lambda p: probe_text(history.probes[p], characters=chars)  # its text, not its id ("p0")
@@ -115,9 +121,9 @@ def attention_section(
         grid = head_grid(att, queries, keys, title=title, **axes)
     else:
         follow_buttons(history, kind, L, H)
-        if moment and moment.kind == kind and moment.layer < L and moment.head < H:  # open on the head that forms
-            init_state("hist_layer", moment.layer, bounded(0, L - 1))
-            init_state("hist_head", moment.head, bounded(0, H - 1))
+        if focus and focus["kind"] == kind and focus["layer"] < L and focus["head"] < H:  # the note's head first
+            init_state("hist_layer", int(focus["layer"]), bounded(0, L - 1))
+            init_state("hist_head", int(focus["head"]), bounded(0, H - 1))
         layer, head = pick_head(L, H, "hist")
         title = f"snapshot {epoch} · layer {layer} · head {head}"
         show_figure(
@@ -214,29 +220,34 @@ def moment_note(moment: Moment, steps: dict[int, int]) -> str:
     return text
 
 
-def formed_earlier_note(history: ProbeHistory, training: dict) -> str | None:
-    """Where a head that the snapshots show already formed came from: a role whose best head plays it at the
-    first snapshot, in a block this training kept as it was (started from an earlier training, held fixed)."""
+def formed_earlier(history: ProbeHistory, training: dict) -> tuple[str, dict] | None:
+    """A role whose best head plays it from the first snapshot on, in a block this training kept as it was
+    (started from an earlier training, held fixed): the role and that head, or None."""
     if not history.snapshots:
         return None
     first = min(history.snapshots)
-    for role, name in ROLE_NAMES.items():
+    for role in ROLE_NAMES:
         best = history.best_head(role, first)
-        if not best or best["score"] < PLAYS or not held_fixed(training, int(best["layer"])):
-            continue
-        last = history.best_head(role) or best
-        earlier = (
-            "while the model first learned to guess words blanked out of sentences (its masked-word pretraining)"
-            if MASKED.search(str(training.get("card") or ""))
-            else "in the training this model started from"
-        )
-        return (
-            f"**Where its {name} head formed.** Layer {best['layer']} · head {best['head']} already scores "
-            f"{best['score']:.2f} at snapshot {first}, the first one here, and {last['score']:.2f} at the last. "
-            f"It formed before these snapshots, {earlier}. In the training shown here that layer was kept as it "
-            f"was, so its line stays flat."
-        )
+        if best and best["score"] >= PLAYS and held_fixed(training, int(best["layer"])):
+            return role, best
     return None
+
+
+def formed_earlier_note(history: ProbeHistory, training: dict, role: str, best: dict) -> str:
+    """Where the ``role`` head ``best`` (:func:`formed_earlier`) formed, in words and the snapshots' scores."""
+    name, first = ROLE_NAMES.get(role, role), min(history.snapshots)
+    last = history.best_head(role) or best
+    earlier = (
+        "while the model first learned to guess words blanked out of sentences (its masked-word pretraining)"
+        if MASKED.search(str(training.get("card") or ""))
+        else "in the training this model started from"
+    )
+    return (
+        f"**Where its {name} head formed.** Layer {best['layer']} · head {best['head']} already scores "
+        f"{best['score']:.2f} at snapshot {first}, the first one here, and {last['score']:.2f} at the last. "
+        f"It formed before these snapshots, {earlier}. In the training shown here that layer was kept as it "
+        f"was, so its line stays flat."
+    )
 
 
 def options() -> ModelSpec:
@@ -252,13 +263,17 @@ def body(spec: ModelSpec) -> None:
     resend_on_change("_hist_shown_task", spec.name, MODEL_WIDGETS)
     ck = require_checkpoint(spec.name)
     history = get_history(spec.name)
-    epoch, epochs, grid, moment = None, None, None, None
+    epoch, epochs, grid, moment, focus = None, None, None, None, None
     if not isinstance(history, HistoryError):
         moment = history.moment("induction")
         steps = snapshot_steps(history.metrics, ck.training)
-        note = moment_note(moment, steps) if moment else formed_earlier_note(history, ck.training)
-        if note:
-            st.markdown(note)
+        earlier = None if moment else formed_earlier(history, ck.training)
+        if moment:
+            focus = dict(kind=moment.kind, layer=moment.layer, head=moment.head)
+            st.markdown(moment_note(moment, steps))
+        elif earlier:
+            focus = earlier[1]
+            st.markdown(formed_earlier_note(history, ck.training, *earlier))
     left, right = st.columns([3, 2])
     with left:
         if isinstance(history, MissingHistory):
@@ -272,7 +287,7 @@ def body(spec: ModelSpec) -> None:
         else:
             epochs = history.epochs
             every = ck.training.get("eval_every")
-            epoch, grid = attention_section(history, spec, moment, steps, int(every) if every else None)
+            epoch, grid = attention_section(history, spec, moment, focus, steps, int(every) if every else None)
     with right:
         if not isinstance(history, HistoryError):
             roles_section(history.role_curves(), epoch, epochs or [], moment)
