@@ -43,7 +43,7 @@ def test_default_run(default):
         "softmax: (b·h, t, t)  (4 × 4 × 4)",
         "unfold: (b, h, t, s)  (2 × 2 × 4 × 4)",
         "concatenate heads: (b, t, h·s)  (2 × 4 × 8)",
-        "unify heads: (b, t, k)  (2 × 4 × 8)",
+        "combine the heads: (b, t, k)  (2 × 4 × 8)",
     ):
         assert expected in shown, expected
     assert loop_diff(default) < 1e-5
@@ -77,7 +77,7 @@ def test_head_colours_and_axes(default):
     [
         ("reshape_b", 1, "input x: (b, t, k)  (1 × 4 × 8)"),
         ("reshape_t", 6, "softmax: (b·h, t, t)  (4 × 6 × 6)"),
-        ("reshape_k", 12, "unify heads: (b, t, k)  (2 × 4 × 12)"),
+        ("reshape_k", 12, "combine the heads: (b, t, k)  (2 × 4 × 12)"),
         ("reshape_h", 4, "fold heads into batch · queries: (b·h, t, s)  (8 × 4 × 2)"),
         ("reshape_kind", "wide", "view · queries: (b, t, h, s)  (2 × 4 × 2 × 8)"),
         ("reshape_scale", "split", "scale q and k · queries: (b·h, t, s)  (4 × 4 × 4)"),

@@ -127,7 +127,7 @@ SHAPES = {  # (b, t, k, h) -> expected shapes of the named steps, narrow heads
     "unfold": lambda b, t, k, h, s: (b, h, t, s),
     "transpose back": lambda b, t, k, h, s: (b, t, h, s),
     "concatenate heads": lambda b, t, k, h, s: (b, t, h * s),
-    "unify heads": lambda b, t, k, h, s: (b, t, k),
+    "combine the heads": lambda b, t, k, h, s: (b, t, k),
 }
 
 
@@ -150,7 +150,7 @@ def test_reshape_steps(b, t, k, h, wide, split_scale):
     # head labels follow the data: in the folded tensor, item i belongs to head i % h
     fold = by_name["fold heads into batch"].head_of
     assert torch.equal(fold[:, 0, 0], torch.arange(b * h) % h)
-    assert (by_name["unify heads"].head_of == -1).all()
+    assert (by_name["combine the heads"].head_of == -1).all()
     assert r.params["wide"] == 4 * h * k * k
     assert r.params["narrow"] == (4 * k * k if k % h == 0 else None)
 

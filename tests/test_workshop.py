@@ -51,7 +51,7 @@ def test_shape_answers_follow_the_reshape_rules(n):
         "unfold": (q.b, q.heads, q.t, s),
         "transpose back": (q.b, q.t, q.heads, s),
         "concatenate heads": (q.b, q.t, q.heads * s),
-        "unify heads": (q.b, q.t, q.k),
+        "combine the heads": (q.b, q.t, q.k),
     }
     assert q.shape == rule[q.step]
 

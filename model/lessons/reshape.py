@@ -107,7 +107,7 @@ NOTES = {  # what each step does, shown under its figure
     "unfold": "Split the b·h axis back into batch and heads.",
     "transpose back": "Tokens first again; the heads sit side by side for each token.",
     "concatenate heads": "Merge the last two axes: each token's head outputs, end to end.",
-    "unify heads": "A last linear layer mixes all heads back to width k: every output number depends on every head.",
+    "combine the heads": "A last linear layer mixes all heads back to width k: every output number depends on every head.",
 }
 
 
@@ -171,7 +171,7 @@ def reshape_steps(
     out, label = out.contiguous().view(b, t, h * s), label.contiguous().view(b, t, h * s)
     add("concatenate heads", "b t h·s", out, label)
     y = mha.unify(out)
-    add("unify heads", "b t k", y, torch.full(y.shape, -1))
+    add("combine the heads", "b t k", y, torch.full(y.shape, -1))
 
     loop = _per_head_loop(mha, x)
     module_out, _ = mha(x, need_weights=True)

@@ -22,7 +22,7 @@ for item in x:                                   # each sequence (t, k)
         cols = slice(i * s, (i + 1) * s)
         w = softmax(q[:, cols] @ k[:, cols].T / sqrt(s))
         heads.append(w @ v[:, cols])             # (t, s)
-    out.append(unify(cat(heads, dim=-1)))        # (t, k)"""
+    out.append(combine(cat(heads, dim=-1)))      # (t, k): one linear layer"""
 
 
 def sentence_length(raw: str) -> int:
@@ -101,6 +101,7 @@ def checks(result, k: int, h: int) -> None:
     )
     show_matrix(counts, "reshape-params", csv=table, csv_name="parameters.csv")
     st.caption(
-        f"Narrow: W_q, W_k, W_v and the unifying layer are each k × k = {k}×{k}. Wide: W_q, W_k, W_v are each "
-        f"(h·k) × k and the unifying layer k × (h·k), so {plural(h, 'head')} cost {h}× as much. No biases here."
+        f"Narrow: W_q, W_k, W_v and the layer that combines the heads are each k × k = {k}×{k}. Wide: W_q, W_k, "
+        f"W_v are each (h·k) × k and the combining layer k × (h·k), so {plural(h, 'head')} cost {h}× as much. "
+        "No biases here."
     )
