@@ -3,13 +3,12 @@ the middle of a round (its rooms in the default SQLite file, or in Redis) and st
 second one, carries on with the same room, students, answers, question and reveal, and a student's id
 still answers without joining again; a real ``redis-server`` with its append-only file, killed and
 started again mid-round, loses no acknowledged answer, and while it is down every call says so with
-:class:`~rooms.rules.StoreUnavailable`; processes on one machine share the SQLite file safely."""
+:class:`~rooms.rules.StoreUnavailable`; processes on one machine share the SQLite file safely. The
+processes are :mod:`fixtures.room_processes`."""
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import signal
 import sqlite3
 import subprocess
@@ -20,80 +19,12 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.server import free_port
+from fixtures.room_processes import AofRedis, RoomApp, open_target
 from rooms.question import Question
 from rooms.rules import RoomError, StoreUnavailable
 from rooms.sqlite_store import SqliteStore
 
 ROOT = Path(__file__).resolve().parents[1]
-
-# An app process in miniature: a room with two students, one revealed round and one open round, then more
-# students keep joining and answering; each line it prints is a change the store acknowledged.
-APP = """
-import json, sys, time
-target, extra = sys.argv[1], int(sys.argv[2])
-if target.startswith("redis://"):
-    from rooms.redis_store import RedisStore
-    store = RedisStore.from_url(target)
-else:
-    from rooms.sqlite_store import SqliteStore
-    store = SqliteStore(target)
-from rooms.question import Question
-q = lambda title: Question("attend", 0, title, "prompt", ("a", "b", "c", "d"), (0.0, 1.0, 0.0, 0.0), 1, "why")
-keys = store.create_room()
-ann, _ = store.join(keys.code, "Ann")
-bob, _ = store.join(keys.code, "Bob")
-store.set_question(keys.code, keys.secret, q("one"))
-store.answer(keys.code, ann, 1, 1)
-store.answer(keys.code, bob, 1, 2)
-store.reveal(keys.code, keys.secret)
-store.set_question(keys.code, keys.secret, q("two"))
-store.answer(keys.code, ann, 2, 3)
-print(json.dumps({"code": keys.code, "secret": keys.secret, "ann": ann, "bob": bob}), flush=True)
-for i in range(extra):
-    member, _ = store.join(keys.code, f"s{i}")
-    store.answer(keys.code, member, 2, i % 4)
-    print(json.dumps([i, member]), flush=True)
-print("done", flush=True)
-time.sleep(600)
-"""
-
-
-def start_app(target: str, extra: int) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, "-c", APP, target, str(extra)],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
-def read_line(proc: subprocess.Popen) -> str:
-    line = proc.stdout.readline()
-    if not line:
-        raise AssertionError(f"the app process stopped: {proc.wait()} {proc.stderr.read()}")
-    return line.strip()
-
-
-def kill(proc: subprocess.Popen, sig: int = signal.SIGKILL) -> None:
-    """Send ``sig`` to one process we started, by its id, and wait for it to end."""
-    os.kill(proc.pid, sig)
-    proc.wait(timeout=30)
-
-
-def acknowledged(proc: subprocess.Popen, first: int) -> tuple[dict, dict[str, int]]:
-    """The room the app process made, and the students it had acknowledged (id -> number) by the time it
-    ended or said ``done``; reads at least ``first`` of them before returning when the process lives."""
-    room, students = json.loads(read_line(proc)), {}
-    while True:
-        line = proc.stdout.readline().strip()
-        if not line or line == "done":
-            return room, students
-        i, member = json.loads(line)
-        students[member] = i
-        if len(students) == first and proc.poll() is None:
-            return room, students
 
 
 def check_the_room_carries_on(store, room: dict, students: dict[str, int], extra: int) -> None:
@@ -118,45 +49,15 @@ def check_the_room_carries_on(store, room: dict, students: dict[str, int], extra
     assert after.revealed and after.mine == 3 and after.version > status.version
 
 
-# ---- a real redis-server with its append-only file -----------------------------------------------
-
-
-class AofRedis:
-    """``redis-server`` on a fixed loopback port with ``appendonly yes`` in ``folder``, which the test may
-    kill and start again on the same port and folder; stopped by its process id."""
-
-    def __init__(self, folder: Path) -> None:
-        exe = shutil.which("redis-server")
-        if exe is None:
-            pytest.skip("redis-server is not installed (`make redis-server` installs it as root)")
-        self.cmd = [exe, "--port", str(free_port()), "--bind", "127.0.0.1", "--dir", str(folder)]
-        self.cmd += ["--appendonly", "yes", "--save", "", "--daemonize", "no"]
-        self.url = f"redis://127.0.0.1:{self.cmd[2]}/0"
-        self.proc: subprocess.Popen | None = None
-
-    def start(self) -> None:
-        import redis
-
-        self.proc = subprocess.Popen(self.cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        client, deadline = redis.Redis.from_url(self.url), time.monotonic() + 20
-        while True:
-            try:
-                client.ping()
-                break
-            except (redis.ConnectionError, redis.BusyLoadingError):
-                assert self.proc.poll() is None and time.monotonic() < deadline, "redis-server did not start"
-                time.sleep(0.05)
-        client.close()
-
-    def stop(self, sig: int = signal.SIGKILL) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            kill(self.proc, sig)
+# ---- where the rooms are ---------------------------------------------------------------------------
 
 
 @pytest.fixture
 def aof_redis(tmp_path: Path) -> Iterator[AofRedis]:
-    server = AofRedis(tmp_path / "redis")
-    (tmp_path / "redis").mkdir()
+    try:
+        server = AofRedis(tmp_path / "redis")
+    except RuntimeError as e:
+        pytest.skip(str(e))
     server.start()
     yield server
     server.stop()
@@ -170,35 +71,22 @@ def target(request, tmp_path: Path) -> str:
     return request.getfixturevalue("aof_redis").url
 
 
-def open_target(target: str):
-    if target.startswith("redis://"):
-        from rooms.redis_store import RedisStore
-
-        return RedisStore.from_url(target)
-    return SqliteStore(target)
-
-
 # ---- an app process killed mid-round --------------------------------------------------------------
 
 
 def test_an_app_process_killed_mid_round_loses_nothing(target):
     """SIGKILL while the app is writing, then the same file (a restart) or the same Redis (another app
     process): every acknowledged join and answer is there and the round goes on."""
-    extra = 200
-    app = start_app(target, extra)
+    app = RoomApp(target, extra=200)
     try:
-        room, students = acknowledged(app, first=12)
-        kill(app)  # in the middle of its stream of joins and answers
-        for line in app.stdout.read().splitlines():  # lines it printed before it died were acknowledged too
-            if line.startswith("["):
-                i, member = json.loads(line)
-                students[member] = i
+        app.read(12)
+        app.kill(signal.SIGKILL)  # in the middle of its stream of joins and answers
     finally:
-        if app.poll() is None:
-            kill(app)
-    assert app.returncode == -signal.SIGKILL and 12 <= len(students) < extra
+        if app.alive():
+            app.kill()
+    assert app.proc.returncode == -signal.SIGKILL and 12 <= len(app.students) < app.extra
     store = open_target(target)
-    check_the_room_carries_on(store, room, students, extra)
+    check_the_room_carries_on(store, app.room, app.students, app.extra)
     if isinstance(store, SqliteStore):
         with sqlite3.connect(store.path) as c:
             assert c.execute("PRAGMA integrity_check").fetchone() == ("ok",)
@@ -260,28 +148,18 @@ def test_a_locked_file_says_so_and_reads_go_on(tmp_path):
 def test_redis_restarted_mid_round_loses_no_answer(aof_redis, sig):
     """Redis goes down and comes back on the same folder while an app process is joining and answering:
     the app's calls wait it out (the client retries) and no acknowledged answer is lost."""
-    extra = 60
-    app = start_app(aof_redis.url, extra)
+    app = RoomApp(aof_redis.url, extra=60)
     try:
-        room, students = acknowledged(app, first=10)
+        app.read(10)
         aof_redis.stop(sig)  # mid-round, mid-stream
         time.sleep(0.5)  # down for a moment
         aof_redis.start()
-        more = acknowledged_rest(app)
-        students.update(more)
-        assert app.poll() is None, app.stderr.read()  # the app never failed: the blip healed inside its calls
+        app.read()
+        assert app.alive(), app.proc.stderr.read()  # the app never failed: the blip healed inside its calls
     finally:
-        kill(app)
-    assert len(students) == extra
-    check_the_room_carries_on(open_target(aof_redis.url), room, students, extra)
-
-
-def acknowledged_rest(app: subprocess.Popen) -> dict[str, int]:
-    students = {}
-    while (line := read_line(app)) != "done":
-        i, member = json.loads(line)
-        students[member] = i
-    return students
+        app.kill()
+    assert app.done and len(app.students) == app.extra
+    check_the_room_carries_on(open_target(aof_redis.url), app.room, app.students, app.extra)
 
 
 def test_while_redis_is_down_every_call_says_so_then_heals(aof_redis):
