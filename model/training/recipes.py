@@ -1,13 +1,15 @@
 """Training recipes, one per model: data preparation, batching, loss, validation, probes.
 
-Each recipe is a small object with the same methods, so ``model.training.train`` has one loop.
+Each recipe is a small object with the same methods, so ``model.training.train`` has one loop. An objective
+beside the task's own is a loss term composed with the task's recipe (:mod:`model.training.objectives`):
+:func:`get` picks the task's recipe and, for ``--objective``, the term.
 """
 
 from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +21,21 @@ from model.core.tokenize import Vocab, char_vocab, encode_chars, tokenize, wrap
 from model.nets.blocks import AttentionMaps
 from model.nets.classifier import Classifier, ClassifierConfig, MaskedLM
 from model.nets.generator import Generator, GeneratorConfig
-from model.nets.translator import Translator, TranslatorConfig, TranslatorWithMLM
+from model.nets.translator import Translator, TranslatorConfig
 from model.training.data import load_multi30k, load_shakespeare, load_sst2
 from model.training.evaluate import bleu_scores, char_loss, classifier_accuracy
+from model.training.objectives import (  # noqa: F401 - the terms' names, importable from here as before
+    MLM_SHARE,
+    MaskedSource,
+    MaskedTexts,
+    SoftTargets,
+    WithTerm,
+    distillation_loss,
+    label_loss,
+    mask_words,
+    pad_batch,
+    without_mlm_head,
+)
 
 CLASSIFIER_PROBES = ["a good film", "not a good film", "the plot is thin but the acting is wonderful"]
 GENERATOR_PROBES = [
@@ -31,11 +45,6 @@ GENERATOR_PROBES = [
 ]
 VAL_SENTENCES = 500  # translator: validation sentences decoded after every epoch
 TRANSLATOR_PROBES = ["ein mann fährt fahrrad .", "zwei hunde spielen im schnee .", "eine frau liest ein buch im park ."]
-
-
-def pad_batch(rows: list[list[int]], pad: int) -> Tensor:
-    width = max(map(len, rows))
-    return torch.tensor([r + [pad] * (width - len(r)) for r in rows])
 
 
 LEXICON_STRENGTH = 1.0  # a rated word becomes an example when its mean rating is at least this far from 0
@@ -71,9 +80,10 @@ class ClassifierRecipe:
             train += lexicon_examples(cfg.lexicon, vocab)
         return {"train": train, "dev": dev, "vocab": vocab}
 
-    def build(self, b, cfg) -> Classifier:
+    def build(self, b, cfg, net: type | None = None) -> Classifier:
+        """The classifier, or ``net`` (one that holds it, e.g. with a masked-LM head) of its config."""
         overrides = {k: v for k, v in cfg.model.items() if k not in ("min_freq", "word_dropout")}
-        return Classifier(ClassifierConfig(vocab_size=len(b["vocab"]), **overrides))
+        return (net or Classifier)(ClassifierConfig(vocab_size=len(b["vocab"]), **overrides))
 
     def steps_per_epoch(self, b, cfg) -> int:
         return math.ceil(len(b["train"]) / cfg.batch_size)
@@ -96,7 +106,7 @@ class ClassifierRecipe:
     def loss(self, model, batch, cfg):
         ids, y = batch
         logits, _ = model(ids)
-        return torch.nn.functional.cross_entropy(logits, y, label_smoothing=cfg.label_smoothing), int((ids != 0).sum())
+        return label_loss(logits, y, cfg.label_smoothing), int((ids != 0).sum())
 
     def evaluate(self, model, b, cfg) -> dict[str, Any]:
         acc = classifier_accuracy(model, self.vocabs(b)["words"], b["dev"])
@@ -116,88 +126,42 @@ class ClassifierRecipe:
         return {name: _eval_attention(model, torch.tensor([p["ids"]])) for name, p in probes.items()}
 
 
-MLM_SHARE = 0.15  # BERT's recipe: 15% of the words are predicted; of those 80% hidden, 10% swapped, 10% kept
-
-
-def mask_words(ids: Tensor, vocab_size: int, gen: torch.Generator) -> tuple[Tensor, Tensor]:
-    """BERT's masking of a padded batch ``ids``: :data:`MLM_SHARE` of the words (never a special token,
-    ids 0-3) are predicted; of those 80% read ``<unk>`` (id 1), 10% a random word, 10% themselves.
-    Returns the input and the target (-100 where nothing is predicted)."""
-    words = ids > 3
-    pick = words & (torch.rand(ids.shape, generator=gen) < MLM_SHARE)
-    target = torch.where(pick, ids, torch.full_like(ids, -100))
-    roll = torch.rand(ids.shape, generator=gen)
-    x = torch.where(pick & (roll < 0.8), torch.ones_like(ids), ids)
-    swap = pick & (roll >= 0.8) & (roll < 0.9)
-    return torch.where(swap, torch.randint(4, vocab_size, ids.shape, generator=gen), x), target
-
-
-def without_mlm_head(model: torch.nn.Module, cls: type, name: str) -> torch.nn.Module:
-    """The ``cls`` model inside ``model`` (its weights), without the masked-LM bias ``name``."""
-    out = cls(model.config).to(next(model.parameters()).device)
-    out.load_state_dict({k: v for k, v in model.state_dict().items() if k != name})
-    return out
-
-
 @dataclass
-class MaskedLMRecipe(ClassifierRecipe):
-    """The classifier's encoder pretrained as a masked language model (Devlin et al. 2019), on the
-    English sentences at hand: SST-2's training sentences and Multi30k's English training side, in
-    SST-2's vocabulary (the fine-tuned classifier's). There is no [MASK] word: a hidden word reads
-    ``<unk>``, as the classifier's word dropout already does. Validation: the masked loss on SST-2 dev."""
+class MaskedLMRecipe:
+    """The classifier's encoder pretrained as a masked language model (:class:`MaskedTexts`), on the
+    classifier's data and vocabulary; validation: the masked loss on SST-2 dev. It ships the masked LM whole."""
+
+    task: ClassifierRecipe = field(default_factory=ClassifierRecipe)
+    term: MaskedTexts = field(default_factory=MaskedTexts)
 
     def prepare(self, cfg) -> dict[str, Any]:
-        b = super().prepare(cfg)
-        _, en = load_multi30k("train", cfg.data_dir)
-        vocab = b["vocab"]
-        b["texts"] = [t for _, t in b["train"]] + [tokenize(s, "en") for s in en]
-        b["dev_ids"] = [vocab.encode(tokenize(s, "en")) for _, s in b["dev"]]
+        b = self.task.prepare(cfg)
+        self.term.prepare(b, cfg)
         return b
 
     def build(self, b, cfg) -> MaskedLM:
-        overrides = {k: v for k, v in cfg.model.items() if k not in ("min_freq", "word_dropout")}
-        return MaskedLM(ClassifierConfig(vocab_size=len(b["vocab"]), **overrides))
+        return self.task.build(b, cfg, net=MaskedLM)
 
     def steps_per_epoch(self, b, cfg) -> int:
-        return math.ceil(len(b["texts"]) / cfg.batch_size)
-
-    def _masked(self, rows: list[list[int]], vocab_size: int, gen: torch.Generator) -> tuple[Tensor, Tensor]:
-        return mask_words(pad_batch(rows, 0), vocab_size, gen)
-
-    def _texts_masked(self, b, cfg, picks: list[int], gen: torch.Generator) -> tuple[Tensor, Tensor]:
-        """The texts ``picks`` as ids (cut to the model's length), masked by :meth:`_masked`."""
-        vocab, max_len = b["vocab"], int(cfg.model.get("max_len", ClassifierConfig.max_len))
-        return self._masked([vocab.encode(b["texts"][j][:max_len]) or [vocab.unk_id] for j in picks], len(vocab), gen)
+        return self.term.steps_per_epoch(b, cfg)
 
     def batches(self, b, cfg, gen, steps):
-        order = torch.randperm(len(b["texts"]), generator=gen).tolist()
-        for i in range(0, len(order), cfg.batch_size):
-            yield self._texts_masked(b, cfg, order[i : i + cfg.batch_size], gen)
+        return self.term.batches(b, cfg, gen)
 
     def loss(self, model, batch, cfg):
-        x, target = batch
-        logits = model.masked_logits(x)
-        return torch.nn.functional.cross_entropy(logits.flatten(0, 1), target.flatten()), int((x != 0).sum())
+        return self.term.loss(model, batch, cfg)
 
     def evaluate(self, model, b, cfg) -> dict[str, Any]:
-        gen = torch.Generator().manual_seed(0)  # the same hidden words at every evaluation
-        dev = next(model.parameters()).device
-        was = model.training
-        model.eval()
-        total = count = 0.0
-        try:
-            with torch.no_grad():
-                for i in range(0, len(b["dev_ids"]), 256):
-                    x, target = self._masked(b["dev_ids"][i : i + 256], len(b["vocab"]), gen)
-                    logits = model.masked_logits(x.to(dev))
-                    total += torch.nn.functional.cross_entropy(
-                        logits.flatten(0, 1), target.to(dev).flatten(), reduction="sum"
-                    ).item()
-                    count += int((target != -100).sum())
-        finally:
-            model.train(was)
-        loss = total / max(count, 1)
-        return {"score": -loss, "mlm_loss": round(loss, 4)}
+        return self.term.evaluate(model, b, cfg)
+
+    def vocabs(self, b) -> dict[str, Vocab]:
+        return self.task.vocabs(b)
+
+    def probes(self, b) -> dict[str, Any]:
+        return self.task.probes(b)
+
+    def probe_attention(self, model, probes) -> dict[str, AttentionMaps]:
+        return self.task.probe_attention(model, probes)
 
 
 @dataclass
@@ -305,10 +269,9 @@ class TranslatorRecipe:
     def _model_kw(cfg) -> dict[str, Any]:
         return {k: v for k, v in cfg.model.items() if k != "min_freq"}
 
-    net = Translator  # what build makes; a recipe that trains more than it ships names its own
-
-    def build(self, b, cfg) -> Translator:
-        return self.net(
+    def build(self, b, cfg, net: type | None = None) -> Translator:
+        """The translator, or ``net`` (one that holds it, e.g. with a masked-LM head) of its config."""
+        return (net or Translator)(
             TranslatorConfig(
                 src_vocab_size=len(b["src_vocab"]), tgt_vocab_size=len(b["tgt_vocab"]), **self._model_kw(cfg)
             )
@@ -385,120 +348,30 @@ def _eval_attention(model, *inputs: Tensor) -> AttentionMaps:
         model.train(was)
 
 
-@dataclass
-class ClassifierWithMLMRecipe(MaskedLMRecipe):
-    """Fine-tuning with the masked-LM objective kept beside the task, as an auxiliary loss (Chronopoulou et
-    al. 2019 keep the language model's loss while fine-tuning on small data): each step adds ``mlm_weight``
-    times the masked loss of a batch of the pretraining sentences (drawn at random, masked as in
-    :class:`MaskedLMRecipe`) to the classification loss of a batch of SST-2. Validation and the shipped
-    checkpoint are the classifier's: accuracy on SST-2 dev, and the weights without the masked-LM bias."""
+class ClassifierWithMLMRecipe(WithTerm):
+    """The classifier fine-tuned with the masked-LM loss kept beside its own (``--objective task+mlm``)."""
 
-    def steps_per_epoch(self, b, cfg) -> int:
-        return ClassifierRecipe.steps_per_epoch(self, b, cfg)
-
-    def batches(self, b, cfg, gen, steps):
-        for ids, y in ClassifierRecipe.batches(self, b, cfg, gen, steps):
-            pick = torch.randint(len(b["texts"]), (len(y),), generator=gen).tolist()
-            yield (ids, y, *self._texts_masked(b, cfg, pick, gen))
-
-    def loss(self, model, batch, cfg):
-        ids, y, x, target = batch
-        task, n_task = ClassifierRecipe.loss(self, model, (ids, y), cfg)
-        mlm, n_mlm = MaskedLMRecipe.loss(self, model, (x, target), cfg)
-        return task + cfg.mlm_weight * mlm, n_task + n_mlm
-
-    def evaluate(self, model, b, cfg) -> dict[str, Any]:
-        return ClassifierRecipe.evaluate(self, model, b, cfg)
-
-    def shipped(self, model: MaskedLM) -> Classifier:
-        """The classifier inside ``model`` (its weights), without the masked-LM bias."""
-        return without_mlm_head(model, Classifier, "mlm_bias")
+    def __init__(self) -> None:
+        super().__init__(ClassifierRecipe(), MaskedTexts())
 
 
-@dataclass
-class TranslatorWithMLMRecipe(TranslatorRecipe):
-    """Translation with a masked-LM loss on the encoder kept beside it: each step adds ``mlm_weight`` times
-    the masked loss of the batch's own German side (masked by :func:`mask_words`, predicted from the
-    encoder's states) to the translation loss, as joint translation and masked-LM training does (Lample &
-    Conneau 2019's XLM train both objectives in one model). To fill in a hidden word the encoder has to read
-    its neighbours, which is what grows positional heads in the classifier's masked LM. Validation and the
-    shipped checkpoint are the translator's: BLEU, and the weights without the masked-LM bias."""
+class TranslatorWithMLMRecipe(WithTerm):
+    """The translator trained with a masked-LM loss on its encoder beside its own (``--objective task+mlm``)."""
 
-    net = TranslatorWithMLM
-
-    def batches(self, b, cfg, gen, steps):
-        for src, tgt in TranslatorRecipe.batches(self, b, cfg, gen, steps):
-            yield (src, tgt, *mask_words(src, len(b["src_vocab"]), gen))
-
-    def loss(self, model, batch, cfg):
-        src, tgt, x, target = batch
-        task, n_task = TranslatorRecipe.loss(self, model, (src, tgt), cfg)
-        logits, picked = model.masked_logits(x), target != -100
-        # a batch may hide no word (a few short sentences): then the masked loss is 0, not NaN
-        mlm = torch.nn.functional.cross_entropy(logits[picked], target[picked]) if picked.any() else logits.sum() * 0
-        return task + cfg.mlm_weight * mlm, n_task
-
-    def shipped(self, model: TranslatorWithMLM) -> Translator:
-        """The translator inside ``model`` (its weights), without the masked-LM bias."""
-        return without_mlm_head(model, Translator, "src_mlm_bias")
+    def __init__(self) -> None:
+        super().__init__(TranslatorRecipe(), MaskedSource())
 
 
-def distillation_loss(student: Tensor, teacher: Tensor, temperature: float) -> Tensor:
-    """Hinton et al. (2015)'s soft-target loss: KL(softmax(teacher / T) || softmax(student / T)), times
-    T² so its gradients keep their size as T changes; the mean over rows."""
-    t = temperature
-    log_p = torch.log_softmax(teacher / t, dim=-1)
-    log_q = torch.log_softmax(student / t, dim=-1)
-    return (log_p.exp() * (log_p - log_q)).sum(-1).mean() * t * t
+class DistilledClassifierRecipe(WithTerm):
+    """The classifier fine-tuned against a teacher's answers as well as the labels (``--objective
+    task+distill``)."""
 
+    def __init__(self, teacher: Any = None) -> None:
+        super().__init__(ClassifierRecipe(), SoftTargets(teacher))
 
-@dataclass
-class DistilledClassifierRecipe(ClassifierRecipe):
-    """Fine-tuning against a trained classifier's answers as well as the labels (knowledge distillation,
-    Hinton et al. 2015). Each step's loss is ``(1 - w)`` times the labelled cross-entropy plus ``w``
-    times :func:`distillation_loss` on the SST-2 batch and on as many other English sentences
-    (Multi30k's English side, words hidden at the word-dropout rate), which carry no label but the
-    teacher's answer: Tang et al. (2019) distil into a small network on such added text. The teacher
-    (``cfg.teacher``, a classifier checkpoint with the same vocabulary) only answers; it never learns."""
-
-    teacher: Any = None
-
-    def prepare(self, cfg) -> dict[str, Any]:
-        from model.core.checkpoint import load_checkpoint
-
-        if not cfg.teacher:
-            raise ValueError("--objective task+distill needs --teacher DIR (a classifier checkpoint)")
-        b = super().prepare(cfg)
-        ck = load_checkpoint(cfg.teacher, task="classifier")
-        if ck.vocabs["words"].itos != b["vocab"].itos:
-            raise ValueError(f"{cfg.teacher}: the teacher's vocabulary is not this classifier's")
-        self.teacher = ck.model.eval().requires_grad_(False)
-        _, en = load_multi30k("train", cfg.data_dir)
-        b["texts"] = [tokenize(s, "en") for s in en]
-        return b
-
-    def batches(self, b, cfg, gen, steps):
-        vocab, p_drop = b["vocab"], float(cfg.model.get("word_dropout", 0.0))
-        max_len = int(cfg.model.get("max_len", ClassifierConfig.max_len))
-        for ids, y in ClassifierRecipe.batches(self, b, cfg, gen, steps):
-            pick = torch.randint(len(b["texts"]), (len(y),), generator=gen).tolist()
-            hide = torch.rand(len(y), max_len, generator=gen) < p_drop
-            rows = [vocab.encode(b["texts"][j][:max_len]) or [vocab.unk_id] for j in pick]
-            rows = [[vocab.unk_id if hide[r, k] else t for k, t in enumerate(row)] for r, row in enumerate(rows)]
-            yield ids, y, pad_batch(rows, 0)
-
-    def loss(self, model, batch, cfg):
-        ids, y, extra = batch
-        width = max(ids.shape[1], extra.shape[1])
-        both = torch.cat([torch.nn.functional.pad(t, (0, width - t.shape[1])) for t in (ids, extra)])
-        self.teacher.to(ids.device)
-        with torch.no_grad():
-            taught = self.teacher(both)[0]
-        logits, _ = model(both)
-        task = torch.nn.functional.cross_entropy(logits[: len(y)], y, label_smoothing=cfg.label_smoothing)
-        soft = distillation_loss(logits, taught, cfg.temperature)
-        w = cfg.distill_weight
-        return (1 - w) * task + w * soft, int((both != 0).sum())
+    @property
+    def teacher(self):
+        return self.term.teacher
 
 
 OBJECTIVES = ("task", "mlm", "task+mlm", "task+distill")  # which task takes which: get()
