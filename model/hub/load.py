@@ -9,14 +9,15 @@ lacks are never shown as the model's: transformers fills them with random number
 missing its prediction head (a base ``BertModel``, a sentence-embedding model) opens attention-only
 (``head == "base"``, :attr:`HubModel.missing` names them) and one missing weights its attention
 is computed from is refused. Every failure is a
-:class:`~model.hub.errors.HubError` whose message tells the user what to do. Caching one model
-per process is the page's job.
+:class:`~model.hub.errors.HubError` whose message tells the user what to do. Keeping models within a
+memory budget, one per learner, is :mod:`model.hub.cache`'s job.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -278,10 +279,17 @@ def _max_tokens(config, tokenizer) -> int:
 
 
 def load(
-    source: str, *, progress: Progress | None = None, device: str | torch.device = "cpu", limit: int | None = None
+    source: str,
+    *,
+    progress: Progress | None = None,
+    device: str | torch.device = "cpu",
+    limit: int | None = None,
+    fits: Callable[[int], None] | None = None,
 ) -> HubModel:
     """Open ``source`` (a Hub id like ``gpt2`` or a folder) on ``device``; ``limit`` overrides
-    :func:`max_params`. ``progress(fraction, text)`` hears about each stage and the download."""
+    :func:`max_params`. ``progress(fraction, text)`` hears about each stage and the download; ``fits(params)``
+    may refuse the model (by raising) once its size is known, before any weight is downloaded (a memory budget,
+    :mod:`model.hub.cache`)."""
     import transformers
 
     transformers.utils.logging.disable_progress_bar()  # ours report through ``progress``, not a terminal
@@ -302,6 +310,8 @@ def load(
             f"{source} has {params / 1e6:.0f} M parameters, more than the {cap / 1e6:.0f} M this app "
             f"opens (set {MAX_PARAMS_ENV} to raise the limit where there is memory for it)"
         )
+    if fits:
+        fits(params)
     if hub:
         folder = download(source, online, FILES, report, (0.05, 0.9))
     _check_weights(folder, source)

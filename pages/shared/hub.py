@@ -1,5 +1,7 @@
-"""A Hugging Face model on a page: one model per process (cached, shared read-only by every session),
-opened with a progress bar; its runs kept within a memory budget, explanations cached per input; a
+"""A Hugging Face model on a page: each session's own model, kept by id within a memory budget and shared
+read-only with every session that opens the same one (:class:`~model.hub.cache.ModelCache`: least recently used
+first out, never a model a session is using; when those fill the budget the page says so), opened with a
+progress bar; its runs kept within a memory budget, explanations cached per input; a
 clicked weight explained step by step; every :class:`~model.hub.errors.HubError` shown as a message,
 never raised. Also the translator page's second explorer, :func:`hub_cross_attention_panel`.
 """
@@ -8,6 +10,7 @@ from __future__ import annotations
 
 import math
 import threading
+import uuid
 import weakref
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import replace
@@ -18,6 +21,7 @@ import streamlit as st
 
 from model.core.explanation import Explanation
 from model.core.results import RunResult
+from model.hub.cache import BYTES_PER_PARAM, CacheFull, ModelCache, memory_budget, model_bytes
 from model.hub.errors import HubError
 from model.hub.explain import explain
 from model.hub.load import HubModel, load
@@ -35,6 +39,7 @@ CHARS_PER_TOKEN = 32  # text past this many characters a token of the limit is c
 MAX_GENERATE = 40  # tokens a page generates at most (greedy, one forward pass each)
 TRANSLATOR_HUB = "Helsinki-NLP/opus-mt-de-en"  # a Marian German -> English model (74 M parameters)
 FAILED = "hub_failed"  # session key: the last model this session could not open, and why
+HOLDER = "_hub_holder"  # session key: this session's own name in the model cache's pins
 POLL_S = 0.2  # how often the progress bar follows a load running in its own thread
 
 
@@ -46,13 +51,24 @@ def hub_key(hub: HubModel) -> tuple[str, str, str]:
 CACHE = dict(hash_funcs={HubModel: hub_key})
 
 
-@st.cache_resource(max_entries=1, show_spinner=False)
-def _slot(source: str, dev: str) -> dict[str, Any]:
-    """The one Hub model this process keeps: a holder the first session to ask fills (under its lock)
-    and every later one reads; asking for another model drops it (``max_entries=1``). The model is
-    loaded outside this function because Streamlit replays what a cached function draws, and the
-    progress bar one session drew does not exist in the next one's page."""
-    return {"lock": threading.Lock(), "hub": None}
+@st.cache_resource(show_spinner=False)
+def _models(budget: int) -> ModelCache:
+    """The Hub models this process keeps, for every session (cleared with every other resource by
+    ``st.cache_resource.clear``). A model is loaded outside any cached function because Streamlit replays what
+    a cached function draws, and the progress bar one session drew does not exist in the next one's page.
+    A model let go takes its kept runs with it (they hold its maps, not the model, but nobody will ask)."""
+    return ModelCache(budget, on_evict=lambda key, hub: _drop_runs(hub))
+
+
+def models() -> ModelCache:
+    """The process's model cache, its budget read from the host's setting (a HubError when that is wrong)."""
+    return _models(memory_budget())
+
+
+def holder(slot: str) -> tuple[str, str]:
+    """This session's name in the cache's pins, per ``slot`` (the "Any model" page and the translator's
+    panel each pin a model of their own)."""
+    return st.session_state.setdefault(HOLDER, uuid.uuid4().hex), slot
 
 
 def page_limit(hub: HubModel) -> int:
@@ -104,15 +120,17 @@ def _failure(source: str, message: str) -> None:
     )
 
 
-def _load_with_progress(source: str, dev: str) -> HubModel:
+def _load_with_progress(source: str, dev: str, fits=None) -> HubModel:
     """:func:`model.hub.load.load` in a thread of its own while this script thread draws its progress:
-    the Hub client reports from its download threads, which cannot draw on the page."""
+    the Hub client reports from its download threads, which cannot draw on the page. ``fits(params)`` may
+    refuse the model before its weights are downloaded."""
     latest = {"fraction": 0.0, "text": f"opening {source}"}
     bar = st.progress(0.0, text=markdown_escape(latest["text"]))
     shown = dict(latest)
     try:
         with ThreadPoolExecutor(max_workers=1) as pool:
-            job = pool.submit(load, source, progress=lambda f, text: latest.update(fraction=f, text=text), device=dev)
+            report = lambda f, text: latest.update(fraction=f, text=text)
+            job = pool.submit(load, source, progress=report, device=dev, fits=fits)
             while not wait([job], timeout=POLL_S).done:
                 if latest != shown:
                     shown = dict(latest)
@@ -122,26 +140,47 @@ def _load_with_progress(source: str, dev: str) -> HubModel:
         bar.empty()
 
 
-def open_hub(source: str, dev: str | None = None) -> HubModel | None:
+def _full(source: str, message: str) -> None:
+    """The budget is full of models in use: said plainly, with a way to try again (nothing is remembered)."""
+    st.warning(f"**{markdown_escape(source)}** cannot be opened right now: {markdown_escape(message)}.")
+    st.button("Try again", key="hub_retry_full", help="Tries again; models others stop using make room.")
+
+
+def open_hub(source: str, dev: str | None = None, *, slot: str = "any") -> HubModel | None:
     """The model ``source`` names (a Hub id or a folder) on ``dev`` (the sidebar's device), or None
-    after a message. A source that failed is not tried again in this session until "Try again"."""
+    after a message. Kept in the process's :func:`models` and pinned for this session's ``slot`` while it uses
+    it; when the models others use leave no room, a message says so and nobody's model is taken. A source
+    that failed is not tried again in this session until "Try again"."""
     source, dev = (source or "").strip(), dev or device()
     failed = st.session_state.get(FAILED)
     if failed and tuple(failed[:2]) == (source, dev):
         _failure(source, failed[2])
         return None
-    slot = _slot(source, dev)
-    with slot["lock"]:
-        if slot["hub"] is None:
-            try:
-                slot["hub"] = _load_with_progress(source, dev)
-            except Exception as err:  # HubError says what to do; anything else is the model's own code failing
-                message = str(err) if isinstance(err, HubError) else f"{type(err).__name__}: {err}"
-                st.session_state[FAILED] = (source, dev, message)
-                _failure(source, message)
-                return None
+    try:
+        cache = models()
+    except HubError as err:  # the host's memory setting is not a number
+        _failure(source, str(err))
+        return None
+    key, who = (source, dev), holder(slot)
+    hub = cache.get(key, who)
+    if hub is None:
+        with cache.loading(key):  # one load per model: a second session asking meanwhile waits, then reads it
+            hub = cache.get(key, who)
+            if hub is None:
+                fits = lambda params: cache.check(params * BYTES_PER_PARAM, who, name=source)
+                try:
+                    loaded = _load_with_progress(source, dev, fits)
+                    hub = cache.put(key, loaded, model_bytes(loaded.model), who, name=source)
+                except CacheFull as err:  # not remembered as a failure: room may free up
+                    _full(source, str(err))
+                    return None
+                except Exception as err:  # HubError says what to do; anything else is the model's own code failing
+                    message = str(err) if isinstance(err, HubError) else f"{type(err).__name__}: {err}"
+                    st.session_state[FAILED] = (source, dev, message)
+                    _failure(source, message)
+                    return None
     st.session_state.pop(FAILED, None)
-    return slot["hub"]
+    return hub
 
 
 def describe(hub: HubModel) -> str:
@@ -175,6 +214,14 @@ def _run_slot() -> dict[str, Any]:
     oldest first, which :func:`run_hub` fills under its lock (cleared with every other resource by
     ``st.cache_resource.clear``)."""
     return {"lock": threading.Lock(), "runs": {}}
+
+
+def _drop_runs(hub: HubModel) -> None:
+    """Let go of every kept run of ``hub`` (a model the cache let go of)."""
+    slot, model = _run_slot(), hub_key(hub)
+    with slot["lock"]:
+        for key in [k for k in slot["runs"] if k[:3] == model]:
+            del slot["runs"][key]
 
 
 def run_bytes(out: HubRun) -> int:
@@ -283,7 +330,7 @@ def hub_cross_attention_panel(source: str, german: str) -> None:
     """A Hugging Face translation model (e.g. Marian ``Helsinki-NLP/opus-mt-de-en``) on the same German
     sentence: its translation and its cross-attention in a second explorer (URL prefix ``trhub``),
     a clicked weight explained. Every failure (offline, not a translation model) is a message."""
-    hub = open_hub(source)
+    hub = open_hub(source, slot="translator")
     if hub is None:
         return
     if hub.shape != "encoder-decoder":
