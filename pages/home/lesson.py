@@ -25,6 +25,7 @@ from model.lessons.checks import (
 )
 from model.lessons.path import ABLATION, CHOICE, KEY, WIDTH, Check, Step
 from pages import heading
+from pages import page as page_entry
 from pages.shared.guide import STEP_URL, step_link, steps
 from pages.shared.models import get_checkpoint
 from pages.shared.runs import CACHE
@@ -217,8 +218,9 @@ def hints(number: int, check: Check) -> None:
 
 def show_step(step: Step) -> None:
     st.subheader(f"{step.number}. {step.title}")
-    step_link(step, f"Open step {step.number} here")
-    st.markdown(f"**Notice:** {step.notice}")  # our own words
+    with st.container(border=True):
+        step_link(step, f"Open step {step.number} here: {page_entry(step.page).title}")
+        st.markdown(f"**Notice:** {step.notice}")  # our own words
     with st.container(border=True, key=f"path-check-{step.number}"):
         st.markdown(f"**Check:** {step.check.question}")
         CHECKS[step.check.kind](step.number, step.check)

@@ -12,6 +12,7 @@ from model.core.checkpoint import CheckpointError, default_dir, read_meta
 from model.core.specs import SPECS
 from model.lessons.hand import walkthrough
 from pages import SECTIONS, heading, in_section
+from pages import page as page_entry
 from pages.home.cards import link_cards
 from pages.shared.display import show_figure
 from pages.shared.glossary import glossary
@@ -86,7 +87,9 @@ def main() -> None:
         "Each row of a heatmap is one word asking (the query); each column a word it may read (the key); "
         "the colour is how much it reads it. Every row sums to 1."
     )
-    lesson_link(1, "New here? Follow the lesson: eight steps, one way through")
+    with st.container(border=True):
+        lesson_link(1, "New here? Follow the lesson, one step at a time")
+        st.caption(page_entry("lesson").purpose)
     show_figure(picture(), "start-picture")
     glossary(key="start-glossary")
     link_cards(PATH)
