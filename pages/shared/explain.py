@@ -20,7 +20,7 @@ from model.core.explanation import Explanation, NotExplained
 from model.core.results import AttentionKind, RunResult
 from pages.shared.display import show_figure
 from pages.shared.explorer import checked_cell
-from pages.shared.glossary import glossary
+from pages.shared.glossary import BASICS, glossary
 from pages.shared.runs import CACHE
 from pages.shared.text import listing
 from viz.common import head_name, shown_token
@@ -134,5 +134,5 @@ def explain_panel(
         key=f"{prefix}-explain-csv",
         on_click="ignore",
     )
-    glossary(key=f"{prefix}-explain-glossary")  # the words the steps use, for a learner who meets them here
+    glossary(BASICS, key=f"{prefix}-explain-glossary")  # the words the steps use, for a learner who meets them here
     return e

@@ -1,5 +1,6 @@
-"""The words every page uses, said once for a learner: query, key, value, attention weight, head, layer and
-decoder (causal self-attention). A page shows them as a closed "Glossary" section (:func:`glossary`) where it
+"""The words every page uses, said once for a learner: query, key, value, attention weight, head, layer,
+decoder (causal self-attention), how a head is named (L3 H2), the roles the head finder names and the measures
+of the "Did attention matter?" panel. A page shows them as a closed "Glossary" section (:func:`glossary`) where it
 first uses them, or as a widget's tooltip (:func:`define`); the text is the app's own, never user text.
 """
 
@@ -9,6 +10,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import streamlit as st
+
+from viz.common import head_name
 
 # term -> what it is, in two or three sentences (Markdown: the app's notation in backticks)
 TERMS: dict[str, str] = {
@@ -43,8 +46,111 @@ TERMS: dict[str, str] = {
         "at earlier tokens, never at later ones, so the model cannot peek at what it has to predict. The "
         "generator's attention, and the translator's attention over the English it has written so far."
     ),
+    "L3 H2": (
+        "How the app names a head: L3 H2 is layer 3, head 2, both counted from 0. Where a model has several "
+        "kinds of attention, the kind comes first: cross L1 H0 is head 0 of the translator's cross-attention "
+        "in its decoder's layer 1."
+    ),
+    "cross-attention": (
+        "Attention from one sequence to another: in the translator, each English word it writes (a row, the "
+        "query) looks at the German words (the columns, the keys). It is how the decoder reads the source."
+    ),
+    "causal mask": (
+        "What keeps a token from looking ahead: every key after the query gets weight 0 before the row is "
+        "shared out, so a map has nothing above its diagonal. The explorer draws those cells hatched."
+    ),
+    # what a head does: the head finder's roles, as the pages name them
+    "previous-token head": (
+        "A head that puts its weight on the token just before each query: in a map, a stripe just below the "
+        "diagonal. Its score is the share of each row's weight on the previous token."
+    ),
+    "induction head": (
+        "A head that copies. Where the token before the query appeared earlier, it looks at the token that "
+        "followed that earlier copy, so the model can predict the same next token again: in text written "
+        "twice, a stripe parallel to the diagonal, one copy's length to the left. It needs a previous-token "
+        "head in an earlier layer."
+    ),
+    "first-token (sink) head": (
+        "A head that parks its weight on the first token: a dark first column. Softmax has to hand out a "
+        "whole row of weight, so a head with nothing to read on a row puts it where it changes little."
+    ),
+    "self head": "A head that puts its weight on the query's own token: a dark diagonal.",
+    "monotonic alignment": (
+        "A cross-attention head whose English words read the German words in order: the weight runs from "
+        "the top left to the bottom right, as a word-for-word translation would."
+    ),
+    "a head with two roles": (
+        "One head can do two jobs, on different rows. An induction head is often a first-token (sink) head "
+        "too: it looks at the first character when no earlier copy is found, and at the character after "
+        "the earlier copy when there is one. The head finder then names it under both roles."
+    ),
+    # how the app measures what attention did (the "Did attention matter?" panel)
+    "rollout": (
+        "Attention followed through all the layers: average each layer's heads, count the shortcut that "
+        "carries each token past the layer as half, and multiply layer by layer. It estimates how much each "
+        "input token reaches each position at the top (Abnar & Zuidema, 2020)."
+    ),
+    "contribution": (
+        "How much a key really changed the query's output, where attention says only how much weight it "
+        "got: a large weight on a key whose value carries little changes little. The three measures below "
+        "each put a number on it, and the panel shows them beside attention."
+    ),
+    "weighted-value norm": (
+        "A contribution: the length of the weight times the key's value vector, as the layer passes it on. "
+        "A large weight on a short vector gives a small norm (Kobayashi et al., 2020)."
+    ),
+    "value zeroing": (
+        "A contribution: set one key's value vector to zero, run the layer again and measure how far the "
+        "query's output turns. The further it turns, the more that key contributed (Mohebbi et al., 2023)."
+    ),
+    "gradient × attention": (
+        "A contribution: how much the model's score would change per unit of a weight, times the weight. It "
+        "asks which weights the prediction depends on."
+    ),
 }
 CORE = ("query", "key", "value", "head", "layer")  # the words the label names
+# the words a weight's computation uses (the explanation panel's glossary)
+BASICS = ("query", "key", "value", "attention weight", "head", "layer", "decoder", "causal mask", "L3 H2")
+ROLE_WORDS = (  # the closed section a model page shows under its card: what heads do, and how it is measured
+    "L3 H2",
+    "previous-token head",
+    "induction head",
+    "first-token (sink) head",
+    "a head with two roles",
+    "self head",
+    "monotonic alignment",
+    "causal mask",
+    "cross-attention",
+    "rollout",
+    "contribution",
+    "weighted-value norm",
+    "value zeroing",
+    "gradient × attention",
+)
+
+
+# how one head does two roles, for the pairs the head finder names together (its role names, sorted)
+HOW_BOTH = {
+    ("first-token (sink)", "induction"): (
+        "it looks at the first character when no earlier copy is found, and at the character after the earlier "
+        "copy when there is one"
+    ),
+}
+
+
+def two_roles(roles: Sequence[dict[str, Any]]) -> list[str]:
+    """One plain line for each head named under two roles (``roles``: dicts with ``role``, ``layer``, ``head``
+    and ``kind``, as the head finder's roles line has them): ``"L3 H2 is both … : it looks at …"``."""
+    by_head: dict[tuple, list[str]] = {}
+    for r in roles:
+        by_head.setdefault((r.get("kind"), r["layer"], r["head"]), []).append(str(r["role"]))
+    lines = []
+    for (_, layer, head), names in by_head.items():
+        if len(names) < 2:
+            continue
+        how = HOW_BOTH.get(tuple(sorted(names)), "on different rows it does different jobs")
+        lines.append(f"{head_name(layer, head)} is both {' and '.join(names)}: {how}.")
+    return lines
 
 
 def define(term: str) -> str:
@@ -59,9 +165,11 @@ def glossary_text(terms: Sequence[str] = tuple(TERMS)) -> str:
     return "\n".join(f"- **{term}**: {define(term)}" for term in terms)
 
 
-def glossary(terms: Sequence[str] = tuple(TERMS), *, key: str | None = None, parent: Any = st) -> None:
+def glossary(
+    terms: Sequence[str] = tuple(TERMS), *, key: str | None = None, parent: Any = st, title: str | None = None
+) -> None:
     """A closed "Glossary: query, key, value, head, layer" section listing ``terms`` (every entry by default),
-    drawn in ``parent``. ``key`` tells two on one page apart."""
-    named = [t for t in CORE if t in terms] or list(terms)
-    with parent.expander(f"Glossary: {', '.join(named)}", key=key, icon=":material/menu_book:"):
+    drawn in ``parent``; ``title`` names it instead of the core words. ``key`` tells two on one page apart."""
+    named = title or ", ".join([t for t in CORE if t in terms] or list(terms))
+    with parent.expander(f"Glossary: {named}", key=key, icon=":material/menu_book:"):
         st.markdown(glossary_text(terms))

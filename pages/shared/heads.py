@@ -33,11 +33,13 @@ from model.core.specs import SPECS, kind_label
 from model.hub.load import HubModel
 from model.hub.reader import hub_reader
 from pages import page as page_entry
+from pages.shared.glossary import two_roles
 from pages.shared.hub import hub_key, open_hub
 from pages.shared.models import require_checkpoint
 from pages.shared.runs import checkpoint_key
 from pages.shared.state import bounded, on_request, one_of, select_choice, url_widget
 from pages.shared.text import markdown_escape
+from viz.common import head_name
 from viz.heads import pattern_table
 
 ROOT = CORPORA.parents[2]  # the checkout
@@ -344,13 +346,16 @@ def head_roles(result: RunResult, source: str) -> None:
             )
     if roles:
         parts = [
-            f"{'●' if r['active'] else '○'} {r['role']}: {kind_label(source, r['kind'])} L{r['layer']} H{r['head']} "
+            f"{'●' if r['active'] else '○'} {r['role']}: "
+            f"{head_name(r['layer'], r['head'], kind_label(source, r['kind']) if len(result.kinds) > 1 else None)} "
             f"({r['here']:.2f} here, {r['corpus']:.2f} over the corpus)"
             for r in roles
         ]
         st.caption(
             f"**Head finder roles on this input** (● at least {ACTIVE:.0%} of its corpus score): " + " · ".join(parts)
         )
+        for line in two_roles(roles):  # a head named twice: how it does both
+            st.caption(line)
     elif report.get("heads"):
         st.caption(
             f"**Head finder roles:** no head of this model plays one of them (each role's best head puts less "

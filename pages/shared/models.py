@@ -15,6 +15,7 @@ from model.core.checkpoint import Checkpoint, CheckpointError, default_dir, load
 from model.training.card import model_card as card_of
 from model.training.history import HistoryError, ProbeHistory, history_stamp, load_history
 from pages import page as page_entry
+from pages.shared.glossary import ROLE_WORDS, glossary
 from pages.shared.text import markdown_escape
 
 # One torch thread per script run unless a deployment says otherwise: bench/threads.py measured 1 thread
@@ -67,16 +68,18 @@ def model_card(ck: Checkpoint) -> None:
     """The model card, closed, for under the explorer: what the model learned from, how big it is, how
     well it does (its own recorded results), what it is good and bad at, in words a student reads
     (:func:`model.training.card.model_card`), and a link to the page that shows it learning (a page of the
-    app, not a file of the repository a learner cannot open). Nothing where the checkpoint has no card."""
+    app, not a file of the repository a learner cannot open); no card where the checkpoint has none. Then a
+    closed glossary of the head names, roles and measures the page names."""
     card = card_of(ck.training, ck.results, asdict(ck.model.config), sum(p.numel() for p in ck.model.parameters()))
-    if not card.sections:
-        return
-    history = page_entry("history")
-    link = f"[{history.title}]({history.address}?{urlencode({'hist_task': ck.task})})"
-    with st.expander("About this model: how it was trained", icon=":material/info:"):
-        for heading, text in card.sections:
-            st.markdown(f"**{heading}.** {markdown_escape(text)}")
-        st.caption(f"Watch it learn on the {link} page.")
+    if card.sections:
+        history = page_entry("history")
+        link = f"[{history.title}]({history.address}?{urlencode({'hist_task': ck.task})})"
+        with st.expander("About this model: how it was trained", icon=":material/info:"):
+            for heading, text in card.sections:
+                st.markdown(f"**{heading}.** {markdown_escape(text)}")
+            st.caption(f"Watch it learn on the {link} page.")
+    # the words the page's roles line and its "Did attention matter?" panel use
+    glossary(ROLE_WORDS, key=f"{ck.task}-roles-glossary", title="head names, roles and measures")
 
 
 @st.cache_resource(max_entries=6, show_spinner="Reading the training history…")
