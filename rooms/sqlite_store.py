@@ -125,11 +125,11 @@ class SqliteStore:
         except IndexError:
             try:
                 c = self._open()
-            except sqlite3.Error as e:
+            except sqlite3.OperationalError as e:
                 raise StoreUnavailable() from e
         try:
             yield c
-        except sqlite3.Error as e:
+        except sqlite3.OperationalError as e:
             c.close()
             raise StoreUnavailable() from e
         except BaseException:
