@@ -45,7 +45,7 @@ def test_previous_token_head_is_found():
     prev[0, 0] = 1.0
     w[1, 2] = 0.9 * prev + 0.1 / T  # layer 1 head 2 looks at the previous token
     q = previous_question(5, w, list("abcdefg"))
-    assert q.options[q.answer] == "layer 1 · head 2" and len(q.options) == 4 and sum(q.points) == 1
+    assert q.options[q.answer] == "L1 H2" and len(q.options) == 4 and sum(q.points) == 1
     assert np.allclose(q.reveal["weights"], w[1, 2], atol=1e-4)
     shown = np.asarray(q.figure["weights"])
     assert shown.shape == (4, T, T) and q.figure["names"] == list(q.options)
@@ -59,7 +59,7 @@ def test_model_questions_on_tiny_models(models):
         assert q.kind == kind and q == Question.from_json(q.to_json())
         json.loads(q.to_json())  # plain JSON: any app process can read it
     q = build_question("ablation", 3, models.get)
-    layer, head = map(int, re.search(r"layer (\d+) · head (\d+)", q.title).groups())
+    layer, head = map(int, re.search(r"L(\d+) H(\d+)", q.title).groups())
     sentence = re.search(r"reads “(.+?)”", q.prompt).group(1)
     ablation = ablate(models["classifier"], sentence, [("encoder", layer, head)])  # the reference
     flipped = ablation.after.prediction != ablation.before.prediction

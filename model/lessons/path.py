@@ -47,9 +47,18 @@ class Head:
     head: int
     score: float
 
+    several: bool = False  # the model has several attention kinds: the name says which
+
     @property
     def name(self) -> str:
-        return f"L{self.layer} H{self.head}"
+        return head_name(self.layer, self.head, self.kind if self.several else None)
+
+
+def head_name(layer: int, head: int, kind: str | None = None) -> str:
+    """The one name of a head, as every page writes it (``viz.common.head_name``, which model/ cannot import):
+    ``"L3 H2"``, with the kind in front where a model has several (``"cross L2 H0"``)."""
+    name = f"L{int(layer)} H{int(head)}"
+    return f"{kind} {name}" if kind else name
 
 
 @dataclass(frozen=True)
@@ -125,7 +134,10 @@ def role_head(task: str, metric: str) -> Head | None:
     if not rows:
         return None
     top = max(rows, key=lambda r: r[metric])
-    return Head(top["kind"], int(top["layer"]), int(top["head"]), float(top[metric])) if top[metric] >= PLAYS else None
+    if top[metric] < PLAYS:
+        return None
+    several = len(SPECS[task].kinds) > 1
+    return Head(top["kind"], int(top["layer"]), int(top["head"]), float(top[metric]), several)
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from model.analysis.ablation import ablate
 from model.analysis.profiles import previous_token
 from model.analysis.runs import run
 from model.core.checkpoint import Checkpoint
-from model.lessons.path import TITLES, step_of
+from model.lessons.path import TITLES, head_name, step_of
 from model.lessons.reshape import input_tensor, reshape_steps
 from model.lessons.workshop import (
     HEAD_SENTENCES,
@@ -166,7 +166,7 @@ def previous_question(number: int, weights, tokens: Sequence[str]) -> Question:
     others = rng.sample([i for i in range(L * H) if i != best], min(CANDIDATE_HEADS - 1, L * H - 1))
     heads = [best, *others]
     rng.shuffle(heads)
-    names = [f"layer {i // H} · head {i % H}" for i in heads]
+    names = [head_name(i // H, i % H) for i in heads]
     scores = [float(metric.flat[i]) for i in heads]
     summary = "; ".join(f"{n}: {s:.2f}" for n, s in sorted(zip(names, scores), key=lambda p: -p[1]))
     maps = [w[i // H, i % H] for i in heads]
@@ -213,9 +213,9 @@ def ablation_question(number: int, ck: Checkpoint) -> Question:
     return Question(
         "ablation",
         number,
-        f"Switch off layer {layer} · head {head}: what happens?",
+        f"Switch off {head_name(layer, head)}: what happens?",
         f"The sentiment classifier reads “{sentence}” and says {label} ({p_before:.1%}). "
-        f"Layer {layer}, head {head} is switched off (its output multiplied by 0). What happens to the prediction?",
+        f"{head_name(layer, head)} is switched off (its output multiplied by 0). What happens to the prediction?",
         options,
         tuple(1.0 if i == truth else 0.0 for i in range(3)),
         truth,
@@ -223,7 +223,7 @@ def ablation_question(number: int, ck: Checkpoint) -> Question:
         f"went from {p_before:.1%} to {p_after:.1%}. The head's own weights stay the same; everything it passed "
         "to the layers above (and so to the prediction) is gone.",
         reveal={
-            "title": f"what layer {layer} · head {head} attended to",
+            "title": f"what {head_name(layer, head)} attended to",
             "tokens": list(before.kinds["encoder"].keys),
             "weights": _round(before.kinds["encoder"].weights[layer, head]),
             "highlight_row": None,
