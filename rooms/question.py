@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 
 
 @dataclass(frozen=True)
@@ -40,3 +41,11 @@ class Question:
     def from_json(cls, text: str) -> Question:
         d = json.loads(text)
         return cls(**{**d, "options": tuple(d["options"]), "points": tuple(d["points"])})
+
+
+@lru_cache(maxsize=64)
+def parse_question(text: str) -> Question:
+    """:meth:`Question.from_json`, once per text: a store reads the same round for every device of a room
+    (250 at a lecture's reveal), and a question with its reveal's weights is long to parse. Every caller
+    gets the same record, as from the in-process store: read it, never change it."""
+    return Question.from_json(text)

@@ -29,7 +29,7 @@ import redis
 from redis.backoff import EqualJitterBackoff
 from redis.retry import Retry
 
-from rooms.question import Question
+from rooms.question import Question, parse_question
 from rooms.rules import (
     MAX_PARTICIPANTS,
     MAX_ROOMS,
@@ -266,7 +266,7 @@ class RedisStore:
             raise refuse("not_found")
         if text is None:
             raise refuse("no_question")
-        return Question.from_json(text)
+        return parse_question(text)
 
     @answering
     def join(self, code: str, nickname: str = "") -> tuple[str, str]:
@@ -327,7 +327,7 @@ class RedisStore:
             meta["closed"] == "1",
             meta["revealed"] == "1",
             {m: people[m] for m in order if m in people},
-            [Question.from_json(questions[str(r)]) for r in range(1, n + 1)],
+            [parse_question(questions[str(r)]) for r in range(1, n + 1)],
             [{m: int(c) for m, c in a.items()} for a in answers],
         )
 

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from rooms.question import Question
+from rooms.question import Question, parse_question
 from rooms.rules import (
     MAX_PARTICIPANTS,
     MAX_ROOMS,
@@ -240,7 +240,7 @@ class SqliteStore:
         )
         if text is None:
             raise refuse("no_question")
-        return Question.from_json(text)
+        return parse_question(text)
 
     def join(self, code: str, nickname: str = "") -> tuple[str, str]:
         name = clean_nickname(nickname)
@@ -321,7 +321,7 @@ class SqliteStore:
                 if 1 <= r <= rnd:
                     answers[r - 1][member] = choice
         return RoomData(
-            code, bool(closed), bool(revealed), dict(people), [Question.from_json(q) for (q,) in questions], answers
+            code, bool(closed), bool(revealed), dict(people), [parse_question(q) for (q,) in questions], answers
         )
 
 

@@ -10,8 +10,13 @@ from __future__ import annotations
 import csv
 import io
 from dataclasses import dataclass
+from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from rooms.rules import RoomData
+
+if TYPE_CHECKING:
+    from rooms.store import RoomStore
 
 
 @dataclass(frozen=True)
@@ -82,6 +87,21 @@ def summarise(data: RoomData) -> Summary:
             )
         )
     return Summary(finished, tuple(people), tuple(questions))
+
+
+def room_summary(store: RoomStore, code: str) -> Summary:
+    """``summarise(store.data(code))``, worked out once per state of the room. Only finished rounds count,
+    and answers change only in the round that is not finished yet, so a summary changes only when the
+    teacher acts (a question, a reveal, closing: the room's version) or someone joins: at a reveal the 250
+    pages of a lecture that each show their own results share one summary instead of reading the whole
+    room 250 times. Any store, any number of app processes (the version is the store's)."""
+    status = store.get(code)
+    return _summary_at(store, status.code, status.version, status.participants)
+
+
+@lru_cache(maxsize=64)
+def _summary_at(store: RoomStore, code: str, version: int, participants: int) -> Summary:
+    return summarise(store.data(code))
 
 
 def _cell(value: object) -> object:

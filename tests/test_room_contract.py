@@ -351,3 +351,25 @@ def test_with_a_redis_url_the_process_opens_redis(redis_url, monkeypatch):
         assert isinstance(open_store(), RedisStore)
     finally:
         reset_stores()
+
+
+def test_one_summary_per_state_of_the_room(make_store):
+    """``room_summary`` is ``summarise(data)`` at every step, worked out once per state: the pages of a
+    room (even in two app processes) share it until the teacher acts or someone joins."""
+    from rooms.summary import room_summary
+
+    first, second = make_store(), make_store()
+    keys = first.create_room()
+    ann, _ = first.join(keys.code, "Ann")
+    first.set_question(keys.code, keys.secret, question(4, 1, "one"))
+    before = room_summary(first, keys.code)
+    assert before == summarise(first.data(keys.code)) and before.finished == 0
+    second.answer(keys.code, ann, 1, 1)  # an answer to the open round: nothing finished changes
+    assert room_summary(first, keys.code) is before
+    bob, _ = second.join(keys.code, "Bob")  # a newcomer has a row of their own at once
+    joined = room_summary(first, keys.code)
+    assert joined is not before and joined.of("Bob") is not None and joined == summarise(first.data(keys.code))
+    second.reveal(keys.code, keys.secret)  # another process reveals: the next read sees the finished round
+    revealed = room_summary(first, keys.code)
+    assert revealed.finished == 1 and revealed.of("Ann").correct == 1 and revealed == summarise(second.data(keys.code))
+    assert room_summary(first, keys.code) is revealed
