@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 
 import numpy as np
 import pytest
@@ -135,3 +136,32 @@ def test_which_key_wins_gives_a_phone_the_scores_to_reason_from(number):
     reference = w.key_vectors @ w.query_vector / np.sqrt(w.key_vectors.shape[-1])  # brute force
     assert np.allclose([float(s) for _, s in shown], reference, atol=0.006)
     assert int(np.argmax([float(s) for _, s in shown])) == q.answer == int(np.argmax(w.row))
+
+
+def test_the_classifier_round_asks_about_the_head_finder_s_previous_token_head(checkpoints, tmp_path):
+    """Issue 51 item 8: "which key wins" on a trained classifier asks about a head with a known job (the one the
+    lesson's step names, read from heads.json beside the checkpoint), not a random one."""
+    from model.analysis.runs import run
+    from model.lessons.workshop import head_sentence
+
+    root = tmp_path / "classifier"
+    shutil.copytree(checkpoints / "classifier", root)
+    config = load_checkpoint(str(root), task="classifier").model.config
+    L, H = config.layers, config.heads
+    rows = [
+        {"kind": "encoder", "layer": l, "head": h, "previous": 0.9 if (l, h) == (L - 1, H - 1) else 0.1}
+        for l in range(L)
+        for h in range(H)
+    ]
+    (root / "heads.json").write_text(json.dumps({"heads": rows}), encoding="utf-8")
+    ck = load_checkpoint(str(root), task="classifier")
+    for number in (2, 5):
+        q = build_question("head", number, lambda task: ck)
+        view = run(ck, head_sentence(number)).kinds["encoder"]
+        assert np.allclose(q.reveal["weights"], view.weights[L - 1, H - 1], atol=1e-4)
+        assert f"L{L - 1} H{H - 1}, the head the head finder calls its previous-token head" in q.prompt
+        assert q.reveal["highlight_row"] >= 1  # the first word has no word before it
+        assert q.reveal["title"] == f"L{L - 1} H{H - 1}: every query"
+    (root / "heads.json").unlink()  # no scores: a seeded head, as before
+    q = build_question("head", 2, lambda task: load_checkpoint(str(root), task="classifier"))
+    assert "previous-token" not in q.prompt

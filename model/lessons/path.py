@@ -121,15 +121,16 @@ def _read_json(path: str, mtime: float) -> dict:
     return json.loads(Path(path).read_text(encoding="utf-8"))
 
 
-def _json(task: str, name: str) -> dict | None:
-    path = default_dir(task) / name
+def _json(task: str, name: str, directory: str | Path | None = None) -> dict | None:
+    path = Path(directory or default_dir(task)) / name
     return _read_json(str(path), path.stat().st_mtime) if path.is_file() else None
 
 
-def role_head(task: str, metric: str) -> Head | None:
-    """The head the finder's scores beside ``task``'s checkpoint rank first on ``metric``, when it plays the
-    role (scores at least ``PLAYS``); None without scores or without such a head."""
-    report = _json(task, "heads.json")
+def role_head(task: str, metric: str, directory: str | Path | None = None) -> Head | None:
+    """The head the finder's scores beside ``task``'s checkpoint (in ``directory``, else the default one) rank
+    first on ``metric``, when it plays the role (scores at least ``PLAYS``); None without scores or without
+    such a head."""
+    report = _json(task, "heads.json", directory)
     rows = [r for r in (report or {}).get("heads", []) if r.get(metric) is not None]
     if not rows:
         return None

@@ -26,7 +26,7 @@ from model.analysis.ablation import ablate
 from model.analysis.profiles import previous_token
 from model.analysis.runs import run
 from model.core.checkpoint import Checkpoint
-from model.lessons.path import TITLES, head_name, step_of
+from model.lessons.path import TITLES, Head, head_name, role_head, step_of
 from model.lessons.reshape import input_tensor, reshape_steps
 from model.lessons.workshop import (
     HEAD_SENTENCES,
@@ -99,7 +99,7 @@ def from_attend(q: AttendQuestion, kind: str = "attend") -> Question:
         f"{query}, and the softmax keeps that order. Next is {second} ({row[int(order[1])]:.3f}). "
         "Points: the weight of your key relative to the strongest.",
         reveal={
-            "title": f"{q.detail}: every query",
+            "title": f"{q.detail if q.source == 'hand' else q.detail.split(',')[0]}: every query",
             "tokens": list(q.tokens),
             "weights": _round(q.weights),
             "highlight_row": q.query,
@@ -231,6 +231,21 @@ def ablation_question(number: int, ck: Checkpoint) -> Question:
     )
 
 
+def role_question(number: int, attention, tokens: Sequence[str], role: Head) -> AttendQuestion:
+    """ "Which key wins?" on the classifier's previous-token head (``role``, the head finder's, as the lesson's
+    step names it) rather than a random one: a student reasons from what the head is known to do. The query
+    (seeded by ``number``) is never the first word, which has no word before it."""
+    a = np.asarray(attention, dtype=float)
+    query = random.Random(number).randrange(1, len(tokens)) if len(tokens) > 1 else 0
+    detail = (
+        f"{role.name}, the head the head finder calls its previous-token head ({role.score:.2f} of each word's "
+        "weight on one neighbour, over its review sentences)"
+    )
+    return AttendQuestion(
+        number, head_sentence(number), list(tokens), query, a[role.layer, role.head], "classifier", detail
+    )
+
+
 def build_question(kind: str, number: int, checkpoint: Callable[[str], Checkpoint | None]) -> Question:
     """Question ``number`` of ``kind``; ``checkpoint(task)`` gives a loaded model or None. ValueError
     (saying what is missing) when the kind needs a model that is not there."""
@@ -250,6 +265,9 @@ def build_question(kind: str, number: int, checkpoint: Callable[[str], Checkpoin
         return ablation_question(number, ck)
     if kind == "head":
         view = run(ck, head_sentence(number)).kinds["encoder"]
+        role = role_head(task, "previous", ck.directory) if ck.directory else None
+        if role is not None and role.layer < view.weights.shape[0] and role.head < view.weights.shape[1]:
+            return from_attend(role_question(number, view.weights, view.keys, role), "head")
         return from_attend(head_question(number, view.weights, view.keys), "head")
     text = PREVIOUS_TEXTS[number % len(PREVIOUS_TEXTS)]
     view = run(ck, text).kinds["encoder"]
