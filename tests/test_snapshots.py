@@ -29,9 +29,9 @@ def test_induction_here_is_its_definition(ids):
     w = rng.random((2, 3, T, T))
     w = np.tril(w) / np.tril(w).sum(-1, keepdims=True)
     scores, n = induction_here(w, ids)
-    rows = []  # brute force: for each query, its token's most recent earlier position j, if j + 1 < i
-    for i in range(T):
-        earlier = [j for j in range(i) if ids[j] == ids[i]]
+    rows = []  # brute force: for each query, the most recent earlier j ending its pair (ids[i-1], ids[i]), if j + 1 < i
+    for i in range(1, T):
+        earlier = [j for j in range(1, i) if ids[j - 1 : j + 1] == ids[i - 1 : i + 1]]
         if earlier and earlier[-1] + 1 < i:
             rows.append((i, earlier[-1] + 1))
     assert n == len(rows)

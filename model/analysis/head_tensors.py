@@ -167,16 +167,24 @@ def probe_layer_sums(w: Tensor, start: int, n: int) -> Sums:
     """``induction`` and ``duplicate``, with and without the sink, of probe maps ``(..., H, T, T)`` whose
     copies of ``n`` tokens start at ``start >= 1`` and ``start + n``: ``(..., H)`` sums and counts over the
     second copy's rows ``i`` of ``w[i, i - n + 1]`` and ``w[i, i - n]``."""
-    acc = accumulator(w.device)
     rows = torch.arange(start + n, start + 2 * n, device=w.device)
-    part, at = w[..., rows, :], rows - start - n  # (P, H, n, T) and 0..n-1
-    ind, dup = part[..., at, rows - n + 1].to(acc), part[..., at, rows - n].to(acc)
+    ind, dup = cell_sums(w, rows, rows - n + 1), cell_sums(w, rows, rows - n)
+    return {"induction": ind[0], "duplicate": dup[0], "induction_nosink": ind[1], "duplicate_nosink": dup[1]}
+
+
+def cell_sums(w: Tensor, rows: Tensor, keys: Tensor) -> tuple[tuple[Tensor, Tensor], tuple[Tensor, Tensor]]:
+    """The weight each query row ``rows[r]`` of maps ``(..., H, T, T)`` puts on its key ``keys[r]``, pooled
+    over those rows, as ``(sum, count)`` without and with the sink dropped, each ``(..., H)``: the probes'
+    ``induction`` and ``duplicate`` (:func:`probe_layer_sums`) and induction on a text's own repeats
+    (:mod:`model.analysis.induction`) are this one measure on different rows."""
+    acc = accumulator(w.device)
+    part, at = w[..., rows, :], torch.arange(len(rows), device=w.device)  # (..., H, R, T) and 0..R-1
+    cell = part[..., at, keys].to(acc)
     m = part[..., 1:].sum(-1, dtype=acc)
     kept = m > EMPTY
     m = torch.where(kept, m, 1.0)
-    every = torch.ones_like(kept)
-    names = ("induction", "duplicate", "induction_nosink", "duplicate_nosink")
-    return _pooled(names, (ind, dup, ind / m, dup / m), (every, every, kept, kept))
+    got = _pooled(("w", "w_nosink"), (cell, cell / m), (torch.ones_like(kept), kept))
+    return got["w"], got["w_nosink"]
 
 
 def first_blocks(layers: Sequence[Tensor], qlen: Sequence[int], klen: Sequence[int]) -> Tensor:
