@@ -94,6 +94,7 @@ function onClick(ex, e) {
   const h = hit(ex, e), s = ex.state, v = ex.view;
   if (v.onClick) { v.onClick(ex, h); return; }
   if (!h.cell) return;
+  if (v.zoom && v.zoom(ex, h.cell)) return;  // a tap on cells too small for a finger zooms the map first (heatmap.js)
   s.sel = { ...h.cell };
   explain(ex);
 }

@@ -32,6 +32,8 @@ export const BASE = 1, OVER = 2, CHROME = 4, ALL = 7;
 //                         where the view handles them itself (else: hover, select and explain cells;
 //                         onLeave returns whether it had something hovered)
 //   tokenRedraws          whether a focused token changes its drawing (else only the marks)
+//   zoom(ex, cell)        a click or tap on a cell: true where the view zoomed instead of picking it (the
+//                         map views on a touch screen whose cells are under 24 px: heatmap.js)
 // A head's one name, as every page, figure and table names it (viz.common.head_name): "L3 H2", layer 3,
 // head 2, both counted from 0.
 export function headName(layer, head) {
