@@ -18,9 +18,11 @@ from transformers import AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokeniz
 import model.core.triangle as triangle
 from fixtures.hub_tiny import FakeHub, save_bert, save_gpt2, save_marian, save_t5
 from model.core.triangle import CausalMaps
+from model.hub.cache import MEMORY_ENV, model_bytes
 from model.hub.download import OFFLINE
-from model.hub.load import MAX_PARAMS_ENV
+from model.hub.load import MAX_PARAMS_ENV, load
 from model.hub.run import run as hub_run
+from pages.shared import hub as page_hub
 from pages.shared.hub import MAX_GENERATE, run_id
 from tests import apptest
 from tests.apptest import chart, clear_caches, titles
@@ -79,7 +81,7 @@ def test_empty_state_says_what_to_type_and_the_limits():
     assert "Type a model id or a folder" in messages(at) and "gpt2" in messages(at)
     limits = at.info[0].value
     assert "150 M parameters" in limits and "GPT-2 1,024 tokens" in limits
-    assert "shared by everyone using this app" in limits and "never run" in limits
+    assert "stays yours while you use it" in limits and "about 600 MB" in limits and "never run" in limits
     # issue 43, item 9: the limit stated in a learner's words, and no hosting jargon anywhere on the page (the
     # setting's name is in the README, and in the message a refused model gets)
     assert MAX_PARAMS_ENV not in limits and "app process" not in limits and "safetensors" in limits
@@ -387,3 +389,47 @@ def test_a_text_of_unknown_tokens_points_to_no_examples_the_page_lacks(tiny):
     assert "None of the" in said and "vocabulary" in said
     assert "example" not in said  # the page has no examples to try (issue 36, item 7)
     assert "language the model was trained on" in said
+
+
+# Issue 52: many learners, one server. Each AppTest is a session of its own; the model cache is the process's.
+
+
+def shown_model(at: AppTest) -> str:
+    """The model the page says it opened (its one-line description), Markdown's escapes dropped."""
+    return " ".join(c.value for c in at.caption).replace("\\", "")
+
+
+def test_two_sessions_with_different_models_keep_their_own(tiny, hub_env):
+    loads = []
+    hub_env.setattr(page_hub, "load", lambda source, **kw: loads.append(source) or load(source, **kw))
+    first = run(tiny["gpt2"])
+    second = run(tiny["bert"])  # another learner opens another model: the first one's stays
+    assert not first.exception and not second.exception and not second.warning
+    first.run()  # the first learner's next run: still GPT-2, loaded once, not replaced by the second's BERT
+    assert str(tiny["gpt2"]) in shown_model(first) and "decoder" in shown_model(first)
+    assert str(tiny["bert"]) in shown_model(second) and "encoder" in shown_model(second)
+    kept = page_hub.models().keys()
+    assert {k[0] for k in kept} == {str(tiny["gpt2"]), str(tiny["bert"])}
+    assert sent_weights(payload(first), "decoder").shape[1] == 2  # the tiny GPT-2's heads, not BERT's
+    assert len(page_hub.models().pinned()) == 2  # each in use by its learner
+    assert loads == [str(tiny["gpt2"]), str(tiny["bert"])]  # each loaded once: nobody's model was replaced
+
+
+def test_a_full_budget_says_so_and_takes_no_ones_model(tiny, hub_env):
+    sizes = {name: model_bytes(load(str(tiny[name])).model) for name in ("gpt2", "bert")}
+    hub_env.setenv(MEMORY_ENV, str((max(sizes.values()) + 100) / 2**20))  # room for one of them, not both
+    first = run(tiny["gpt2"])
+    assert not first.exception and first.get("bidi_component")
+    second = run(tiny["bert"])
+    assert not second.exception and not second.get("bidi_component") and not second.error
+    said = messages(second)
+    assert "cannot be opened right now" in said and "memory for models is full" in said
+    assert "1 other person is using 1 model" in said and "No one's model is taken away" in said
+    assert MEMORY_ENV not in said and "Try again" in [b.label for b in second.button]
+    first.run()
+    assert str(tiny["gpt2"]) in shown_model(first) and first.get("bidi_component")  # hers, still
+    # the first learner moves on to BERT: her GPT-2 makes room, and the second learner's retry now opens BERT
+    first.text_input(key="hub_id").set_value(str(tiny["bert"])).run()
+    second.button(key="hub_retry_full").click().run()
+    assert str(tiny["bert"]) in shown_model(second) and second.get("bidi_component")
+    assert [k[0] for k in page_hub.models().keys()] == [str(tiny["bert"])]
