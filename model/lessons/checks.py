@@ -22,6 +22,7 @@ from model.lessons.path import Check
 from model.lessons.reshape import input_tensor, reshape_steps
 
 MAX_PHRASE = 60  # characters of a phrase the generator reads twice (two copies and a line break fit its 128)
+MAX_TOKENS = 40  # words of the hand-worked head, as the hand page reads them
 
 
 @dataclass(frozen=True, eq=False)
@@ -62,7 +63,7 @@ def read_head(check: Check, text: str, ck: Checkpoint | None = None) -> HeadRead
     if not shown.strip():
         raise ValueError("Type some text first.")
     if check.model == "hand":
-        w = walkthrough(shown)
+        w = walkthrough(shown, max_tokens=MAX_TOKENS)
         tokens = list(w.tokens)
         weights, queries, causal, said = w.weights.double().numpy(), tokens, False, ""
     else:

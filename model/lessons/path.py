@@ -354,7 +354,7 @@ def _induction(head: Head | None) -> Step:
         layer=head.layer if head else 0,
         head=head.head if head else 0,
         text=PHRASE,
-        query=4,
+        query=PHRASE.index("q"),  # a character the phrase has once: one earlier copy to find
         twice=True,
     )
     params = {"gen_prompt": TWICE, "gen_chars": str(len(TWICE))} | _explorer("gen", head)
