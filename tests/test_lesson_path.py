@@ -321,3 +321,14 @@ def test_a_page_visited_before_opens_at_the_step_s_state_not_the_last_one(shippe
     assert not at.exception
     held = (at.session_state["hist_layer"], at.session_state["hist_head"], at.session_state["hist_epoch"])
     assert held == (int(step.params["hist_layer"]), int(step.params["hist_head"]), int(step.params["hist_epoch"]))
+
+
+def test_every_step_is_said_in_a_learner_s_words(shipped):
+    """Issue 43's wording rules on the lesson's every sentence: no file path, no doubled punctuation."""
+    from tests.test_page_wording import DOUBLED, REPO_PATH
+
+    for step in lesson_path():
+        c = step.check
+        for text in (step.title, step.notice, step.teach, c.question, c.why, *c.hints, *c.options):
+            assert not REPO_PATH.search(text) and not DOUBLED.search(text), text
+            assert "_" not in text and "()" not in text, text  # no code identifiers

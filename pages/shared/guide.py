@@ -79,7 +79,7 @@ def _guide(path: tuple[Step, ...]) -> None:
             with st.container(border=True):
                 st.markdown(f"**{step.number}. {step.title}** · {step.minutes} min")  # our own words
                 step_link(step)
-                room = f" Room question: “{QUESTIONS[step.room][0]}”." if step.room in QUESTIONS else ""
+                room = f" Room question: “{QUESTIONS[step.room][0]}”" if step.room in QUESTIONS else ""
                 st.caption(f"Notice: {step.notice} Teacher: {step.teach}{room}")
     lesson_link(1, "Walk the lesson one step at a time")
     st.caption(
