@@ -101,3 +101,20 @@ def test_the_start_page_s_guide_links_every_step_in_the_same_tab(page, app_url: 
     shown = query(page)
     for key in ("gen_chars", "gen_layer", "gen_head"):
         assert shown[key] == step.params[key]
+
+
+@pytest.mark.parametrize("width", [1440, 390])
+def test_the_lesson_has_no_serious_accessibility_violation(browser, app_url: str, width: int) -> None:
+    """axe-core's WCAG A and AA rules (tests/browser/test_axe.py) on a step with each kind of check."""
+    from .test_axe import SERIOUS, violations
+
+    context = browser.new_context(viewport={"width": width, "height": 1000})
+    try:
+        page = context.new_page()
+        for step in (1, 2, 4, 7):  # a key check, the width check, the ablation check, a choice
+            page.goto(f"{app_url}/lesson?step={step}", wait_until="domcontentloaded")
+            wait_until_idle(page)
+            found = [v for v in violations(page) if v["impact"] in SERIOUS]
+            assert not found, (step, found)
+    finally:
+        context.close()
