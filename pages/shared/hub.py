@@ -51,7 +51,7 @@ def hub_key(hub: HubModel) -> tuple[str, str, str]:
 CACHE = dict(hash_funcs={HubModel: hub_key})
 
 
-@st.cache_resource(show_spinner=False)
+@st.cache_resource(max_entries=1, show_spinner=False)  # a new budget (the host's setting) replaces the cache
 def _models(budget: int) -> ModelCache:
     """The Hub models this process keeps, for every session (cleared with every other resource by
     ``st.cache_resource.clear``). A model is loaded outside any cached function because Streamlit replays what
