@@ -66,7 +66,7 @@ def test_matrix_views(default):
     assert max(grid["grid"][0]) == 0  # the ablated head's own layer keeps its weights
     assert max(grid["grid"][1]) > 0  # the layer above changes
     assert not grid["colour"]["signed"]
-    diff = matrix(default, "before − after: self-attention, layer 1 · head 0")
+    diff = matrix(default, "before − after: self-attention, L1 H0")
     colour = diff["colour"]
     assert colour["signed"] and colour["stops"][0] != colour["stops"][-1]  # a two-sided (diverging) scale
     ((low, high),) = colour["ranges"]
@@ -84,7 +84,7 @@ def test_url_state_is_used_and_written():
     assert at.multiselect(key="abl_cls_enc0").value == []
     assert at.multiselect(key="abl_cls_enc1").value == [1, 2]
     assert at.text_input(key="abl_cls_text").value == "not bad at all"
-    assert matrix(at, "before − after: self-attention, layer 0 · head 2")
+    assert matrix(at, "before − after: self-attention, L0 H2")
     assert "2 of 6 heads are off" in captions(at)
     assert at.query_params["abl_cls_enc1"] in ("1,2", ["1,2"])
 
@@ -126,7 +126,7 @@ def test_switching_heads_off_and_back_on():
             "abl_lh",
             (0, 0),
             lambda at: (
-                matrix(at, "before − after: self-attention, layer 0 · head 0")
+                matrix(at, "before − after: self-attention, L0 H0")
                 and url(at, "abl_layer") == "0"
                 and url(at, "abl_head") == "0"
             ),
@@ -136,7 +136,7 @@ def test_switching_heads_off_and_back_on():
             "abl_lh",
             (1, 2),
             lambda at: (
-                matrix(at, "before − after: self-attention, layer 1 · head 2 (largest change")
+                matrix(at, "before − after: self-attention, L1 H2 (largest change")
                 and url(at, "abl_layer") == "1"
                 and url(at, "abl_head") == "2"
             ),
@@ -158,7 +158,7 @@ def test_generator():
     assert [at.multiselect(key=f"abl_gen_enc{l}").value for l in range(GENERATOR.layers)] == [[0], [], []]
     bars = chart(at, "next character: top 10, before vs after")
     assert [t["name"] for t in bars["data"]] == ["before", "after"] and len(bars["data"][0]["x"]) == 10
-    diff = matrix(at, f"before − after: causal self-attention, layer {GENERATOR.layers - 1} · head 0")
+    diff = matrix(at, f"before − after: causal self-attention, L{GENERATOR.layers - 1} H0")
     z = np.array(diff["grid"], dtype=float)
     assert np.allclose(np.triu(z, 1), 0)  # causal: the future had no weight before or after
     assert diff["rows"][:2] == ["0:O", "1:␣"]
@@ -176,7 +176,7 @@ def test_translator_kinds():
     assert at.radio(key="abl_kind").value == "cross"
     n_heads = (TRANSLATOR.enc_layers + 2 * TRANSLATOR.dec_layers) * TRANSLATOR.heads
     assert f"1 of {n_heads} heads is off" in captions(at)
-    cross = matrix(at, f"before − after: cross-attention, layer {TRANSLATOR.dec_layers - 1} · head 0")
+    cross = matrix(at, f"before − after: cross-attention, L{TRANSLATOR.dec_layers - 1} H0")
     assert cross["cols"][:2] == ["0:<sos>", "1:ein"]  # plain text: the view writes labels with textContent
     assert "query = English" in cross["row_title"]
     at.radio(key="abl_kind").set_value("encoder").run()

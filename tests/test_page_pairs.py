@@ -23,7 +23,7 @@ from viz.matrixview import BLUES, RDBU_R
 PAGE = apptest.page("pairs")
 run = partial(apptest.run, PAGE)
 pytestmark = pytest.mark.usefixtures("app_env")
-HEAD = "self-attention, layer 0 · head 0"
+HEAD = "self-attention, L0 H0"
 EXPORT = "Download this view as HTML"
 
 
@@ -204,7 +204,7 @@ def test_the_export_builds_the_figures_on_click(figures_built, click):
     bars, side, diff = figs
     assert bars["layout"]["title"]["text"] == "class probabilities"
     a, b = side["data"]
-    assert side["layout"]["title"]["text"] == "Self-attention, layer 0 · head 0: A and B"
+    assert side["layout"]["title"]["text"] == "Self-attention, L0 H0: A and B"
     assert a["coloraxis"] == b["coloraxis"] == "coloraxis"  # one colour scale for both
     for trace, name in ((a, "A"), (b, "B")):  # the figures print 4 decimals
         assert np.allclose(z(trace), grid(at, f"{name}: {HEAD}"), atol=1e-4)
@@ -230,8 +230,8 @@ def test_url_state_is_used_and_written():
     assert not at.exception
     assert at.text_input(key="pair_cls_a").value == "not bad at all"
     assert at.selectbox(key="pair_lh").value == (1, 0)  # one select box for both; head 9 does not exist
-    assert matrix(at, "B − A: self-attention, layer 1 · head 0")["rows"][1] == "1:bad→good"
-    assert np.allclose(grid(at, "A: self-attention, layer 1 · head 0"), weights(at, "A", "encoder")[1, 0], atol=2e-6)
+    assert matrix(at, "B − A: self-attention, L1 H0")["rows"][1] == "1:bad→good"
+    assert np.allclose(grid(at, "A: self-attention, L1 H0"), weights(at, "A", "encoder")[1, 0], atol=2e-6)
     assert at.query_params["pair_cls_b"] in ("not good at all", ["not good at all"])
     assert (url(at, "pair_layer"), url(at, "pair_head"), url(at, "pair_kind")) == ("1", "0", "encoder")
 
@@ -245,15 +245,15 @@ def test_url_state_is_used_and_written():
             "selectbox",
             "pair_lh",
             (1, 0),
-            lambda at: matrix(at, "B: self-attention, layer 1 · head 0") and url(at, "pair_layer") == "1",
+            lambda at: matrix(at, "B: self-attention, L1 H0") and url(at, "pair_layer") == "1",
         ),
         (
             "selectbox",
             "pair_lh",
             (0, 2),
-            lambda at: matrix(at, "A: self-attention, layer 0 · head 2") and url(at, "pair_head") == "2",
+            lambda at: matrix(at, "A: self-attention, L0 H2") and url(at, "pair_head") == "2",
         ),
-        ("radio", "pair_model", "generator", lambda at: matrix(at, "B − A: causal self-attention, layer 0 · head 0")),
+        ("radio", "pair_model", "generator", lambda at: matrix(at, "B − A: causal self-attention, L0 H0")),
     ],
 )
 def test_each_control(kind, key, value, check):
@@ -293,7 +293,7 @@ def test_translator_pair():
     assert len(at.text) == 2
     assert not at.expander and charts(at) == []  # translations, no bars to open
     assert at.radio(key="pair_kind").value == "cross"
-    cross = matrix(at, "B − A: cross-attention, layer 0 · head 0")
+    cross = matrix(at, "B − A: cross-attention, L0 H0")
     assert (cross["row_title"], cross["col_title"]) == ("query = English", "key = German")
     at.radio(key="pair_kind").set_value("encoder").run()
     assert not at.exception
@@ -305,7 +305,7 @@ def test_translator_pair():
     at.radio(key="pair_kind").set_value("decoder").run()
     assert not at.exception
     layer = TRANSLATOR.enc_layers - 1
-    side = matrix(at, f"A: decoder self-attention, layer {layer} · head 0")
+    side = matrix(at, f"A: decoder self-attention, L{layer} H0")
     assert np.allclose(side["grid"], weights(at, "A", "decoder")[layer, 0], atol=2e-6)
     assert url(at, "pair_kind") == "decoder" and url(at, "pair_layer") == str(layer)
 

@@ -82,11 +82,11 @@ def test_default_run(default):
     assert list(profiles.columns) == ["layer", "head", "entropy", "previous", "self", "first", "special"]
     assert profiles["entropy"].is_monotonic_decreasing  # sorted by entropy, largest first
     nearest = table(default, "pro-nearest")
-    assert len(nearest) == 4 and nearest["head"].iloc[0] == "layer 0 · head 0"
+    assert len(nearest) == 4 and nearest["head"].iloc[0] == "L0 H0"
     assert nearest["distance"].iloc[0] == 0 and nearest["distance"].iloc[1:].is_monotonic_increasing
     [head_map] = explorer(default)["kinds"]  # the chosen head, in the explorer
     assert head_map["keys"][0] == "the" and (head_map["layers"], head_map["heads"]) == (1, 1)
-    assert head_map["query_axis"] == "query" and "layer 0 · head 0" in head_map["title"]
+    assert head_map["query_axis"] == "query" and "L0 H0" in head_map["title"]
 
 
 def test_no_plotly_chart_by_default(default):
@@ -100,22 +100,22 @@ def test_opening_the_lines_section_draws_the_profile_lines(checkpoints):
     at = run(pro_lines=True)
     assert not at.exception and not at.warning
     [lines] = charts(at)
-    assert lines == chart(at, "layer 0 · head 0 and its nearest heads")
+    assert lines == chart(at, "L0 H0 and its nearest heads")
     [section] = [e for e in at.expander if e.proto.id.endswith("pro_lines")]
     assert section.proto.expanded and len(section.get("plotly_chart")) == 1  # drawn inside the open section
     assert [t["type"] for t in lines["data"]] == ["scatter"] * 4
     profiles = profiles_of(checkpoints, "classifier", DEFAULT_TEXT, "encoder")
     near = neighbourhood(profiles, 0, 0, k=3)
     assert [t["name"] for t in lines["data"]] == table(at, "pro-nearest")["head"].tolist()
-    assert [t["name"] for t in lines["data"]] == [f"layer {n['layer']} · head {n['head']}" for n in near]
+    assert [t["name"] for t in lines["data"]] == [f"L{n['layer']} H{n['head']}" for n in near]
     for trace, n in zip(lines["data"], near):
         assert trace["x"] == comparable_metrics(profiles)
         assert trace["y"] == pytest.approx(list(n["z"]), abs=1e-3)
     assert url(at, "pro_lines") == "True"
     assert matrix(at, "entropy of every head")  # the grid is still there
     from_url = run({"pro_lines": "True", "pro_head": "1-1", "pro_k": "2"})  # a shared link opens it too
-    lines = chart(from_url, "layer 1 · head 1 and its nearest heads")
-    assert len(lines["data"]) == 3 and lines["data"][0]["name"] == "layer 1 · head 1"
+    lines = chart(from_url, "L1 H1 and its nearest heads")
+    assert len(lines["data"]) == 3 and lines["data"][0]["name"] == "L1 H1"
 
 
 def test_profiles_match_the_model_functions(default, checkpoints):
@@ -155,7 +155,7 @@ def test_url_state_is_used_and_written(checkpoints):
     assert shown["colour"]["stops"][0] == RDBU
     profiles = table(at, "pro-table")
     assert "monotonic" in profiles.columns and "self" not in profiles.columns
-    assert table(at, "pro-nearest")["head"].tolist()[0] == "layer 1 · head 2" and len(table(at, "pro-nearest")) == 3
+    assert table(at, "pro-nearest")["head"].tolist()[0] == "L1 H2" and len(table(at, "pro-nearest")) == 3
     assert url(at, "pro_metric") == "monotonic" and url(at, "pro_head") == "1-2"
     assert charts(at) == []
 
@@ -211,7 +211,7 @@ def test_a_metric_that_does_not_apply_is_a_blank_cell(checkpoints):
             "selectbox",
             "pro_head",
             "1-1",
-            lambda at: table(at, "pro-nearest")["head"].iloc[0] == "layer 1 · head 1" and grid(at)["marks"] == [[1, 1]],
+            lambda at: table(at, "pro-nearest")["head"].iloc[0] == "L1 H1" and grid(at)["marks"] == [[1, 1]],
         ),
         ("slider", "pro_k", 5, lambda at: len(table(at, "pro-nearest")) == 6),
     ],

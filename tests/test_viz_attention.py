@@ -79,7 +79,7 @@ def test_grid_has_one_heatmap_per_layer_and_head(layers, heads):
     ]
     assert rows == [f"layer {l} · query (row)" for l in range(layers)]  # one per row (layers)
     assert all(a["font"]["size"] >= 12 for a in s["layout"]["annotations"])
-    assert "layer 0 · head 0" in s["data"][0]["hovertemplate"]
+    assert "L0 H0" in s["data"][0]["hovertemplate"]
 
 
 def test_grid_with_cross_attention_shapes():

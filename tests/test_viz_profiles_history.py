@@ -162,7 +162,7 @@ def test_grid_and_neighbour_tables() -> None:
     assert table.loc["layer 1", "head 0"] == round(3 / 7, 6)
     near = [{"layer": 0, "head": 1, "distance": 0.0, "entropy": 1.5, "z": None}]
     assert neighbours_table(near, ["entropy"]).to_dict("records") == [
-        {"head": "layer 0 · head 1", "distance": 0.0, "entropy": 1.5}
+        {"head": "L0 H1", "distance": 0.0, "entropy": 1.5}
     ]
 
 

@@ -24,6 +24,7 @@ from viz.common import (
     escape,
     full_label_hover,
     grid_domains,
+    head_name,
     heatmap,
     house_layout,
     hover_labels,
@@ -157,7 +158,7 @@ def head_grid(
         for h in range(H):
             i = l * H + h + 1
             suffix = "" if i == 1 else str(i)
-            hover = hover_template(query_name, key_name, extra=f"layer {l} · head {h}<br>")
+            hover = hover_template(query_name, key_name, extra=f"{head_name(l, h)}<br>")
             customdata, hover = full_label_hover(rows, cols, full_rows, full_cols, hover)
             traces.append(
                 dict(

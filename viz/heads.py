@@ -11,10 +11,12 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from viz.common import HEAD_COLORS, house_layout, make_figure
+from viz.common import head_name as one_name
 
 
 def head_name(row: dict) -> str:
-    return f"{row['kind']} · layer {row['layer']} · head {row['head']}"
+    """A head finder row's head, named as every page names a head (``"encoder L0 H3"``)."""
+    return one_name(row["layer"], row["head"], row["kind"])
 
 
 def head_id(row: dict) -> str:
@@ -102,8 +104,8 @@ def head_scatter(rows: Sequence[dict], x: str, y: str, *, selected: str | None =
                 x=[r[x] for r in shown],
                 y=[r[y] for r in shown],
                 customdata=[head_id(r) for r in shown],
-                text=[f"layer {r['layer']} · head {r['head']}" for r in shown],
-                hovertemplate=f"{kind} · %{{text}}<br>{x} %{{x:.3f}}<br>{y} %{{y:.3f}}<extra></extra>",
+                text=[one_name(r["layer"], r["head"]) for r in shown],
+                hovertemplate=f"{kind} %{{text}}<br>{x} %{{x:.3f}}<br>{y} %{{y:.3f}}<extra></extra>",
                 marker=dict(
                     color=colour,
                     size=[16 if head_id(r) == selected else 10 for r in shown],

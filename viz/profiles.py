@@ -15,14 +15,14 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from viz.common import HEAD_COLORS, check_stack, house_layout, make_figure
+from viz.common import HEAD_COLORS, check_stack, head_name, house_layout, make_figure
 from viz.matrixview import matrix_payload
 
 FRACTIONS = ("previous", "self", "first", "special", "forward")  # metrics that are shares of the weight
 
 
 def head_label(layer: int, head: int) -> str:
-    return f"layer {layer} · head {head}"
+    return head_name(layer, head)
 
 
 def colour_range(metric: str, keys: int) -> tuple[float | None, float | None]:

@@ -20,7 +20,7 @@ from pages.shared.outputs import ablation_predictions, has_bars, prediction_bars
 from pages.shared.runs import attempt, input_notes, pick_model, read_input, run_ablation
 from pages.shared.state import url_widget
 from pages.shared.views import labelled, pick_head, pick_kind, windowed
-from viz.common import unique_labels
+from viz.common import head_name, unique_labels
 from viz.compare import change_grid, change_table, difference_heatmap, difference_table
 from viz.matrix import matrix_frame
 
@@ -71,7 +71,7 @@ def downstream(spec: ModelSpec, res: Ablation, notes: str) -> None:
     m, (rows, cols) = windowed(delta[layer, head], k, res.before, spec)
     if len(rows) < len(k.queries):
         st.caption(f"The last {len(rows)} {spec.unit} are drawn.")
-    title = f"before − after: {name.lower()}, layer {layer} · head {head}"
+    title = f"before − after: {name.lower()}, {head_name(layer, head)}"
     largest = f"{title} (largest change {np.abs(delta[layer, head]).max():.4f})"  # one element less than a caption
     csv = lambda: matrix_frame(m, unique_labels(rows), unique_labels(cols))
     table = difference_table(m, rows, cols, title=largest, **names)
@@ -95,7 +95,7 @@ def body(ck: Checkpoint, opts: Options) -> None:
         return
     st.subheader("Before vs after")
     ablation_predictions(spec, res.before, res.after, BEFORE_AFTER, VERSUS)
-    off_names = ", ".join(f"{k} layer {l} head {h}" for k, l, h in opts.off) or "none"
+    off_names = ", ".join(head_name(l, h, k) for k, l, h in opts.off) or "none"
     notes = f"Model: {spec.title}\nInput: {text}\nHeads off: {off_names}"
     notes += f"\nBefore: {res.before.prediction}\nAfter: {res.after.prediction}"
     downstream(spec, res, notes)

@@ -19,6 +19,7 @@ from pages.shared.outputs import has_bars, pair_predictions, prediction_bars
 from pages.shared.runs import attempt, input_notes, pick_model, read_input, run_model
 from pages.shared.state import url_widget
 from pages.shared.views import labelled, pick_head, pick_kind, windowed
+from viz.common import head_name
 from viz.compare import difference_heatmap, difference_table, pair_heatmaps, pair_labels, pair_tables
 
 DEFAULT_PAIRS = {
@@ -55,7 +56,7 @@ def attention(spec: ModelSpec, a: RunResult, b: RunResult, notes: str) -> None:
     mb, tok_b = windowed(kb.weights[layer, head], kb, b, spec)
     if len(tok_a[0]) < len(ka.queries) or len(tok_b[0]) < len(kb.queries):
         st.caption(f"The last {spec.window} {spec.unit} of each prompt are drawn.")
-    head_title = f"{name.lower()}, layer {layer} · head {head}"
+    head_title = f"{name.lower()}, {head_name(layer, head)}"
     tables = pair_tables(ma, tok_a, mb, tok_b, names=NAMES, title=head_title, **names)
     for col, table, n in zip(st.columns(2), tables, NAMES):
         with col:
@@ -64,7 +65,7 @@ def attention(spec: ModelSpec, a: RunResult, b: RunResult, notes: str) -> None:
     labels = pair_labels(tok_a, tok_b)
     if labels is not None:
         st.caption("A and B have the same number of tokens, so their attention subtracts position by position.")
-        second_title = f"B − A: {name.lower()}, layer {layer} · head {head}"
+        second_title = f"B − A: {name.lower()}, {head_name(layer, head)}"
         show_matrix(difference_table(mb - ma, *labels, title=second_title, **names), "pair-diff")
         second = lambda: difference_heatmap(mb - ma, *labels, title=second_title, value="B − A", **names)
     else:
@@ -72,7 +73,7 @@ def attention(spec: ModelSpec, a: RunResult, b: RunResult, notes: str) -> None:
 
     def figures() -> list:  # the export's charts, built only when it is clicked
         figs = [prediction_bars(spec, (a, b), NAMES, VERSUS)] if has_bars(spec) else []
-        side_title = f"{name}, layer {layer} · head {head}: A and B"
+        side_title = f"{name}, {head_name(layer, head)}: A and B"
         return [*figs, pair_heatmaps(ma, tok_a, mb, tok_b, names=NAMES, title=side_title, **names), second()]
 
     export_view_button(figures, f"Minimal pair · {spec.title}", "pair-export", notes=notes)

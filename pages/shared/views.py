@@ -18,6 +18,7 @@ from pages.shared.explain import checkpoint_explainer, explain_panel, remembered
 from pages.shared.explorer import attention_explorer, explorer_file, html_download
 from pages.shared.state import bounded, in_fragment, init_state, keep_valid, radio_choice, sync_url
 from viz.attention import grid_frame, visible_chars
+from viz.common import head_name
 
 
 def token_labels(tokens: Sequence[str], special: Sequence[bool], unknown: Sequence[str]) -> list[str]:
@@ -130,7 +131,7 @@ def head_explorer(
     one = replace(
         kind,
         weights=kind.weights[layer : layer + 1, head : head + 1],
-        title=f"{kind.title}, layer {layer} · head {head}",
+        title=f"{kind.title}, {head_name(layer, head)}",
     )
     clicked = attention_explorer([one], key=f"{prefix}-explorer-{layer}-{head}", url_prefix=prefix, title=title)
     if clicked is not None:  # indices of the one head sent -> the model's
@@ -150,7 +151,7 @@ def weights_csv(kinds: Sequence[AttentionKind]) -> str:
 
 def pick_head(layers: int, heads: int, prefix: str, *, default_layer: int = 0) -> tuple[int, int]:
     """One head of a ``layers`` × ``heads`` attention, for the views drawn on the server (differences,
-    ablation), as one select box ("layer 1 · head 2", key ``<prefix>_lh``: one widget is about half the
+    ablation), as one select box ("L1 H2", key ``<prefix>_lh``: one widget is about half the
     browser's work of two); the URL keeps ``<prefix>_layer`` and ``<prefix>_head``."""
     lk, hk, key = f"{prefix}_layer", f"{prefix}_head", f"{prefix}_lh"
     init_state(lk, default_layer, bounded(0, layers - 1))
@@ -162,7 +163,7 @@ def pick_head(layers: int, heads: int, prefix: str, *, default_layer: int = 0) -
         st.session_state[lk], st.session_state[hk] = st.session_state[key]
     else:
         st.session_state[key] = (st.session_state[lk], st.session_state[hk])
-    st.selectbox("Layer and head", options, key=key, format_func=lambda lh: f"layer {lh[0]} · head {lh[1]}")
+    st.selectbox("Layer and head", options, key=key, format_func=lambda lh: head_name(*lh))
     sync_url(lk, hk)
     return st.session_state[lk], st.session_state[hk]
 
