@@ -26,7 +26,7 @@ MODEL_PAGES = [
     *[("ablation", task, {"abl_model": task}) for task in TASKS],
     *[("pairs", task, {"pair_model": task}) for task in TASKS],
     ("profiles", "classifier", {}),
-    ("history", "classifier", {}),
+    ("history", "generator", {}),  # it opens on the generator's induction head forming (issue 51)
 ]
 EXPECTED = {"missing": "python -m model train", "truncated": "truncated", "other-config": "wrong shape"}
 

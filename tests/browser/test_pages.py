@@ -35,7 +35,7 @@ PAGE_MODEL = {
     "ablation": "classifier",
     "pairs": "classifier",
     "profiles": "classifier",
-    "history": "classifier",
+    "history": "generator",  # it opens on the generator's induction head forming (issue 51)
     "heads": "classifier",  # the head finder opens on the classifier's stored scores
 }  # pages that open on one of the models
 NO_CHARTS = {"classroom": "Start a room"}  # its lobby draws no chart: it waits for this button instead
