@@ -14,7 +14,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from viz.attention import head_grid, visible_chars
-from viz.common import HEAD_COLORS, escape, house_layout, make_figure, margins, text_px
+from viz.common import HEAD_COLORS, escape, head_name, house_layout, make_figure, margins, text_px
 
 ANSWER_COLOR = "#009E73"  # the right answer, once revealed (Okabe-Ito green)
 OTHER_COLOR = "#999999"
@@ -104,9 +104,10 @@ def candidate_head(spec: dict, i: int) -> go.Figure:
     fig = head_grid(w[i][None, None], _tokens(spec), title=names[i])
     name = escape(names[i])
     fig.layout.annotations = ()  # head_grid's "head 0": the title names the head
-    fig.data[0].hovertemplate = fig.data[0].hovertemplate.replace("layer 0 · head 0", name)
+    fig.data[0].hovertemplate = fig.data[0].hovertemplate.replace(head_name(0, 0), name)
     fig.layout.yaxis.title.text = fig.layout.yaxis.title.text.split(" · ", 1)[-1]  # "layer 0 · query" -> "query"
     fig.layout.coloraxis.cmax = float(w.max()) if w.size and w.max() > 0 else 1.0
+    fig.layout.coloraxis.colorbar.thickness = 12  # a phone's width goes to the map
     # a short title (the axes say which is the query and which the key) and a height for a phone's width,
     # not the grid's full-page one: four maps stack on a phone
     fig.layout.title.text = name
@@ -135,7 +136,7 @@ def candidate_heads(spec: dict) -> go.Figure:
         titles.append(
             go.layout.Annotation(column_title, text=escape(names[i]), x=sum(x_axis.domain) / 2, y=y_axis.domain[1])
         )
-        trace.hovertemplate = trace.hovertemplate.replace(f"layer {i // cols} · head {i % cols}", escape(names[i]))
+        trace.hovertemplate = trace.hovertemplate.replace(head_name(i // cols, i % cols), escape(names[i]))
         if y_axis.title.text:
             y_axis.title.text = y_axis.title.text.split(" · ", 1)[-1]  # "layer 1 · query" -> "query"
     fig.layout.annotations = titles

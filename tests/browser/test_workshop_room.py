@@ -171,7 +171,7 @@ def test_the_workshop_survives_moving_around_restarts_and_redis(browser, app, tm
         teacher_context = browser_context(phone=False)
         teacher = new_page(teacher_context, f"{app.url}/classroom")
         text(teacher, "Students cannot join yet", RUN_TIMEOUT_MS)
-        text(teacher, "make run HOST=0.0.0.0")
+        teacher.locator('[data-testid="stAlert"]', has_text="make run HOST=0.0.0.0").first.wait_for(timeout=LIVE_MS)
         code = start_room(teacher)
         assert teacher.locator("main img").count() == 0 and f"/classroom?room={code}" not in teacher.inner_text("main")
         (secret,) = kept_keys(teacher_context).values()
