@@ -116,9 +116,9 @@ def test_the_steps_follow_the_head_the_explorer_opened_on():
     assert not at.exception
     state = apptest.explorer(at)["state"]
     assert (state["layer"], state["head"]) == (2, 1)
-    assert any(c.value.startswith("Layer 2, head 1:") for c in at.caption), [c.value for c in at.caption]
+    assert any(c.value.startswith("L2 H1:") for c in at.caption), [c.value for c in at.caption]
     at = generator_page(gen_layer="9", gen_head="9")  # clamped as the explorer clamps it
-    assert any(c.value.startswith("Layer 2, head 1:") for c in at.caption)
+    assert any(c.value.startswith("L2 H1:") for c in at.caption)
 
 
 def test_the_steps_follow_the_clicked_head(generator_run):
@@ -128,9 +128,9 @@ def test_the_steps_follow_the_clicked_head(generator_run):
         generator_run,
         {"kind": "encoder", "layer": 1, "head": 0, "query": 3, "key": 2},
     )
-    assert any(c.value.startswith("Layer 1, head 0:") for c in at.caption)  # the click wins over the link
+    assert any(c.value.startswith("L1 H0:") for c in at.caption)  # the click wins over the link
     at = click(at, "gen_cell", generator_run, {"kind": "encoder", "layer": 0, "head": None, "query": 3, "key": 2})
-    assert any(c.value.startswith("Layer 0, head 1:") for c in at.caption)  # the mean of layer 0: the URL's head
+    assert any(c.value.startswith("L0 H1:") for c in at.caption)  # the mean of layer 0: the URL's head
     mean = plain(" ".join(i.value for i in at.info))
     assert "query 3:E → key 2:M: " in mean and "the mean of all 2 heads, layer 0" in mean  # as the panel names it
 

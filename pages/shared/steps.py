@@ -17,7 +17,7 @@ from pages.shared.state import init_state, one_of, range_slider, sync_url
 from pages.shared.text import markdown_escape
 from pages.shared.views import axes
 from viz.attention import causal_step_figures, visible_chars, weights_frame
-from viz.common import shown_token
+from viz.common import head_name, shown_token
 from viz.explorer.state import clamp_state, state_from_url
 from viz.steps import decoding_step_figures, step_figures
 
@@ -71,7 +71,7 @@ def causal_steps(ck: Checkpoint, text: str, layer: int, head: int) -> list:
     each; returns the figures of the tabs drawn."""
     st.subheader("The causal mask, step by step")
     st.caption(
-        f"Layer {layer}, head {head}: {FOLLOWED}. It reads only the last {len(text)} characters, so each row of the softmax "
+        f"{head_name(layer, head)}: {FOLLOWED}. It reads only the last {len(text)} characters, so each row of the softmax "
         "sums to 1. A character may look at itself and at earlier characters, never at later ones: those "
         "would give away what comes next."
     )
