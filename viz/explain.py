@@ -10,7 +10,9 @@ keys marked (:func:`row_figure`), and the value vectors weighted into this head'
 
 from __future__ import annotations
 
+import html
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -21,6 +23,7 @@ from model.core.specs import kind_label
 from viz.common import (
     DIVERGING,
     FONT_SIZE,
+    TITLE_SIZE,
     escape,
     head_name,
     house_layout,
@@ -32,6 +35,51 @@ from viz.common import (
 
 CHOSEN, OTHER, MASKED = "#D55E00", "#0072B2", "#BBBBBB"  # Okabe-Ito vermilion / blue, grey
 MAX_TEXT = 16  # print values in the cells up to this many dimensions
+# A chart's title does not wrap, and at a phone's 390 px Plotly cut these titles at the right edge. The
+# titles break between phrases; a line still longer (a long token) is broken at spaces to at most TITLE_CHARS
+# characters (about 320 px at TITLE_SIZE: a chart on a 390-px screen is 358 px wide), TITLE_LINE px a line,
+# from the top of the figure down, the plot below it.
+TITLE_CHARS, TITLE_LINE, TITLE_PAD = 44, 22, 8
+# spaces a title line never breaks at: inside a head's name ("cross L1 H2"), after "=" before its number, in
+# a token's name ("key 3:fährt") and after an arrow ("→ key 3:fährt" starts a line whole)
+GLUED = tuple(map(re.compile, (r"(L\d+) (H\d+)", r"(=) (-?\d)", r"(query|key) (\d)", r"(→) (\S)")))
+
+
+def short_lines(text: str, width: int = TITLE_CHARS) -> list[str]:
+    """``text`` (plotly markup: escaped, lines joined by ``<br>``) as lines of at most ``width`` characters
+    as shown (an entity such as ``&lt;`` counts one), broken at spaces (not the GLUED ones); a longer word
+    keeps a line of its own."""
+    out = []
+    for line in text.split("<br>"):
+        for glued in GLUED:
+            line = glued.sub("\\1\0\\2", line)
+        current = ""
+        for word in line.split(" "):
+            joined = f"{current} {word}" if current else word
+            if current and len(html.unescape(joined)) > width:
+                out.append(current)
+                joined = word
+            current = joined
+        out.append(current)
+    return [line.replace("\0", " ") for line in out]
+
+
+def fitted_title(text: str) -> tuple[dict, int]:
+    """The title ``text`` in lines that fit a phone (:func:`short_lines`), at the top left; and the top margin
+    those lines need, the plot starting below them."""
+    lines = short_lines(text)
+    title = dict(
+        text="<br>".join(lines),
+        font=dict(size=TITLE_SIZE),
+        x=0,
+        xref="container",
+        xanchor="left",
+        y=1,
+        yref="container",
+        yanchor="top",
+        pad=dict(t=TITLE_PAD, l=TITLE_PAD),
+    )
+    return title, TITLE_PAD + TITLE_LINE * len(lines) + 14
 
 
 def query_name(e: Explanation, row_token: str | None = None) -> str:
@@ -89,16 +137,19 @@ def vector_figure(e: Explanation, row_token: str | None = None) -> go.Figure:
             hovertemplate="%{y}<br>dimension %{x}<br>value %{customdata:.4f}<extra></extra>",
         )
     )
-    title = f"{_cell_name(e, row_token)}<br>q_i · k_j = sum of the {e.head_dim} products = {e.raw_score:.4f}"
+    title, top = fitted_title(
+        f"{_cell_name(e, row_token)}<br>q_i · k_j = sum of the {e.head_dim} products = {e.raw_score:.4f}"
+    )
     fig.update_layout(
-        house_layout(title=title, height=260),
+        house_layout(height=170 + top),
+        title=title,
         xaxis=dict(
             title=dict(text=f"dimension of {head_name(e.layer, e.head)} (s = {e.head_dim})"),
             type="category",
             showticklabels=e.head_dim <= 64,
         ),
         yaxis=dict(autorange="reversed", automargin=False),
-        margin=margins(l=text_px(list(rows), FONT_SIZE) + 10, t=90, b=50),
+        margin=margins(l=text_px(list(rows), FONT_SIZE) + 10, t=top, b=50),
     )
     return fig
 
@@ -142,14 +193,17 @@ def row_figure(e: Explanation, row_token: str | None = None) -> go.Figure:
         ]
     )
     title = (
-        f"{_cell_name(e, row_token)}<br>softmax over the row: weight {e.weight:.4f} (the map: {e.map_weight:.4f})"
+        f"{_cell_name(e, row_token)}<br>softmax over the row: weight {e.weight:.4f}<br>(the map: {e.map_weight:.4f})"
         + (" · this key is masked" if e.masked else "")
     )
+    title, top = fitted_title(title)
+    top += 20  # the scores printed over the top panel's bars
     tick = dict(size=12)
     angle = -60 if len(labels) > 6 else 0
     bottom = text_px(labels, tick["size"]) * 0.87 + 40 if len(labels) > 6 else 60
     fig.update_layout(
-        house_layout(title=title, height=520),
+        house_layout(height=420 + top),
+        title=title,
         showlegend=False,
         xaxis=dict(domain=[0, 1], anchor="y", type="category", showticklabels=False),
         yaxis=dict(domain=[0.58, 1], anchor="x", title=dict(text="scaled score"), zeroline=True),
@@ -162,7 +216,7 @@ def row_figure(e: Explanation, row_token: str | None = None) -> go.Figure:
             title=dict(text=f"key (column) · {escape(query_name(e, row_token))} (row)"),
         ),
         yaxis2=dict(domain=[0, 0.42], anchor="x2", title=dict(text="softmax weight"), range=[0, 1.15]),
-        margin=margins(l=70, t=100, b=bottom),
+        margin=margins(l=70, t=top, b=bottom),
         uniformtext=dict(minsize=10, mode="show"),  # keep "masked" readable over an empty bar
     )
     # the chosen key's column, through both panels: visible even where its bars are empty (masked)
@@ -194,9 +248,12 @@ def split_figure(e: Explanation, row_token: str | None = None) -> go.Figure:
         marker_color=[OTHER if v >= 0 else CHOSEN for v in values],
         text=[f"{v:+.4f}" for v in values],
     )
-    title = f"{_cell_name(e, row_token)}: the score {sum(values):.4f} = token and position parts of the layer-0 input"
-    layout = house_layout(title=title, height=320)
-    layout.update(margin=margins(l=60, t=80, b=50))
+    title = (
+        f"{_cell_name(e, row_token)}:<br>the score {sum(values):.4f} = token and position parts<br>of the layer-0 input"
+    )
+    title, top = fitted_title(title)
+    layout = house_layout(height=240 + top)
+    layout.update(title=title, margin=margins(l=60, t=top, b=50))
     fig = go.Figure([bar])
     fig.update_layout(**layout)
     fig.update_yaxes(title_text="part of the scaled score")
@@ -240,16 +297,18 @@ def output_figure(e: Explanation, row_token: str | None = None) -> go.Figure:
     (t, hs), (_, dim) = e.concat_shape, e.unify_shape
     off = "" if e.head_factor == 1.0 else f" × head mask {e.head_factor:g}"
     title = (
-        f"{head_name(e.layer, e.head)}'s output for {escape(query_name(e, row_token))}: Σ_j weight_j · v_j{off} "
-        f"({e.head_dim} numbers)<br>next: joined with the other heads' ({t} × {hs}), then a last linear layer "
+        f"{head_name(e.layer, e.head)}'s output for {escape(query_name(e, row_token))}:<br>Σ_j weight_j · v_j{off} "
+        f"({e.head_dim} numbers)<br>next: joined with the other heads'<br>({t} × {hs}), then a last linear layer<br>"
         f"combines the heads ({hs} → {dim})"
     )
-    height = int(min(max(300, 150 + 26 * len(rows)), 900))
+    title, top = fitted_title(title)
+    height = int(min(max(300, 150 + 26 * len(rows)), 900)) + top - 100
     fig.update_layout(
-        house_layout(title=title, height=height),
+        house_layout(height=height),
+        title=title,
         xaxis=dict(title=dict(text=f"dimension (s = {e.head_dim})"), type="category", showticklabels=e.head_dim <= 64),
         yaxis=dict(autorange="reversed", type="category", automargin=False, tickfont=dict(size=12)),
-        margin=margins(l=text_px(rows, 12) + 10, t=100, b=50),
+        margin=margins(l=text_px(rows, 12) + 10, t=top, b=50),
     )
     return fig
 

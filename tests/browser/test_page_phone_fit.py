@@ -5,6 +5,8 @@ phone's right edge."""
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterator
 from contextlib import ExitStack
 
@@ -16,6 +18,8 @@ from model.lessons.questions import build_question
 from rooms.store import REDIS_ENV
 
 from .conftest import ARTIFACTS, STARTUP_SECONDS
+from .test_explorer import ROOT as EXPLORER
+from .test_explorer import until
 from .test_page_fit import open_page, sized  # noqa: F401 - sized: a page at 1440 px, then at 390 px
 from .test_pages import wait_until_idle
 
@@ -122,5 +126,53 @@ def test_a_students_results_fit_a_phone(browser, room_server, width: int) -> Non
         table = page.evaluate(TABLE, "round")
         assert [h[0] for h in table["heads"]][0] == "round" and len(table["cells"]) == 4
         assert table["right"] <= table["viewport"] and table["scroll"] <= table["width"] + 1, f"{width} px: {table}"
+    finally:
+        context.close()
+
+
+# every line of the explanation's chart titles (the charts whose title names the clicked cell or its head's
+# output), as [text, left, right] on the page, with each chart's own [left, right]
+EXPLAIN_TITLES = """() => [...document.querySelectorAll('.js-plotly-plot')].flatMap(plot => {
+  const title = plot.querySelector('.infolayer .gtitle');
+  if (!title || !/→ key |output for /.test(title.textContent)) return [];
+  const box = plot.getBoundingClientRect();
+  const lines = [...title.querySelectorAll('tspan.line')];
+  return (lines.length ? lines : [title]).map(t => {
+    const r = t.getBoundingClientRect();
+    return [t.textContent, r.left, r.right, box.left, box.right];
+  });
+})"""
+
+
+def tap_cell(page, q: int, k: int) -> None:
+    """Tap the explorer's cell (q, k); where its cells are too small for a finger the first tap zooms, so tap
+    it again where it is then."""
+    for _ in range(2):
+        lay = json.loads(page.locator(EXPLORER).get_attribute("data-layout"))
+        canvas = page.locator(f"{EXPLORER} .ae-pane:not([hidden]) canvas.ae-base")
+        canvas.scroll_into_view_if_needed()
+        box, c = canvas.bounding_box(), lay["c"]
+        x = box["x"] + lay["x0"] + (k - lay.get("j0", 0) + 0.5) * c
+        page.touchscreen.tap(x, box["y"] + lay["y0"] + (q - lay.get("q0", 0) + 0.5) * c)
+        page.wait_for_timeout(300)
+        if until(page, lambda s: s is not None)["clicked"] is not None:
+            return
+
+
+def test_the_explanations_chart_titles_fit_a_phone(browser, app_url: str) -> None:
+    """Issue 51, item 9: at 390 px the explanation's titles ran off the chart ("cross L1 H2 · query 0:a
+    (input: <sos>) → key 3:fährt" and "… then a last linear layer combines the heads (256 → 256)" cut at
+    the right edge). Now every title line of the three charts lies within its chart."""
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    try:
+        page = context.new_page()
+        open_page(page, app_url, "translator")
+        page.locator('[data-testid="attention-explorer"]').get_by_role("button", name="Cross-attention").tap()
+        tap_cell(page, 2, 1)
+        page.get_by_role("heading", name=re.compile(r"^How .* computed")).first.wait_for(timeout=60_000)
+        page.wait_for_function(f"() => ({EXPLAIN_TITLES})().length >= 6", timeout=60_000)
+        lines = page.evaluate(EXPLAIN_TITLES)
+        cut = [line for line in lines if line[1] < line[3] - 1 or line[2] > line[4] + 1]
+        assert not cut, cut
     finally:
         context.close()
