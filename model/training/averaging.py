@@ -3,13 +3,44 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from safetensors.torch import load_file
+from torch import nn
+
 from model.core.checkpoint import load_checkpoint, save_checkpoint
 from model.training import evaluate
-from model.training.train import average_snapshots, load_mean
+
+
+def average_snapshots(work: Path, model: nn.Module, last: int, epochs: Iterable[int] | None = None) -> int:
+    """Load the mean of epoch snapshots into ``model``: the last ``last`` of them, or exactly
+    ``epochs`` when given (a missing one raises FileNotFoundError). Returns how many were averaged."""
+    if epochs is None:
+        files = sorted(work.glob("epoch*.safetensors"))[-last:]
+    else:
+        files = [work / f"epoch{e:03d}.safetensors" for e in epochs]
+        if missing := [f.name for f in files if not f.exists()]:
+            raise FileNotFoundError(f"no snapshot {', '.join(missing)} in {work}")
+    if len(files) < (2 if epochs is None else 1):
+        return 0
+    return load_mean(model, files)
+
+
+def load_mean(model: nn.Module, files: Iterable[str | Path]) -> int:
+    """Load the uniform mean of the weight files into ``model``: of one run's snapshots, or of
+    fine-tunes from one start (a "model soup", Wortsman et al. 2022). Weights the model lacks (a
+    masked-LM bias) are left out; a file that lacks one of the model's weights raises ValueError.
+    Returns how many files were averaged."""
+    states = [load_file(str(f)) for f in files]
+    own = model.state_dict()
+    if missing := sorted({k for s in states for k in own if k not in s}):
+        raise ValueError(f"a weight file lacks {', '.join(missing[:3])}")
+    dev = next(model.parameters()).device
+    avg = {k: (sum(s[k].float() for s in states) / len(states)).to(dev) for k in own}
+    model.load_state_dict(avg)
+    return len(states)
 
 
 def average(

@@ -116,3 +116,16 @@ def evaluate_generator(ck: Checkpoint, text_file: str, tail: float | None = None
     ids = torch.tensor(encode_chars(ck.vocabs["chars"], text), device=model_device(ck))
     loss = char_loss(ck.model, ids)
     return {"loss": round(loss, 4), "bpc": round(loss / math.log(2), 4), "characters": len(text)}
+
+
+def eval_attention(model, *inputs: torch.Tensor):
+    """The model's attention maps (its ``AttentionMaps``) on ``inputs`` in eval mode, its mode restored after:
+    what a training snapshot records of its probes."""
+    dev = next(model.parameters()).device
+    was = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            return model(*(t.to(dev) for t in inputs), return_attention=True)[1]
+    finally:
+        model.train(was)

@@ -1,6 +1,7 @@
 """Training recipes, one per model: data preparation, batching, loss, validation, probes.
 
-Each recipe is a small object with the same methods, so ``model.training.train`` has one loop. An objective
+Each recipe is a small object with the same methods, so ``model.training.train`` has one loop; the translator's
+is in :mod:`model.training.translation`. An objective
 beside the task's own is a loss term composed with the task's recipe (:mod:`model.training.objectives`):
 :func:`get` picks the task's recipe and, for ``--objective``, the term.
 """
@@ -16,17 +17,14 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from model.core.inference import translate_batch
-from model.core.tokenize import Vocab, char_vocab, encode_chars, tokenize, wrap
+from model.core.tokenize import Vocab, char_vocab, encode_chars, tokenize
 from model.nets.blocks import AttentionMaps
 from model.nets.classifier import Classifier, ClassifierConfig, MaskedLM
 from model.nets.generator import Generator, GeneratorConfig
-from model.nets.translator import Translator, TranslatorConfig
-from model.training.data import load_multi30k, load_shakespeare, load_sst2
-from model.training.evaluate import bleu_scores, char_loss, classifier_accuracy
+from model.training.data import load_shakespeare, load_sst2
+from model.training.evaluate import char_loss, classifier_accuracy, eval_attention
 from model.training.objectives import (  # noqa: F401 - the terms' names, importable from here as before
     MLM_SHARE,
-    MaskedSource,
     MaskedTexts,
     SoftTargets,
     WithTerm,
@@ -34,7 +32,12 @@ from model.training.objectives import (  # noqa: F401 - the terms' names, import
     label_loss,
     mask_words,
     pad_batch,
-    without_mlm_head,
+)
+from model.training.translation import (  # noqa: F401 - the translator's, importable from here as before
+    TRANSLATOR_PROBES,
+    VAL_SENTENCES,
+    TranslatorRecipe,
+    TranslatorWithMLMRecipe,
 )
 
 CLASSIFIER_PROBES = ["a good film", "not a good film", "the plot is thin but the acting is wonderful"]
@@ -43,8 +46,6 @@ GENERATOR_PROBES = [
     "First Citizen:\nBefore we proceed any further",
     "To be, or not to be: that is the question.\nTo be, or not to be: that is the question.",  # a phrase twice
 ]
-VAL_SENTENCES = 500  # translator: validation sentences decoded after every epoch
-TRANSLATOR_PROBES = ["ein mann fährt fahrrad .", "zwei hunde spielen im schnee .", "eine frau liest ein buch im park ."]
 
 
 LEXICON_STRENGTH = 1.0  # a rated word becomes an example when its mean rating is at least this far from 0
@@ -123,7 +124,7 @@ class ClassifierRecipe:
         }
 
     def probe_attention(self, model, probes) -> dict[str, AttentionMaps]:
-        return {name: _eval_attention(model, torch.tensor([p["ids"]])) for name, p in probes.items()}
+        return {name: eval_attention(model, torch.tensor([p["ids"]])) for name, p in probes.items()}
 
 
 @dataclass
@@ -215,7 +216,7 @@ class GeneratorRecipe:
         }
 
     def probe_attention(self, model, probes) -> dict[str, AttentionMaps]:
-        return {name: _eval_attention(model, torch.tensor([p["ids"]])) for name, p in probes.items()}
+        return {name: eval_attention(model, torch.tensor([p["ids"]])) for name, p in probes.items()}
 
 
 REPEAT_LEN = (8, 40)  # a repeated span's length in characters, drawn uniformly
@@ -241,125 +242,11 @@ def repeated_window(text: Tensor, vocab_size: int, gen: torch.Generator) -> Tens
     return out[:T]
 
 
-@dataclass
-class TranslatorRecipe:
-    def prepare(self, cfg) -> dict[str, Any]:
-        de, en = load_multi30k("train", cfg.data_dir)
-        vde, ven = load_multi30k("val", cfg.data_dir)
-        src = [tokenize(s, "de") for s in de]
-        tgt = [tokenize(s, "en") for s in en]
-        min_freq = int(cfg.model.get("min_freq", 2))
-        sv, tv = Vocab.build(src, min_freq=min_freq), Vocab.build(tgt, min_freq=min_freq)
-        c = TranslatorConfig(**self._model_kw(cfg))
-        max_len = c.max_len - 2
-        pairs = [
-            (sv.encode(wrap(s[:max_len], sos=c.source_sos)), tv.encode(t[:max_len], add_sos_eos=True))
-            for s, t in zip(src, tgt)
-        ]
-        return {
-            "pairs": pairs,
-            "src_vocab": sv,
-            "tgt_vocab": tv,
-            "val_de": vde,
-            "val_en": ven,
-            "source_sos": c.source_sos,
-        }
-
-    @staticmethod
-    def _model_kw(cfg) -> dict[str, Any]:
-        return {k: v for k, v in cfg.model.items() if k != "min_freq"}
-
-    def build(self, b, cfg, net: type | None = None) -> Translator:
-        """The translator, or ``net`` (one that holds it, e.g. with a masked-LM head) of its config."""
-        return (net or Translator)(
-            TranslatorConfig(
-                src_vocab_size=len(b["src_vocab"]), tgt_vocab_size=len(b["tgt_vocab"]), **self._model_kw(cfg)
-            )
-        )
-
-    def _buckets(self, b, cfg, gen) -> list[list[int]]:
-        """Batches of similar length holding about ``batch_size`` target tokens each."""
-        pairs = b["pairs"]
-        noise = torch.rand(len(pairs), generator=gen).tolist()
-        order = sorted(range(len(pairs)), key=lambda i: (len(pairs[i][1]) + noise[i], len(pairs[i][0])))
-        batches, cur, width = [], [], 0
-        for i in order:
-            w = max(width, len(pairs[i][1]))
-            if cur and w * (len(cur) + 1) > cfg.batch_size:
-                batches.append(cur)
-                cur, w = [], len(pairs[i][1])
-            cur.append(i)
-            width = w
-        if cur:
-            batches.append(cur)
-        perm = torch.randperm(len(batches), generator=gen).tolist()
-        return [batches[p] for p in perm]
-
-    def steps_per_epoch(self, b, cfg) -> int:
-        """A pass over the pairs; with ``eval_every``, that many batches (at most a pass: the first of each
-        epoch's fresh shuffle), so a short fine-tune still keeps a snapshot every few steps."""
-        full = len(self._buckets(b, cfg, torch.Generator().manual_seed(0)))
-        return min(cfg.eval_every, full) if cfg.eval_every else full
-
-    def batches(self, b, cfg, gen, steps):
-        for idx in self._buckets(b, cfg, gen)[:steps]:
-            yield pad_batch([b["pairs"][i][0] for i in idx], 0), pad_batch([b["pairs"][i][1] for i in idx], 0)
-
-    def loss(self, model, batch, cfg):
-        src, tgt = batch
-        logits, _ = model(src, tgt[:, :-1])
-        target = tgt[:, 1:]
-        loss = torch.nn.functional.cross_entropy(
-            logits.flatten(0, 1), target.flatten(), ignore_index=0, label_smoothing=cfg.label_smoothing
-        )
-        return loss, int((target != 0).sum())
-
-    def evaluate(self, model, b, cfg) -> dict[str, Any]:
-        n = VAL_SENTENCES  # a fixed slice keeps the per-epoch check cheap on a CPU
-        scores = bleu_scores(translate_batch(model, self.vocabs(b), b["val_de"][:n]), b["val_en"][:n])
-        return {"score": scores["bleu"], "val_bleu": scores["bleu"], "val_sacrebleu": scores["sacrebleu"]}
-
-    def vocabs(self, b) -> dict[str, Vocab]:
-        return {"src": b["src_vocab"], "tgt": b["tgt_vocab"]}
-
-    def probes(self, b) -> dict[str, Any]:
-        sv, sos = b["src_vocab"], b["source_sos"]
-        tokens = [wrap(tokenize(s, "de"), sos=sos) for s in TRANSLATOR_PROBES]
-        return {f"p{i}": {"tokens": t, "ids": sv.encode(t)} for i, t in enumerate(tokens)}
-
-    def probe_attention(self, model, probes) -> dict[str, AttentionMaps]:
-        out = {}
-        dev = next(model.parameters()).device
-        for name, p in probes.items():
-            src = torch.tensor([p["ids"]], device=dev)
-            tgt = model.greedy(src)
-            out[name] = _eval_attention(model, src, tgt[:, :-1])
-        return out
-
-
-def _eval_attention(model, *inputs: Tensor) -> AttentionMaps:
-    dev = next(model.parameters()).device
-    was = model.training
-    model.eval()
-    try:
-        with torch.no_grad():
-            return model(*(t.to(dev) for t in inputs), return_attention=True)[1]
-    finally:
-        model.train(was)
-
-
 class ClassifierWithMLMRecipe(WithTerm):
     """The classifier fine-tuned with the masked-LM loss kept beside its own (``--objective task+mlm``)."""
 
     def __init__(self) -> None:
         super().__init__(ClassifierRecipe(), MaskedTexts())
-
-
-class TranslatorWithMLMRecipe(WithTerm):
-    """The translator trained with a masked-LM loss on its encoder beside its own (``--objective task+mlm``)."""
-
-    def __init__(self) -> None:
-        super().__init__(TranslatorRecipe(), MaskedSource())
 
 
 class DistilledClassifierRecipe(WithTerm):

@@ -14,18 +14,26 @@ import math
 import random
 import re
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import torch
 from safetensors.torch import load_file, save_file
-from torch import Tensor, nn
+from torch import nn
 
 from model.core.checkpoint import default_dir, save_checkpoint
 from model.core.devices import pick_device  # noqa: F401 - also imported from here (CLI, pages, benches)
 from model.training import recipes
+from model.training.averaging import average_snapshots, load_mean  # noqa: F401 - also imported from here
+from model.training.start import (  # noqa: F401 - also imported from here (tests, the CLI)
+    freeze,
+    param_groups,
+    positions_at_word_scale,
+    start_from,
+)
+from model.training.state import load_state, save_state
 
 Progress = Callable[[dict[str, Any]], None]
 
@@ -120,52 +128,6 @@ def lr_at(step: int, total: int, cfg: TrainConfig, time_frac: float = 0.0) -> fl
         return cfg.lr * (step + 1) / cfg.warmup
     frac = min(1.0, max((step - cfg.warmup) / max(1, total - cfg.warmup), time_frac))
     return cfg.lr * (cfg.min_lr_ratio + (1 - cfg.min_lr_ratio) * 0.5 * (1 + math.cos(math.pi * frac)))
-
-
-def save_state(path: Path, model: nn.Module, opt: torch.optim.Optimizer, progress: dict[str, Any]) -> None:
-    """Resumable state as safetensors (weights and Adam moments) plus JSON (counters)."""
-    path.mkdir(parents=True, exist_ok=True)
-    tensors = {f"model.{k}": v.detach().contiguous().cpu() for k, v in model.state_dict().items()}
-    names = {id(p): n for n, p in model.named_parameters()}
-    for group in opt.param_groups:
-        for p in group["params"]:
-            for k, v in opt.state.get(p, {}).items():
-                if torch.is_tensor(v) and v.dim() > 0:
-                    tensors[f"opt.{names[id(p)]}.{k}"] = v.contiguous().cpu()
-                elif k == "step":
-                    progress.setdefault("opt_step", float(v))
-    _dedupe_shared(tensors)
-    save_file(tensors, str(path / ".state.tmp"))
-    (path / ".state.tmp").replace(path / "state.safetensors")
-    (path / "state.json").write_text(json.dumps(progress, indent=1))
-
-
-def _dedupe_shared(tensors: dict[str, Tensor]) -> None:
-    seen: dict[int, str] = {}
-    for k in list(tensors):
-        ptr = tensors[k].data_ptr()
-        if ptr in seen:
-            tensors[k] = tensors[k].clone()
-        else:
-            seen[ptr] = k
-
-
-def load_state(path: Path, model: nn.Module, opt: torch.optim.Optimizer) -> dict[str, Any] | None:
-    if not (path / "state.safetensors").exists() or not (path / "state.json").exists():
-        return None
-    progress = json.loads((path / "state.json").read_text())
-    tensors = load_file(str(path / "state.safetensors"))
-    model.load_state_dict({k[6:]: v for k, v in tensors.items() if k.startswith("model.")}, strict=False)
-    dev = next(model.parameters()).device
-    for n, p in model.named_parameters():
-        moments = {
-            k.rsplit(".", 1)[1]: v.to(dev)
-            for k, v in tensors.items()
-            if k.startswith(f"opt.{n}.") and k.count(".") == n.count(".") + 2
-        }
-        if moments:
-            opt.state[p] = {"step": torch.tensor(progress.get("opt_step", progress["step"])), **moments}
-    return progress
 
 
 def train(cfg: TrainConfig, on_progress: Progress | None = None) -> dict[str, Any]:
@@ -270,103 +232,6 @@ def train(cfg: TrainConfig, on_progress: Progress | None = None) -> dict[str, An
                 ship(out, model, bundle, cfg, task, metrics, history)
             save_state(work, model, opt, progress)  # the averaged weights are what ships next
     return progress["best"]
-
-
-def freeze(model: nn.Module, prefixes: str) -> list[str]:
-    """Keep the parameters whose names start with one of the comma-separated ``prefixes`` as they are
-    (no gradient, so AdamW leaves them): the lower layers of a pretrained model kept, as in feature-based
-    transfer (Peters et al. 2019 compare it with fine-tuning them). Returns the frozen names; a prefix
-    that names no parameter raises."""
-    wanted = [p.strip() for p in prefixes.split(",") if p.strip()]
-    names = [n for n, _ in model.named_parameters()]
-    if unknown := [w for w in wanted if not any(n.startswith(w) for n in names)]:
-        raise ValueError(f"freeze: no parameter name starts with {', '.join(map(repr, unknown))}")
-    frozen = [n for n in names if n.startswith(tuple(wanted))]  # no prefix: nothing
-    for n, p in model.named_parameters():
-        if n in frozen:
-            p.requires_grad_(False)
-    return frozen
-
-
-def param_groups(model: nn.Module, weight_decay: float, layer_decay: float = 1.0) -> list[dict[str, Any]]:
-    """AdamW's groups: matrices decay by ``weight_decay``, vectors not; and, with ``layer_decay`` below 1,
-    discriminative rates (Howard & Ruder 2018; Clark et al. 2020's layer-wise decay): the parameters
-    above the last block (final norm, output head) keep the full rate (``lr_scale`` 1), block i of n
-    learns at ``layer_decay ** (n - i)`` times it, and what comes before the blocks (embeddings) at
-    ``layer_decay ** (n + 1)``. It scales how far each depth moves from its starting weights; every
-    parameter of a depth, attention or not, gets the same rate."""
-    named = [(re.match(r"(?:.*\.)?blocks\.(\d+)\.", n), p) for n, p in model.named_parameters()]
-    n_blocks = max((int(m.group(1)) + 1 for m, _ in named if m), default=0)
-    if layer_decay != 1.0 and not n_blocks:
-        raise ValueError("layer_decay needs a model whose layers are named blocks.<i>")
-    seen_block = False
-    groups: dict[tuple[float, float], list[nn.Parameter]] = {}
-    for m, p in named:
-        if m:
-            seen_block, depth = True, int(m.group(1)) + 1
-        else:  # before the first block's parameters: embeddings; after: norm and head
-            depth = n_blocks + 1 if seen_block else 0
-        scale = layer_decay ** (n_blocks + 1 - depth)
-        groups.setdefault((scale, weight_decay if p.dim() >= 2 else 0.0), []).append(p)
-    return [{"params": ps, "weight_decay": wd, "lr_scale": sc} for (sc, wd), ps in groups.items()]
-
-
-def positions_at_word_scale(model: nn.Module) -> list[str]:
-    """Redraw every learned positional table (``*pos_emb``, ``*_pos``) from N(0, s²), where s is the
-    entry size of the word embeddings as ``embed`` adds them (``tok_emb`` times √width). By default
-    positions start √width times smaller than the words they are added to, and a head can hardly
-    read them; this changes where training starts, not the loss or the attention. Returns the names."""
-    tables = {n: m for n, m in model.named_modules() if isinstance(m, nn.Embedding)}
-    words = [m for n, m in tables.items() if n.endswith("_emb") and not n.endswith("pos_emb")]
-    positions = [n for n in tables if n.endswith("pos_emb") or n.endswith("_pos")]
-    if not words or not positions:
-        raise ValueError("this model has no word and positional embedding tables to match")
-    scale = float(words[0].weight.detach().std()) * math.sqrt(words[0].embedding_dim)
-    with torch.no_grad():
-        for n in positions:
-            tables[n].weight.normal_(0.0, scale)
-    return positions
-
-
-def start_from(model: nn.Module, source: str | Path) -> None:
-    """Load the weights in ``source`` that ``model`` has (same name, same shape); a pretrained encoder
-    starts a classifier this way, its new head left as initialised. Raises if nothing matches."""
-    path = Path(source)
-    path = path / "model.safetensors" if path.is_dir() else path
-    own = model.state_dict()
-    found = {k: v for k, v in load_file(str(path)).items() if k in own and own[k].shape == v.shape}
-    if not found:
-        raise ValueError(f"{path}: no weight matches this model's names and shapes")
-    model.load_state_dict(found, strict=False)
-
-
-def average_snapshots(work: Path, model: nn.Module, last: int, epochs: Iterable[int] | None = None) -> int:
-    """Load the mean of epoch snapshots into ``model``: the last ``last`` of them, or exactly
-    ``epochs`` when given (a missing one raises FileNotFoundError). Returns how many were averaged."""
-    if epochs is None:
-        files = sorted(work.glob("epoch*.safetensors"))[-last:]
-    else:
-        files = [work / f"epoch{e:03d}.safetensors" for e in epochs]
-        if missing := [f.name for f in files if not f.exists()]:
-            raise FileNotFoundError(f"no snapshot {', '.join(missing)} in {work}")
-    if len(files) < (2 if epochs is None else 1):
-        return 0
-    return load_mean(model, files)
-
-
-def load_mean(model: nn.Module, files: Iterable[str | Path]) -> int:
-    """Load the uniform mean of the weight files into ``model``: of one run's snapshots, or of
-    fine-tunes from one start (a "model soup", Wortsman et al. 2022). Weights the model lacks (a
-    masked-LM bias) are left out; a file that lacks one of the model's weights raises ValueError.
-    Returns how many files were averaged."""
-    states = [load_file(str(f)) for f in files]
-    own = model.state_dict()
-    if missing := sorted({k for s in states for k in own if k not in s}):
-        raise ValueError(f"a weight file lacks {', '.join(missing[:3])}")
-    dev = next(model.parameters()).device
-    avg = {k: (sum(s[k].float() for s in states) / len(states)).to(dev) for k in own}
-    model.load_state_dict(avg)
-    return len(states)
 
 
 def ship(out: Path, model, bundle, cfg: TrainConfig, task, metrics, history) -> None:
