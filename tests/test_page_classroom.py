@@ -514,6 +514,7 @@ def test_the_projector_screen_shows_the_room_without_its_controls():
     assert "font-size:96px" in big and f">{code}<" in big and f"http://192.168.1.20:8501/classroom?room={code}" in big
     assert screen.get("image")  # the QR code
     assert not (TEACHER_BUTTONS | {"cr_to_lobby"}) & buttons(screen) and not screen.get("link_button")
+    assert not screen.expander  # neither the teacher link nor the teacher's guide
     assert "teacher=" not in shown and teacher.session_state["cr_teacher"][code] not in shown
     assert "Question 1:" in shown
     (grid,) = [c for c in charts(screen) if c["data"][0]["type"] == "heatmap"]  # the four heads in one chart

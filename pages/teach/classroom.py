@@ -45,7 +45,7 @@ from pages.teach.teacher_keys import browser_keys, keep_keys
 from rooms.question import Question
 from rooms.rules import RoomError, RoomStatus, StoreUnavailable, normalise_code
 from rooms.store import RoomStore, open_store
-from rooms.summary import Summary, answers_csv, participants_csv, questions_csv, summarise
+from rooms.summary import Summary, answers_csv, participants_csv, questions_csv, room_summary, summarise
 from viz.classroom import answer_histogram
 
 ROOM_URL, TEACHER_URL = "room", "teacher"
@@ -457,7 +457,7 @@ def student_view(store: RoomStore, code: str, status: RoomStatus) -> None:
             answer_box(store, code, member, q, status.round, mine)
     if not status.closed:
         watch(store, code, status.version)
-    own_summary(summarise(store.data(code)), nickname)
+    own_summary(room_summary(store, code), nickname)  # one summary per state of the room, shared by its pages
 
 
 INTRO = (
@@ -507,11 +507,15 @@ def room_page(store: RoomStore, raw: str) -> None:
 
 def main() -> None:
     st.title(heading("classroom"))
-    if st.query_params.get(VIEW_URL) != PROJECTOR_VIEW:
+    projecting = st.query_params.get(VIEW_URL) == PROJECTOR_VIEW  # the projector screen shows the room only
+    if not projecting:
         st.caption(INTRO)
-    teachers_guide(folded=ROOM_URL in st.query_params)  # the lesson as a class: its steps, the questions' order
     store = open_store()
     adopt_browser_keys(store)
+    if (ROOM_URL not in st.query_params or rooms("teacher")) and not projecting:
+        # the lesson as a class (its steps, the questions' order), for the teacher only: drawn on a student's
+        # page it was half of each page run, and at a lecture's reveal 250 pages run at once
+        teachers_guide(folded=ROOM_URL in st.query_params)
     raw = st.query_params.get(ROOM_URL)
     show_flash()
     if raw is None and not st.query_params.get(LOBBY_URL):
