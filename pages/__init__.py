@@ -65,7 +65,7 @@ PAGES = (
         "home",
         "Eight steps, one way through: from one head by hand to a translation, a check at every step.",
         ":material/route:",
-        ("step",),
+        ("lesson_step",),
         heading="The lesson: attention in eight steps",
     ),
     PageInfo(

@@ -196,7 +196,7 @@ def test_the_ablation_and_width_checks_are_graded_on_runs(shipped, models):
 
 def lesson_page(step: int) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=120)
-    at.query_params["step"] = str(step)
+    at.query_params["lesson_step"] = str(step)
     at.switch_page(page_entry("lesson").script).run()
     assert not at.exception, at.exception
     return at
@@ -233,13 +233,13 @@ def test_hints_come_one_at_a_time_and_next_is_never_held_back(shipped):
         assert hints() == [f"**Hint {i}:** {h}" for i, h in enumerate(steps[0].check.hints[:shown], 1)]
     assert at.button(key="path_hint_1").disabled
     for number in range(1, len(steps) + 1):  # no answer anywhere: Next still leads through every step
-        assert at.subheader[0].value == f"{number}. {steps[number - 1].title}" and url(at, "step") == str(number)
+        assert at.subheader[0].value == f"{number}. {steps[number - 1].title}" and url(at, "lesson_step") == str(number)
         assert not at.button(key="path_next_top").disabled or number == len(steps)
         if number < len(steps):
             at.button(key="path_next_top").click().run()
             assert not at.exception, (number, at.exception)
     at.button(key="path_back_bottom").click().run()
-    assert url(at, "step") == str(len(steps) - 1)
+    assert url(at, "lesson_step") == str(len(steps) - 1)
 
 
 # ---- every step's link opens its state ---------------------------------------------------------------------
@@ -312,7 +312,7 @@ def test_a_page_visited_before_opens_at_the_step_s_state_not_the_last_one(shippe
     at.switch_page(page_entry("history").script).run()
     assert (at.session_state["hist_layer"], at.session_state["hist_epoch"]) == (0, 1)
     at.query_params.clear()
-    at.query_params["step"] = "7"
+    at.query_params["lesson_step"] = "7"
     at.switch_page(page_entry("lesson").script).run()  # the learner comes back to the lesson...
     assert not at.exception
     at.query_params.clear()

@@ -58,7 +58,7 @@ def test_the_start_page_leads_to_every_way_of_teaching_and_gives_no_answer_away(
     stated = {p for p, q in ((link.proto.page, link.proto.query_string) for link in at.get("page_link")) if q}
     assert {"hand", "reshape", "generator", "history", "translator"} <= stated
     first = at.get("page_link")[0].proto
-    assert first.page.rsplit("/", 1)[-1] == "lesson" and first.query_string == "step=1"
+    assert first.page.rsplit("/", 1)[-1] == "lesson" and first.query_string == "lesson_step=1"
     (picture,) = [c for c in charts(at) if "one head" in c["layout"]["title"]["text"]]
     shown = " ".join(map(str, picture["data"][0]["x"]))
     assert "dessert" not in shown and "is" not in picture["data"][0]["x"]

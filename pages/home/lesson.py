@@ -1,4 +1,4 @@
-"""The lesson: one way through the app, one step at a time (``?step=N``). Each step links the page it needs at
+"""The lesson: one way through the app, one step at a time (``?lesson_step=N``). Each step links the page it needs at
 the exact state it needs (in the same tab), says what to notice there and asks one check, answered here and
 graded where it can on what the learner's own input makes the model do. Back and Next always work: a check
 never blocks the next step. The steps are :mod:`model.lessons.path`'s, the teacher's guide's too."""
@@ -33,7 +33,7 @@ from pages.shared.state import bounded, set_url, url_value
 from pages.shared.text import markdown_escape
 from viz.attention import visible_chars
 
-STEP_KEY = "path_step"  # the step shown, in the session (and in the URL as ?step=N)
+STEP_KEY = "path_step"  # the step shown, in the session (and in the URL as ?lesson_step=N)
 INPUT_LABELS = {"hand": "Your sentence", "classifier": "Your sentence (English)", "generator": "Your phrase"}
 INPUT_LABELS["translator"] = "Your German sentence"
 

@@ -20,7 +20,7 @@ from model.lessons.questions import QUESTIONS
 from pages import page as page_entry
 
 LESSON_PAGE = "lesson"
-STEP_URL = "step"  # the lesson page's step: ?step=N
+STEP_URL = "lesson_step"  # the lesson page's step: ?lesson_step=N (not the hand page's own ?step=N)
 
 
 def steps() -> tuple[Step, ...]:

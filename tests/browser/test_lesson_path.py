@@ -60,7 +60,7 @@ def test_a_newcomer_walks_the_first_three_steps_in_order(page, app_url: str) -> 
     assert urlsplit(page.url).path.endswith("/hand") and query(page)["hand_sentence"] == path[0].params["hand_sentence"]
     expect(page.locator(".st-key-hand_sentence input")).to_have_value(path[0].params["hand_sentence"])
     back_to_the_lesson(page)
-    assert query(page).get("step") == "1"
+    assert query(page).get("lesson_step") == "1"
     pick(page, "path_guess_1_", "4: dessert")  # answered here, graded on the head's own weights
     expect(page.get_by_text("Right.", exact=False)).to_be_visible()
     page.locator(".st-key-path_next_bottom button").click()
@@ -68,7 +68,7 @@ def test_a_newcomer_walks_the_first_three_steps_in_order(page, app_url: str) -> 
 
     # step 2: the reshape, opened on the same sentence
     expect(page.locator('[data-testid="stMain"] h3').first).to_contain_text(f"2. {path[1].title}")
-    assert query(page).get("step") == "2"
+    assert query(page).get("lesson_step") == "2"
     open_step_here(page, 2)
     assert (
         urlsplit(page.url).path.endswith("/reshape") and query(page)["reshape_text"] == path[1].params["reshape_text"]
@@ -112,9 +112,25 @@ def test_the_lesson_has_no_serious_accessibility_violation(browser, app_url: str
     try:
         page = context.new_page()
         for step in (1, 2, 4, 7):  # a key check, the width check, the ablation check, a choice
-            page.goto(f"{app_url}/lesson?step={step}", wait_until="domcontentloaded")
+            page.goto(f"{app_url}/lesson?lesson_step={step}", wait_until="domcontentloaded")
             wait_until_idle(page)
             found = [v for v in violations(page) if v["impact"] in SERIOUS]
             assert not found, (step, found)
     finally:
         context.close()
+
+
+def test_the_lesson_s_step_never_lands_on_the_hand_page(page, app_url: str) -> None:
+    """The hand page reads its own ``?step=N``: the lesson's step has a key of its own, so Back from the lesson
+    (whose address the browser may briefly join to the page before) never opens the hand page at the lesson's
+    step."""
+    page.goto(f"{app_url}/lesson?lesson_step=3", wait_until="domcontentloaded")
+    wait_until_idle(page)
+    page.locator(NAV).get_by_role("link", name="Self-attention by hand").click()
+    wait_until_idle(page)
+    back_to_the_lesson(page)
+    assert query(page).get("lesson_step") == "3"
+    page.go_back()
+    wait_until_idle(page)
+    assert urlsplit(page.url).path.endswith("/hand")
+    assert "step" not in query(page) and query(page).get("hand_view") != "step"
