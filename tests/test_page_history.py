@@ -54,7 +54,7 @@ def test_default_run(default, checkpoints):
     assert not default.exception
     assert not default.warning and not default.error and not default.info
     assert default.select_slider(key="hist_epoch").value == LAST
-    head = chart(default, f"snapshot {LAST} · layer 0 · head 0")
+    head = chart(default, f"snapshot {LAST} · L0 H0")
     assert head["data"][0]["x"] == ["0:a", "1:good", "2:film"]
     assert head["layout"]["yaxis"]["title"]["text"] == "query (row)"
     expected = load_history(checkpoints / "classifier").attention("p0", "encoder", LAST)[0, 0]
@@ -73,7 +73,7 @@ def test_epoch_slider_scrubs_maps_and_marker(checkpoints):
     at = run({"hist_task": "classifier"})
     at.select_slider(key="hist_epoch").set_value(1).run()
     assert not at.exception
-    head = chart(at, "snapshot 1 · layer 0 · head 0")
+    head = chart(at, "snapshot 1 · L0 H0")
     expected = load_history(checkpoints / "classifier").attention("p0", "encoder", 1)[0, 0]
     np.testing.assert_allclose(head["data"][0]["z"], expected, atol=1e-4)
     assert marked_epoch(at) == 1
@@ -87,9 +87,9 @@ def test_epoch_slider_scrubs_maps_and_marker(checkpoints):
             "selectbox",
             "hist_task",
             "generator",
-            lambda at: chart(at, f"snapshot {LAST} · layer 0")["data"][0]["x"][:2] == ["0:R", "1:O"],
+            lambda at: chart(at, f"snapshot {LAST} · L0")["data"][0]["x"][:2] == ["0:R", "1:O"],
         ),
-        ("selectbox", "hist_probe", "p2", lambda at: len(chart(at, f"snapshot {LAST} · layer 0")["data"][0]["x"]) == 9),
+        ("selectbox", "hist_probe", "p2", lambda at: len(chart(at, f"snapshot {LAST} · L0")["data"][0]["x"]) == 9),
         (
             "radio",
             "hist_view",
@@ -102,13 +102,13 @@ def test_epoch_slider_scrubs_maps_and_marker(checkpoints):
             "selectbox",
             "hist_lh",
             (1, 0),
-            lambda at: chart(at, f"snapshot {LAST} · layer 1 · head 0") and url(at, "hist_layer") == "1",
+            lambda at: chart(at, f"snapshot {LAST} · L1 H0") and url(at, "hist_layer") == "1",
         ),
         (
             "selectbox",
             "hist_lh",
             (0, 2),
-            lambda at: chart(at, f"snapshot {LAST} · layer 0 · head 2") and url(at, "hist_head") == "2",
+            lambda at: chart(at, f"snapshot {LAST} · L0 H2") and url(at, "hist_head") == "2",
         ),
     ],
 )
@@ -124,15 +124,15 @@ def test_translator_kinds_and_varying_output_length():
     at = run({"hist_task": "translator", "hist_kind": "cross", "hist_epoch": "2", "hist_layer": "2", "hist_head": "3"})
     assert not at.exception and not at.error
     assert at.radio(key="hist_kind").value == "cross"
-    head = chart(at, "snapshot 2 · layer 2 · head 3")
+    head = chart(at, "snapshot 2 · L2 H3")
     assert head["data"][0]["x"] == ["0:&lt;sos&gt;", "1:ein", "2:mann", "3:fährt", "4:fahrrad", "5:.", "6:&lt;eos&gt;"]
     assert len(head["data"][0]["y"]) == 5  # 3 + epoch output positions in the fake history
     assert "German" in head["layout"]["xaxis"]["title"]["text"]
     at.select_slider(key="hist_epoch").set_value(3).run()
-    assert len(chart(at, "snapshot 3 · layer 2 · head 3")["data"][0]["y"]) == 6
+    assert len(chart(at, "snapshot 3 · L2 H3")["data"][0]["y"]) == 6
     at.radio(key="hist_kind").set_value("encoder").run()
     assert at.selectbox(key="hist_lh").value[0] == 0  # the encoder has fewer layers: back to layer 0
-    assert chart(at, "snapshot 3 · layer 0 · head 3")
+    assert chart(at, "snapshot 3 · L0 H3")
     legend = curves(at)["legend"]
     assert "validation BLEU (right axis)" in legend and "training loss" in legend
 
@@ -150,7 +150,7 @@ def test_bad_url_values_fall_back():
 def test_generator_probe_labels_show_whitespace():
     at = run(hist_task="generator", hist_probe="p0")
     assert not at.exception
-    labels = chart(at, f"snapshot {LAST} · layer 0 · head 0")["data"][0]["x"]
+    labels = chart(at, f"snapshot {LAST} · L0 H0")["data"][0]["x"]
     assert labels[6] == "6:⏎" and labels[7] == "7:W" and len(set(labels)) == len(labels)
     at.radio(key="hist_view").set_value("grid").run()
     assert len(chart(at, f"snapshot {LAST}: ")["data"]) == GENERATOR.layers * GENERATOR.heads
@@ -332,11 +332,11 @@ def test_opens_on_the_generator_at_the_snapshot_where_its_head_forms(moments):
     assert slider.value == jump and slider.label == "Snapshot"
     assert slider.format_func(jump) == f"{jump} · induction head forms" and slider.format_func(1) == "1"
     assert at.selectbox(key="hist_lh").value == (1, 1)
-    assert chart(at, f"snapshot {jump} · layer 1 · head 1")
+    assert chart(at, f"snapshot {jump} · L1 H1")
     assert url(at, "hist_epoch") == str(jump) and url(at, "hist_task") == "generator"
     (note,) = [m.value for m in at.markdown if m.value.startswith("**Watch a head learn its job.**")]
     assert f"Between snapshot {jump - 1} and snapshot {jump} (training steps {10 * (jump - 1)} to {10 * jump})" in note
-    assert "layer 1 · head 1 became an induction head" in note and "from 0.05 to 0.80" in note
+    assert "L1 H1 (layer 1, head 1) became an induction head" in note and "from 0.05 to 0.80" in note
     assert "fell from 4.00 to 1.20 nats" in note
 
 
@@ -369,7 +369,7 @@ def test_the_classifier_says_where_its_head_formed_without_run_details(moments):
     at = run_on(root, PAGE, {"hist_task": "classifier"})
     assert not at.exception
     (note,) = [m.value for m in at.markdown if m.value.startswith("**Where its previous-token head formed.**")]
-    assert "Layer 0 · head 1 already scores 0.91 at snapshot 1" in note and "0.93 at the last" in note
+    assert "L0 H1 (layer 0, head 1) already scores 0.91 at snapshot 1" in note and "0.93 at the last" in note
     assert "masked-word pretraining" in note and "kept as it was" in note
     assert "runs/" not in note and "soup" not in note and "blocks" not in note  # no run names or code
     assert at.select_slider(key="hist_epoch").value == LAST  # no head forms in these snapshots: the last
@@ -414,7 +414,7 @@ def test_the_shipped_generator_opens_where_the_stripe_appears(monkeypatch):
     assert at.selectbox(key="hist_lh").value == (moment.layer, moment.head)
 
     def stripe(at: AppTest, epoch: int) -> tuple[float, float]:
-        z = np.array(chart(at, f"snapshot {epoch} · layer {moment.layer} · head {moment.head}")["data"][0]["z"])
+        z = np.array(chart(at, f"snapshot {epoch} · L{moment.layer} H{moment.head}")["data"][0]["z"])
         labels = [x.split(":", 1)[1] for x in chart(at, f"snapshot {epoch} ·")["data"][0]["x"]]
         period = len(labels) // 2 + (len(labels) % 2)  # "phrase⏎phrase": the second copy starts here
         assert labels[period:] == labels[: len(labels) - period]

@@ -13,6 +13,7 @@ import pytest
 from fixtures.tiny import HISTORY_EPOCHS, make_checkpoints, make_history
 from model.analysis.head_scan import CORPORA, our_reader, read_corpus, scan
 from model.analysis.heads import PLAYS
+from model.analysis.role_links import ROLES, top_heads, written_twice
 from model.core.checkpoint import load_checkpoint
 from tests import apptest
 from tests.apptest import run_on
@@ -61,6 +62,16 @@ def checkpoints(tmp_path_factory) -> Path:
             row["induction"] = 0.85
     report_lines = read_corpus(corpus)
     assert len(report_lines) == 200
+    # the role links `python -m bench.roles --links --write` stores: the tiny model reaches no target, so each
+    # top head's link is written as if it did (an input of the corpus, the induction one written twice); then
+    # a link whose head no longer tops its role, and one under its target, which the page must not show
+    links = []
+    for top in top_heads(report):
+        text = written_twice(report_lines[3], 128) if top["metric"] == "induction" else report_lines[7]
+        links.append({**top, "role": ROLES[top["metric"]], "input": text, "score": 0.9, "target": 0.5})
+    stale = {**links[0], "metric": "self", "role": ROLES["self"], "layer": 1, "head": 0}
+    weak = {**links[0], "score": 0.2, "input": report_lines[9]}
+    report["links"] = [weak, *links, stale]
     (root / "generator" / "heads.json").write_text(json.dumps(report))
     return root
 
@@ -74,14 +85,17 @@ def test_history_shows_each_roles_best_head_per_snapshot_and_follows_it(checkpoi
     assert shown["series"]["loss on a repeated sequence (nats)"]["panel"] != shown["series"]["induction"]["panel"]
     assert not [b for b in at.button if b.key == "hist_follow_duplicate"]  # its best head does not play it
     button = at.button(key="hist_follow_induction")
-    assert "layer 1 · head 1" in button.label
+    assert "L1 H1" in button.label
     button.click().run()
     assert not at.exception
     assert at.selectbox(key="hist_lh").value == (1, 1)
     assert at.selectbox(key="hist_probe").value == "p2"  # the probe whose text repeats
 
 
-def test_model_page_names_only_the_heads_heads_json_ranks_first(checkpoints):
+def test_model_page_links_only_stored_links_of_the_heads_heads_json_ranks_first(checkpoints):
+    """Issue 51: a role link is one stored beside the scores (chosen where the head reaches its target); the
+    page shows it only while it names the role's top head and reaches the target, and it opens the explorer
+    on that head with the window covering the whole input (a repeat is never cut off)."""
     at = run_on(checkpoints, apptest.page("generator"))
     assert not at.exception
     report = json.loads((checkpoints / "generator" / "heads.json").read_text())
@@ -89,24 +103,27 @@ def test_model_page_names_only_the_heads_heads_json_ranks_first(checkpoints):
     found = re.findall(r"\[([^\]:]+): L(\d+) H(\d+)\]\(([^)]+)\)", links)
     played = {role for m, role in ROLES_SEEN.items() if max(r.get(m) or 0 for r in report["heads"]) >= PLAYS}
     assert {"previous-token", "induction"} <= played < set(ROLES_SEEN.values())  # some roles no head plays
-    assert {role for role, *_ in found} == played
+    assert [role for role, *_ in found] == [link["role"] for link in report["links"][1:-1]]  # not weak, not stale
+    assert {role for role, *_ in found} <= played
     for role, layer, head, link in found:
         metric = next(m for m, r in ROLES_SEEN.items() if r == role)
         top = max((r for r in report["heads"] if r.get(metric) is not None), key=lambda r: r[metric])
         assert (int(layer), int(head)) == (top["layer"], top["head"]), role
         query = parse_qs(urlsplit(link).query)
         assert query["gen_layer"] == [layer] and query["gen_head"] == [head]
+        text = query["gen_prompt"][0]
+        assert query["gen_chars"] == [str(len(text))]  # the explorer shows every character of it
         if metric == "induction":  # a phrase written twice
-            text = query["gen_prompt"][0]
             half = text[: len(text) // 2]
-            assert text == half + " " + half[: len(text) - len(half) - 1] or text.count(half.strip()) == 2
-    # the caption of roles on this input names the same heads
+            assert text == f"{half} {half}"
+    # the caption of roles on this input names the same heads, each with its score's scale and its target
     (caption,) = [c.value for c in at.caption if "Head finder roles on this input" in c.value]
     for role in set(ROLES_SEEN.values()) - played:
         assert f"{role}:" not in caption  # no head named for a role no head plays
     for role, layer, head, _ in found:
-        if role in caption:
-            assert f"{role}: L{layer} H{head} (" in caption  # one kind: the head's name alone (viz.common.head_name)
+        if f" {role}: " in caption:
+            part = next(p for p in caption.split(" · ") if f" {role}: " in p)
+            assert f"{role}: L{layer} H{head}, " in part and "(0–1) here" in part and "● from 0." in part
 
 
 def test_a_page_without_heads_json_names_no_head(checkpoints, tmp_path, monkeypatch):

@@ -15,7 +15,7 @@ URL keys (each starts with ``hist_``, so a link opens an exact state; a bad valu
 - ``hist_probe``: the probe input, ``p0``, ``p1``, ... (default: the one whose text repeats, else ``p0``).
 - ``hist_kind``: the attention, ``encoder``, ``decoder`` or ``cross``.
 - ``hist_view``: ``head`` (one head) or ``grid`` (every layer and head).
-- ``hist_layer``, ``hist_head``: the head shown (default: the head that forms, else layer 0 · head 0).
+- ``hist_layer``, ``hist_head``: the head shown (default: the head that forms, else L0 H0).
 
 For example ``history?hist_model=generator&hist_snapshot=12&hist_layer=3&hist_head=2`` opens the generator's
 induction head one snapshot before it forms. The second name of a key is read only when the first is absent,
@@ -51,6 +51,7 @@ from pages.shared.state import (
 from pages.shared.text import markdown_escape, plural
 from pages.shared.views import pick_head
 from viz.attention import attention_heatmap, head_grid, weights_frame
+from viz.common import head_name
 from viz.history import probe_axes, probe_text
 
 VIEWS = {"head": "one head", "grid": "every layer and head"}
@@ -125,7 +126,7 @@ def attention_section(
             init_state("hist_layer", int(focus["layer"]), bounded(0, L - 1))
             init_state("hist_head", int(focus["head"]), bounded(0, H - 1))
         layer, head = pick_head(L, H, "hist")
-        title = f"snapshot {epoch} · layer {layer} · head {head}"
+        title = f"snapshot {epoch} · {head_name(layer, head)}"
         show_figure(
             attention_heatmap(att[layer, head], queries, keys, title=title, **axes),
             "hist-head",
@@ -174,7 +175,7 @@ def follow_buttons(history: ProbeHistory, kind: str, layers: int, heads: int) ->
         column = columns[i % len(columns)]
         probe = repeat if role in REPEAT_ROLES else None
         column.button(
-            f"{name}: layer {best['layer']} · head {best['head']}",
+            f"{name}: {head_name(best['layer'], best['head'])}",
             key=f"hist_follow_{role}",
             on_click=follow,
             args=(best["layer"], best["head"], probe),
@@ -204,7 +205,8 @@ def moment_note(moment: Moment, steps: dict[int, int]) -> str:
     )
     text = (
         f"**Watch a head learn its job.** Between snapshot {moment.before_epoch} and snapshot {moment.epoch}"
-        f"{span}, layer {moment.layer} · head {moment.head} became {article} {name} head: its {name} score jumped "
+        f"{span}, {head_name(moment.layer, moment.head)} (layer {moment.layer}, head {moment.head}) became {article} "
+        f"{name} head: its {name} score jumped "
         f"from {moment.before:.2f} to {moment.after:.2f}"
     )
     if moment.loss_before is not None and moment.loss_after is not None:
@@ -243,7 +245,8 @@ def formed_earlier_note(history: ProbeHistory, training: dict, role: str, best: 
         else "in the training this model started from"
     )
     return (
-        f"**Where its {name} head formed.** Layer {best['layer']} · head {best['head']} already scores "
+        f"**Where its {name} head formed.** {head_name(best['layer'], best['head'])} (layer {best['layer']}, "
+        f"head {best['head']}) already scores "
         f"{best['score']:.2f} at snapshot {first}, the first one here, and {last['score']:.2f} at the last. "
         f"It formed before these snapshots, {earlier}. In the training shown here that layer was kept as it "
         f"was, so its line stays flat."
