@@ -201,7 +201,7 @@ def test_a_runs_scores_are_computed_once_and_go_with_the_run(monkeypatch):
     first = page_heads.run_sums(result)
     assert page_heads.run_sums(result) is first and calls == [False]
     want = line_sums(kind.weights, cross=False)
-    assert first[kind.name].keys() == want.keys()
+    assert first[kind.name].keys() - {"induction"} == want.keys()  # + induction here: the cycling tokens repeat
     for metric, (total, count) in want.items():
         np.testing.assert_array_equal(first[kind.name][metric][0], total)
         np.testing.assert_array_equal(first[kind.name][metric][1], count)

@@ -83,6 +83,7 @@ def attention(ck: Checkpoint, result: RunResult) -> None:
     title = "Shakespeare generator: " + result.notes["prompt"][:40]
     cell = attention_views(shown, "gen", ck=ck, title=title)
     checkpoint_contributions(ck, shown, "gen")
+    head_roles(shown, MODEL)  # which of the head finder's heads play their role in the characters shown
     T = len(result.kinds["encoder"].keys)  # the steps below read the final context window
     layer, head = followed_head(shown, "gen", cell, "encoder")  # the explorer's head, not always layer 0, head 0
     # lazy: five charts that every new text would redraw, built only while the section is open
@@ -120,7 +121,6 @@ def body(ck: Checkpoint, opts: Options) -> None:
     )
     attention(ck, result)
     attention_downloads("gen", MODEL)
-    head_roles(result, MODEL)  # which of the head finder's heads play their role on this text
 
 
 def main() -> None:

@@ -27,6 +27,8 @@ from model.analysis.head_scan import (
 )
 from model.analysis.heads import PLAYS, line_sums, pattern_scores
 from model.analysis.induction import induction_here
+from model.analysis.role_links import ROLES as LINK_ROLES
+from model.analysis.role_links import SCALES, TARGETS, top_heads
 from model.core.checkpoint import Checkpoint, default_dir
 from model.core.results import RunResult
 from model.core.specs import SPECS, kind_label
@@ -46,13 +48,9 @@ ROOT = CORPORA.parents[2]  # the checkout
 # the page a head's line opens: a model's own page (registry: its address and text key), else Any model
 HUB_PAGE = "any_model"
 PATTERN_LINES = 60  # lines a drawn pattern is matched on for our models (their stored scores keep no maps)
-ROLES = {
-    "previous": "previous-token",
-    "first": "first-token (sink)",
-    "self": "self",
-    "monotonic": "monotonic alignment",
-}
-ACTIVE = 0.75  # a head does its role here when its score on this input is at least this share of its corpus score
+# the row roles (induction, scored on repeated probes, is named beside them); a head does its role on an input
+# when its score there reaches the role's target (model.analysis.role_links.TARGETS), not a share of its corpus score
+ROLES = {m: name for m, name in LINK_ROLES.items() if m != "induction"}
 
 MAX_SCANS = 4
 HUB_REPORTS = "heads_hub_reports"  # session: source -> the report the finder computed (the model pages read it)
@@ -158,11 +156,15 @@ def pattern_blocks(ck: Checkpoint, lines: Sequence[str]) -> dict[str, list[np.nd
 
 
 def explorer_link(source: str, line: str, kind: str, layer: int, head: int) -> str:
-    """The model page's address that opens ``line`` in the explorer at ``kind``, ``layer``, ``head``."""
+    """The model page's address that opens ``line`` in the explorer at ``kind``, ``layer``, ``head``. On a page
+    whose explorer shows a window of the text (the generator's first characters), the window is the whole
+    line, so that a repeat is never cut off."""
     entry = page_entry(source if source in SPECS else HUB_PAGE)
     page, text_key = entry.address, entry.text_key
     prefix = SPECS[source].short if source in SPECS else "hub"
     params = {text_key: line, f"{prefix}_kind": kind, f"{prefix}_layer": layer, f"{prefix}_head": head}
+    if source in SPECS and SPECS[source].window and SPECS[source].characters:
+        params[f"{prefix}_chars"] = len(line.strip())
     if source not in SPECS:
         params = {"hub_id": source, **params}
     return f"{page}?{urlencode(params)}"
@@ -225,15 +227,15 @@ _SCORED_LOCK = threading.Lock()
 
 def run_sums(result: RunResult) -> dict[str, dict]:
     """:func:`~model.analysis.heads.line_sums` of each kind of ``result``, and on causal self-attention
-    ``induction`` (:func:`model.analysis.induction.induction_here`, when the text repeats a token), computed
-    once per run."""
+    ``induction`` (:func:`model.analysis.induction.induction_here`, when the text repeats a pair of tokens),
+    computed once per run."""
     with _SCORED_LOCK:
         hit = _SCORED.get(result)
     if hit is None:
         hit = {name: dict(line_sums(kind.weights, cross=kind.cross)) for name, kind in result.kinds.items()}
         for name, kind in result.kinds.items():
-            ids = _query_ids(result, name)
-            scores, n = induction_here(kind.weights, ids) if ids is not None else (None, 0)
+            tokens = _position_tokens(result, name)
+            scores, n = induction_here(kind.weights, tokens) if tokens is not None else (None, 0)
             if n:
                 hit[name]["induction"] = (scores, np.ones_like(scores))
         with _SCORED_LOCK:
@@ -241,118 +243,113 @@ def run_sums(result: RunResult) -> dict[str, dict]:
     return hit
 
 
-def _query_ids(result: RunResult, name: str) -> list[int] | None:
-    """The token ids of kind ``name``'s query positions, when the run kept them and the kind is causal
+def _position_tokens(result: RunResult, name: str) -> list[str] | None:
+    """The token each position of kind ``name`` reads (its key tokens), when the kind is causal
     self-attention (where induction applies)."""
     kind = result.kinds[name]
     Tq = kind.weights.shape[-2]
-    if kind.cross or np.triu(np.asarray(kind.mask), 1).any():
+    if kind.cross or np.triu(np.asarray(kind.mask), 1).any() or len(kind.keys) < Tq:
         return None
-    for ids in result.inputs.values():
-        if len(ids) >= Tq:
-            return list(ids[:Tq])
-    return None
+    return list(kind.keys[:Tq])
 
 
 def roles_here(result: RunResult, report: dict) -> list[dict]:
     """For each role (:data:`ROLES`, and ``induction`` on causal self-attention) of each kind that has a head
-    for it (corpus score at least :data:`PLAYS`), the finder's top head over the corpus and its score on ``result``: ``{"role", "metric", "kind", "layer", "head",
-    "corpus", "here", "active"}``. Induction's score here is :func:`model.analysis.induction.induction_here`
-    (its corpus score is the probe's); a text that repeats no token gives it none."""
+    for it (corpus score at least :data:`PLAYS`), the finder's top head over the corpus and its score on
+    ``result``: ``{"role", "metric", "kind", "layer", "head", "corpus", "here", "target", "active"}``, active
+    when ``here`` reaches the role's target (:data:`TARGETS`). Induction's score here is
+    :func:`model.analysis.induction.induction_here` (its corpus score is the probe's); a text that repeats no
+    pair of tokens gives it none."""
     out = []
     sums = run_sums(result) if any(r["kind"] in result.kinds for r in report["heads"]) else {}
-    for name in result.kinds:
-        rows = [r for r in report["heads"] if r["kind"] == name]
-        if not rows:
+    for top in top_heads(report, per_kind=True):
+        name, metric = top["kind"], top["metric"]
+        if name not in result.kinds or metric not in sums[name]:
             continue
-        here = sums[name]
-        for metric, role in {**ROLES, "induction": "induction"}.items():
-            scored = [r for r in rows if r.get(metric) is not None]
-            if not scored or metric not in here:
-                continue
-            top = max(scored, key=lambda r: r[metric])
-            if top[metric] < PLAYS:
-                continue
-            s, c = here[metric]
-            l, h = top["layer"], top["head"]
-            if l >= s.shape[0] or h >= s.shape[1] or c[l, h] == 0:
-                continue
-            value = float(s[l, h] / c[l, h])
-            active = value >= ACTIVE * top[metric] if top[metric] > 0 else value > 0
-            out.append(
-                dict(
-                    role=role, metric=metric, kind=name, layer=l, head=h, corpus=top[metric], here=value, active=active
-                )
-            )
-    return out
-
-
-def role_inputs(source: str, report: dict, limit: int, characters: bool) -> list[dict]:
-    """Per role of :data:`ROLES` and induction that some head plays (:data:`PLAYS`), the finder's top head and
-    an input that shows it at work: the
-    corpus line on which that head scored highest (its top example), and for induction a phrase written
-    twice (the corpus's first line, cut to fit the model's ``limit`` twice). ``{"role", "metric", "kind",
-    "layer", "head", "score", "input", "link"}``."""
-    lines, out = report.get("lines") or [], []
-    for metric, role in {**ROLES, "induction": "induction"}.items():
-        scored = [r for r in report["heads"] if r.get(metric) is not None]
-        if not scored:
+        s, c = sums[name][metric]
+        l, h = top["layer"], top["head"]
+        if l >= s.shape[0] or h >= s.shape[1] or c[l, h] == 0:
             continue
-        top = max(scored, key=lambda r: r[metric])
-        if top[metric] < PLAYS:
-            continue
-        if metric == "induction":
-            if not lines:
-                continue
-            words = lines[0] if characters else lines[0].split()
-            half = words[: max(2, (limit - 2) // 2 - 1)]
-            text = (half + " " + half) if characters else " ".join([*half, *half])
-        else:
-            examples = (top.get("examples") or {}).get(metric) or []
-            if not examples or not 0 <= examples[0][0] < len(lines):
-                continue
-            text = lines[examples[0][0]]
-        link = explorer_link(source, text, top["kind"], top["layer"], top["head"])
+        value = float(s[l, h] / c[l, h])
+        target = TARGETS[metric]
+        role = LINK_ROLES[metric]
         out.append(
             dict(
                 role=role,
                 metric=metric,
+                kind=name,
+                layer=l,
+                head=h,
+                corpus=top["corpus"],
+                here=value,
+                target=target,
+                active=value >= target,
+            )
+        )
+    return out
+
+
+def role_inputs(source: str, report: dict) -> list[dict]:
+    """The role links stored beside the scores (``links`` in heads.json, chosen by
+    :func:`model.analysis.role_links.choose_links`: an input the model reads whole and gets right, on which
+    the role's top head reaches its target in what the page shows), each still naming the finder's top head:
+    ``{"role", "metric", "kind", "layer", "head", "score", "input", "link"}``."""
+    tops = {t["metric"]: t for t in top_heads(report)}
+    out = []
+    for stored in report.get("links") or []:
+        top = tops.get(stored.get("metric"))
+        if top is None or (top["kind"], top["layer"], top["head"]) != (stored["kind"], stored["layer"], stored["head"]):
+            continue  # the scores were recomputed and another head tops the role now: no link until it is chosen
+        if stored["score"] < TARGETS[stored["metric"]]:
+            continue
+        link = explorer_link(source, stored["input"], top["kind"], top["layer"], top["head"])
+        out.append(
+            dict(
+                role=LINK_ROLES[stored["metric"]],
+                metric=stored["metric"],
                 kind=top["kind"],
                 layer=top["layer"],
                 head=top["head"],
-                score=top[metric],
-                input=text,
+                score=stored["score"],
+                input=stored["input"],
                 link=link,
             )
         )
     return out
 
 
+def score_words(metric: str, value: float) -> str:
+    """A score with what it measures and its scale: "0.62 of the weight on the token before (0–1)"."""
+    what, scale = SCALES[metric]
+    return f"{value:.2f} {what} ({scale})"
+
+
 def head_roles(result: RunResult, source: str) -> None:
-    """One caption on a model page: which of the head finder's heads do their role on this input (● / ○)."""
+    """On a model page, under the explorer: links that open each role at work, and one caption of which of
+    the head finder's heads do their role on ``result``, the run the explorer shows (● / ○)."""
     report = stored_report(source) if source in SPECS else st.session_state.get(HUB_REPORTS, {}).get(source)
     if not report:
         if source not in SPECS:
             st.caption("Score this model's heads on the Head finder page to see which roles they play here.")
         return
     roles = roles_here(result, report)
+    name = lambda r: head_name(r["layer"], r["head"], kind_label(source, r["kind"]) if len(result.kinds) > 1 else None)
     if source in SPECS:
-        spec = SPECS[source]
-        shown = role_inputs(source, report, result.limit or 64, spec.characters)
+        shown = role_inputs(source, report)
         if shown:
             st.markdown(
                 "**See each role at work** (opens this page on an input where the head does it): "
-                + " · ".join(f"[{r['role']}: L{r['layer']} H{r['head']}]({r['link']})" for r in shown)
+                + " · ".join(f"[{r['role']}: {name(r)}]({r['link']})" for r in shown)
             )
     if roles:
         parts = [
-            f"{'●' if r['active'] else '○'} {r['role']}: "
-            f"{head_name(r['layer'], r['head'], kind_label(source, r['kind']) if len(result.kinds) > 1 else None)} "
-            f"({r['here']:.2f} here, {r['corpus']:.2f} over the corpus)"
+            f"{'●' if r['active'] else '○'} {r['role']}: {name(r)}, {score_words(r['metric'], r['here'])} here; "
+            f"● from {r['target']:.2f}; {r['corpus']:.2f} over the corpus"
             for r in roles
         ]
         st.caption(
-            f"**Head finder roles on this input** (● at least {ACTIVE:.0%} of its corpus score): " + " · ".join(parts)
+            "**Head finder roles on this input** (● the head does its role here: its score on this input reaches "
+            "the role's target; ○ it does not): " + " · ".join(parts)
         )
         for line in two_roles(roles):  # a head named twice: how it does both
             st.caption(line)
