@@ -309,7 +309,7 @@ def teacher_view(store: RoomStore, code: str, status: RoomStatus) -> None:
     info.link_button("Open the projector screen", projector_url(code), icon=":material/present_to_all:")
     info.caption(
         "Show the projector screen to the room (it opens in a new tab): the code, the join link, the question "
-        "and the answers, without your controls. This screen is yours."
+        "and the answers, without your controls. Keep this screen, with its controls, to yourself."
     )
     with info.expander("Teacher link, to control this room from another device (keep it private)"):
         st.text(f"{join_url}&{TEACHER_URL}={rooms('teacher')[code]}")
