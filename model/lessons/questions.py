@@ -26,7 +26,8 @@ from model.analysis.ablation import ablate
 from model.analysis.profiles import previous_token
 from model.analysis.runs import run
 from model.core.checkpoint import Checkpoint
-from model.lessons.path import TITLES, Head, head_name, role_head, step_of
+from model.lessons.named_heads import Head, head_name, role_head
+from model.lessons.path import TITLES, step_of
 from model.lessons.reshape import input_tensor, reshape_steps
 from model.lessons.workshop import (
     HEAD_SENTENCES,
