@@ -282,3 +282,22 @@ def test_the_head_finder_device_benchmark_times_both_in_one_run() -> None:
         # one round: its ratio (of the unrounded times; the printed seconds are rounded to 1 ms, which at this
         # size is most of a forward pass) is the median
         assert s["ratio"] == s["rounds"][0]["ratio"] > 0
+
+
+def test_the_hub_users_benchmark_plays_three_learners_on_two_models() -> None:
+    """bench/hub_users.py end to end on the fixtures' tiny models: three sessions, two models kept, the third
+    learner's model the first one's (the memory figures say nothing at this size)."""
+    import json
+
+    out = subprocess.run(
+        [sys.executable, "-m", "bench.hub_users", "--size", "tiny", "--threads", "1"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    result = json.loads(out.stdout)
+    steps = result["steps"]
+    assert len(steps) >= 4 and all(s["rss_mb"] > 0 for s in steps)
+    assert sorted(steps[-1]["kept"]) == ["bert", "gpt2"]
