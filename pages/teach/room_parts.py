@@ -5,6 +5,8 @@ teacher's changes to every device."""
 
 from __future__ import annotations
 
+import math
+import random
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import lru_cache
@@ -17,6 +19,7 @@ from model.core.results import AttentionKind
 from model.lessons.classroom_kinds import answers_by_key, choice_from_cell, choice_kinds, reveal_kinds
 from pages.shared.display import CHART_CONFIG, chart
 from pages.shared.explorer import attention_explorer
+from pages.shared.state import in_fragment
 from pages.shared.text import markdown_escape
 from rooms.question import Question
 from rooms.rules import RoomError, RoomStatus
@@ -30,6 +33,11 @@ POLL_S = 1.5  # how often a room page asks the store for news
 # "Answer sent" caption, the teacher's "Close the room" button gone while the store held the
 # answer). A full redraw puts every element back; it costs one page run per device every 12 s.
 HEAL_POLLS = 8
+# At a lecture's size the heal is a load of its own: 250 devices would redraw 21 times a second, in step
+# (they joined together), on the server that must also redraw all 250 at the reveal. So a room heals at
+# most HEAL_RUNS_S redraws a second (a room of 250: each device about once a minute), each device from
+# its own random place in the cycle.
+HEAL_RUNS_S = 4.0
 CHOICE_URL, REVEAL_URL = "crk", "crr"  # the explorers' URL prefixes: the reveal does not open in the choice's view
 # A room's charts have no toolbar: on a phone a tap shows it over the chart's title, and a question
 # needs none of its tools (the Summary's CSV files are the teacher's record).
@@ -180,17 +188,24 @@ def answer_box(store: RoomStore, code: str, member: str, q: Question, round: int
         st.caption(f"Answer sent: {markdown_escape(q.options[sent])}. You can change it until the teacher reveals.")
 
 
+def heal_every(participants: int) -> int:
+    """Polls between two healing redraws of one device, in a room of ``participants``."""
+    return max(HEAL_POLLS, math.ceil(participants / (POLL_S * HEAL_RUNS_S)))
+
+
 @st.fragment(run_every=POLL_S)
 def watch(store: RoomStore, code: str, seen: int, live: Callable[[RoomStatus], None] | None = None) -> None:
     """Every ``POLL_S`` seconds: redraw the whole page when the teacher changed the room (and every
-    ``HEAL_POLLS``-th time), else only ``live`` (the projector's counts)."""
+    :func:`heal_every`-th time), else only ``live`` (the projector's counts)."""
     try:
         status = store.get(code)
     except RoomError as e:
         st.error(str(e))
         return
-    polls = st.session_state["cr_polls"] = st.session_state.get("cr_polls", 0) + 1
-    if status.version != seen or polls % HEAL_POLLS == 0:
+    polls = st.session_state["cr_polls"] = st.session_state.get("cr_polls", random.randrange(1 << 16)) + 1
+    # heal only from the fragment's own reruns: the page was just drawn whole when it runs inside a full run
+    # (a rerun then would also drop what that run showed once, such as a refused action's message)
+    if status.version != seen or (in_fragment() and polls % heal_every(status.participants) == 0):
         st.rerun(scope="app")
     if live:
         live(status)
