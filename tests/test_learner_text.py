@@ -111,24 +111,17 @@ def open_page(address: str):
 
 
 @pytest.mark.parametrize("address", [p.address for p in PAGES])
-def test_no_page_shows_development_detail(shipped, address):
+def test_no_page_shows_development_detail_and_a_head_has_one_name(shipped, address):
     """Before: "(… on one NVIDIA H200 …, a model soup …)" above each model's input, `norm_layer`,
-    `value_zeroing` and `grad_attention` in the contributions table, "unify" in the reshape lesson."""
+    `value_zeroing` and `grad_attention` in the contributions table, "unify" in the reshape lesson; and
+    "layer 3 · head 2" in one place, "L3 H2" in the next and "head 2 (3rd of 6)" in the explorer."""
     shown = page_strings(open_page(address))
     found = [(what, m.group(), s[:120]) for s in shown for what, p in DENIED.items() for m in p.finditer(s)]
     assert not found, found
+    assert not [s[:120] for s in shown if OTHER_HEAD_NAMES.search(s)]
     for pattern, term in NAMED.items():  # every role and measure the page names has its glossary entry
         if any(re.search(pattern, s) for s in shown):
             assert term in TERMS, (address, pattern)
-
-
-@pytest.mark.parametrize(
-    "address", ["classifier", "generator", "translator", "ablation", "pairs", "heads", "profiles", "any_model"]
-)
-def test_a_head_has_one_name(shipped, address):
-    """Before: "layer 3 · head 2" in one place, "L3 H2" in the next and "head 2 (3rd of 6)" in the explorer."""
-    shown = page_strings(open_page(address))
-    assert not [s[:120] for s in shown if OTHER_HEAD_NAMES.search(s)]
 
 
 def test_head_name_is_layer_then_head_from_zero():
