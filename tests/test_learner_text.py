@@ -197,3 +197,26 @@ def test_a_card_without_labels_is_all_what_it_learned_from():
     assert card.sections[0] == ("What it learned from", "Made by hand.")
     assert dict(card.sections)["How well it does"].endswith("it labels 50.0% correctly.")
     assert model_card({}, {}, {}).sections == ()
+
+
+@pytest.mark.parametrize("task, prefix", [("classifier", "cls"), ("translator", "tr")])
+def test_the_opened_panels_show_no_code_words(shipped, task, prefix):
+    """Opened as a learner opens them: a weight clicked (the explanation's steps said "the output projection
+    unify maps …") and "Did attention matter?" open (its table listed norm_layer, value_zeroing, grad_attention)."""
+    from model.analysis.runs import run as run_model
+    from pages.shared.explain import result_id
+
+    at = open_page(task)
+    text = at.text_input(key=f"{prefix}_text").value
+    result = run_model(load_checkpoint(SHIPPED / task, task=task), text)
+    kind = next(iter(result.kinds))
+    cell = {"kind": kind, "layer": 1, "head": 1, "query": 2, "key": 1, "weight": 0.1}
+    at.session_state[f"{prefix}_cell"] = {"run": result_id(result), "cell": cell}
+    at.session_state[f"{prefix}_contrib"] = True
+    at.run()
+    assert not at.exception
+    shown = page_strings(at)
+    assert any(s.startswith("How L1 H1 ") for s in shown) and any("value zeroing" in s for s in shown)
+    found = [(what, m.group(), s[:120]) for s in shown for what, p in DENIED.items() for m in p.finditer(s)]
+    assert not found, found
+    assert not [s[:120] for s in shown if OTHER_HEAD_NAMES.search(s)]
