@@ -114,7 +114,7 @@ def source_share_figure(shares: np.ndarray, words: Sequence[str]) -> go.Figure:
         shares,
         [f"layer {l}" for l in range(len(shares))],
         plot_labels(words),
-        title="How much of each output word came from the source (ALTI, cross-attention sublayer)",
+        title="How much of each output word came from the source (its cross-attention, per decoder layer)",
         row_title="decoder layer",
         col_title="output word",
         value="source share",

@@ -118,8 +118,9 @@ def contributions_panel(attributor: Attributor, sizes: dict[str, int], cell: dic
         if a.source_share is not None:
             show_figure(source_share_figure(a.source_share, a.query_tokens), f"{prefix}-source-share")
             st.caption(
-                "Source versus the words already written: ALTI's contributions (Ferrando et al. 2022) to each "
-                "word's cross-attention sublayer, per layer; ALTI+'s rollout over layers is not applied."
+                "Source versus the words already written: for each English word and decoder layer, the share of "
+                "what its cross-attention step added that came from the German words (measured as in Ferrando "
+                "et al. 2022), layer by layer, not followed through the layers."
             )
         st.caption(
             "Agreement is Spearman's rank correlation with the head-averaged attention of the same layer, over "
