@@ -14,6 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # everything; recipes/ holds data only (each shipped model's stages, read by model.training.replay)
 FLOORS = {
     "nets": 0,
+    "zoo": 0,  # our models, one module each: a description, a network, a recipe file, examples (data only)
     "core": 1,
     "analysis": 2,
     "training": 2,

@@ -23,8 +23,7 @@ from model.core.specs import ModelSpec
 
 __all__ = ["BATCH", "MAX_TOKENS", "Maps", "Reader", "our_reader"]  # a Hugging Face model's: model.hub.reader
 CORPORA = Path(__file__).resolve().parent / "corpora"
-# the sample each model reads by default; a Hugging Face model whose source language is German reads German
-DEFAULT_CORPUS = {"classifier": "sst2.txt", "generator": "shakespeare.txt", "translator": "multi30k_de.txt"}
+# the sample a Hugging Face model reads by default, by its source language (ours name theirs: ModelSpec.corpus)
 HUB_CORPUS = {"German": "multi30k_de.txt", "": "english.txt"}
 PROBE_LEN = 25  # random tokens per copy of an induction probe (fewer where the model reads less)
 PROBES = 4  # probes (seeds) per causal kind
@@ -77,9 +76,9 @@ def corpus_name(path: str | Path) -> str:
 
 
 def default_corpus(spec: ModelSpec) -> Path:
-    """The sample shipped for ``spec``: ours by name; a Hub model's by its source language."""
-    if spec.name in DEFAULT_CORPUS:
-        return CORPORA / DEFAULT_CORPUS[spec.name]
+    """The sample shipped for ``spec``: ours as its description names it; a Hub model's by its source language."""
+    if spec.corpus:
+        return CORPORA / spec.corpus
     german = any(k.query_axis.endswith("German (source)") for k in spec.kinds)
     return CORPORA / HUB_CORPUS["German" if german else ""]
 

@@ -19,19 +19,12 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save_model
 from torch import nn
 
+from model import zoo
 from model.core.specs import ModelSpec, spec_for
 from model.core.tokenize import Vocab
-from model.nets.classifier import Classifier, ClassifierConfig
-from model.nets.generator import Generator, GeneratorConfig
-from model.nets.translator import Translator, TranslatorConfig
 
 ROOT = Path(__file__).resolve().parents[2]  # the checkout: model/training/ is two below it
 WEIGHTS, CONFIG = "model.safetensors", "config.json"
-TASKS: dict[str, tuple[type[nn.Module], type]] = {
-    "classifier": (Classifier, ClassifierConfig),
-    "generator": (Generator, GeneratorConfig),
-    "translator": (Translator, TranslatorConfig),
-}
 
 
 class CheckpointError(RuntimeError):
@@ -52,10 +45,10 @@ def weights_digest(directory: str | os.PathLike) -> str:
 
 
 def build_model(task: str, config: dict[str, Any]) -> nn.Module:
-    if task not in TASKS:
-        raise ValueError(f"unknown task {task!r}; choose one of {', '.join(TASKS)}")
-    cls, cfg_cls = TASKS[task]
-    return cls(cfg_cls(**config))
+    """The network of our model ``task`` (its module in model/zoo says which) from a saved config."""
+    if task not in zoo.MODELS:
+        raise ValueError(f"unknown task {task!r}; choose one of {', '.join(zoo.MODELS)}")
+    return zoo.MODELS[task].build(config)
 
 
 @dataclass
@@ -71,7 +64,7 @@ class Checkpoint:
 
     @property
     def spec(self) -> ModelSpec:
-        """What this model is (its attention kinds, inputs, limits, labels): :data:`model.core.specs.SPECS`."""
+        """What this model is (its attention kinds, inputs, limits, labels): its module in :mod:`model.zoo`."""
         return spec_for(self.task)
 
 

@@ -21,6 +21,7 @@ from typing import Any
 from model.training.averaging import average
 from model.training.data import data_dir as find_data
 from model.training.train import Progress, TrainConfig, train
+from model.zoo import MODELS
 
 RECIPES = Path(__file__).resolve().parents[1] / "recipes"
 COMMANDS = ("train", "average")
@@ -30,7 +31,7 @@ TRAIN_FIELDS = {f.name for f in dataclasses.fields(TrainConfig)} - {"data_dir", 
 def load_recipe(task: str, path: str | Path | None = None) -> dict[str, Any]:
     """The recipe of ``task`` (``model/recipes/<task>.json``, or ``path``), checked: every stage named once, a
     known command, a train stage's settings TrainConfig's fields, every stage it names an earlier one."""
-    file = Path(path) if path else RECIPES / f"{task}.json"
+    file = Path(path) if path else RECIPES / (MODELS[task].recipe if task in MODELS else f"{task}.json")
     if not file.exists():
         raise FileNotFoundError(f"no recipe {file}")
     recipe = json.loads(file.read_text(encoding="utf-8"))

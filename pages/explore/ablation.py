@@ -11,6 +11,7 @@ import streamlit as st
 from model.analysis.ablation import Ablation, Head, head_layout
 from model.core.checkpoint import Checkpoint
 from model.core.specs import ModelSpec
+from model.zoo import model_entry
 from pages import heading
 from pages.explore.switches import head_switches
 from pages.shared.display import export_view_button, show_matrix
@@ -24,11 +25,6 @@ from viz.common import head_name, unique_labels
 from viz.compare import change_grid, change_table, difference_heatmap, difference_table
 from viz.matrix import matrix_frame
 
-DEFAULT_TEXT = {
-    "classifier": "the acting is wonderful but the plot is thin",
-    "generator": "O Romeo, Romeo! wherefore art thou",
-    "translator": "ein mann fährt fahrrad .",
-}
 BEFORE_AFTER, VERSUS = ("before", "after"), ", before vs after"  # the bars' names and the end of their title
 
 
@@ -42,7 +38,7 @@ def options(ck: Checkpoint) -> Options:
     """The input, then one multiselect per layer (and per kind when there are several) of heads to switch off."""
     spec, layout = ck.spec, head_layout(ck.model)
     label = spec.input_name[0].upper() + spec.input_name[1:]
-    text = url_widget(st.text_input, label, f"abl_{spec.short}_text", DEFAULT_TEXT[spec.name])
+    text = url_widget(st.text_input, label, f"abl_{spec.short}_text", model_entry(spec.name).examples.ablation)
     st.subheader("Switch heads off")
     st.caption("Pick the heads to switch off in each layer. A switched-off head's output is multiplied by 0.")
     off = head_switches(spec, layout)

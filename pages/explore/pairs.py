@@ -10,6 +10,7 @@ import streamlit as st
 from model.core.checkpoint import Checkpoint
 from model.core.results import AttentionKind, RunResult
 from model.core.specs import ModelSpec
+from model.zoo import model_entry
 from pages import heading
 from pages.explore.compare import layer_means
 from pages.shared.display import export_view_button, show_matrix
@@ -22,11 +23,6 @@ from pages.shared.views import labelled, pick_head, pick_kind, windowed
 from viz.common import head_name
 from viz.compare import difference_heatmap, difference_table, pair_heatmaps, pair_labels, pair_tables
 
-DEFAULT_PAIRS = {
-    "classifier": ("a good film", "a bad film"),  # one word swapped: the same length, so B − A is drawn
-    "generator": ("thy father", "thy mother"),
-    "translator": ("ein mann fährt fahrrad .", "eine frau fährt fahrrad ."),
-}
 NAMES = ("A", "B")
 VERSUS = " for A and B"  # the end of the bars' title
 
@@ -38,7 +34,7 @@ class Options:
 
 def options(spec: ModelSpec) -> Options:
     """The two inputs, side by side."""
-    columns, defaults = st.columns(2), DEFAULT_PAIRS[spec.name]
+    columns, defaults = st.columns(2), model_entry(spec.name).examples.pair
     keys = [f"pair_{spec.short}_{n.lower()}" for n in NAMES]
     boxes = zip(columns, NAMES, keys, defaults)
     texts = [url_widget(column.text_input, f"{n}: {spec.input_name}", k, d) for column, n, k, d in boxes]

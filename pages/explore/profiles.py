@@ -12,6 +12,7 @@ import streamlit as st
 from model.analysis.profiles import METRIC_HELP, head_profiles
 from model.core.results import RunResult
 from model.core.specs import SPECS
+from model.zoo import model_entry
 from pages import heading
 from pages.explore.profile_parts import metric_table, similar_heads
 from pages.shared.display import show_matrix
@@ -22,12 +23,6 @@ from pages.shared.text import clean_text, listing, plural
 from pages.shared.views import pick_kind
 from viz.profiles import colour_range, grid_table, metric_matrix
 
-DEFAULT_TEXT = {
-    "classifier": "the acting is wonderful but the plot is thin",
-    "generator": "ROMEO:\nBut soft, what light through yonder window breaks?",
-    "translator": "eine frau liest ein buch im park .",
-}
-
 
 @dataclass(frozen=True)
 class Options:
@@ -36,7 +31,7 @@ class Options:
 
 
 def choose_model() -> None:
-    st.session_state["pro_text"] = DEFAULT_TEXT[st.session_state["pro_task"]]
+    st.session_state["pro_text"] = model_entry(st.session_state["pro_task"]).examples.profile
 
 
 def options() -> Options:
@@ -44,7 +39,8 @@ def options() -> Options:
     model = pick_model("pro_task", parent=left, select=True, on_change=choose_model)
     spec = SPECS[model]
     label = spec.input_name[0].upper() + spec.input_name[1:]
-    return Options(model, url_widget(right.text_area, label, "pro_text", DEFAULT_TEXT[model], height=80))
+    example = model_entry(model).examples.profile
+    return Options(model, url_widget(right.text_area, label, "pro_text", example, height=80))
 
 
 def body(opts: Options) -> None:

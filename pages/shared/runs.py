@@ -17,7 +17,7 @@ from model.analysis.ablation import Ablation, Head, ablate
 from model.analysis.runs import causal_step_maps, generation_run, last_query_weights, run, translation_run
 from model.core.checkpoint import Checkpoint
 from model.core.results import RunResult
-from model.core.specs import MODELS, SPECS, ModelSpec
+from model.core.specs import SPECS, ModelSpec
 from pages.shared.state import one_of, url_widget
 from pages.shared.text import MAX_INPUT_CHARS, be, clean_text, listing, plural
 
@@ -27,10 +27,11 @@ T = TypeVar("T")
 def pick_model(key: str, *, parent: Any = st, select: bool = False, on_change: Callable[[], None] | None = None) -> str:
     """The model a page runs, kept in the URL under ``key``: a horizontal radio, or with ``select`` a select
     box (under ``parent``, e.g. a column), each model shown by its title. Returns its name (a key of SPECS)."""
-    shown = dict(options=MODELS, format_func=lambda name: SPECS[name].title, on_change=on_change)
+    models = tuple(SPECS)  # read now: the registry (model.zoo) may have gained a model since this module loaded
+    shown = dict(options=models, format_func=lambda name: SPECS[name].title, on_change=on_change)
     if select:
-        return url_widget(parent.selectbox, "Model", key, MODELS[0], one_of(MODELS), **shown)
-    return url_widget(parent.radio, "Model", key, MODELS[0], one_of(MODELS), horizontal=True, **shown)
+        return url_widget(parent.selectbox, "Model", key, models[0], one_of(models), **shown)
+    return url_widget(parent.radio, "Model", key, models[0], one_of(models), horizontal=True, **shown)
 
 
 def checkpoint_key(ck: Checkpoint) -> tuple[str, str, str]:
