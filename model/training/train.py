@@ -8,8 +8,6 @@ its measured results. Everything is safetensors + JSON: nothing is pickled.
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import math
 import random
 import re
@@ -20,13 +18,14 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from safetensors.torch import load_file, save_file
+from safetensors.torch import save_file
 from torch import nn
 
-from model.core.checkpoint import default_dir, save_checkpoint
+from model.core.checkpoint import default_dir
 from model.core.devices import pick_device  # noqa: F401 - also imported from here (CLI, pages, benches)
 from model.training import recipes
 from model.training.averaging import average_snapshots, load_mean  # noqa: F401 - also imported from here
+from model.training.records import ship, snapshot_probe  # noqa: F401 - also imported from here
 from model.training.start import (  # noqa: F401 - also imported from here (tests, the CLI)
     freeze,
     param_groups,
@@ -132,142 +131,147 @@ def lr_at(step: int, total: int, cfg: TrainConfig, time_frac: float = 0.0) -> fl
 
 def train(cfg: TrainConfig, on_progress: Progress | None = None) -> dict[str, Any]:
     """Train ``cfg.task``; returns the best validation results. Resumes from ``work_dir``."""
-    report = on_progress or (lambda info: None)
-    if cfg.threads:
-        torch.set_num_threads(cfg.threads)
-    seed_everything(cfg.seed)
-    device = pick_device(cfg.device)
-    task = recipes.get(cfg.task, cfg.objective)
-    bundle = task.prepare(cfg)
-    model = task.build(bundle, cfg).to(device)
-    if cfg.pos_init == "word":
-        positions_at_word_scale(model)
-    if cfg.init_from and not (Path(cfg.work_dir or Path("runs") / cfg.task) / "state.json").exists():
-        start_from(model, cfg.init_from)
-    freeze(model, cfg.freeze)
-    opt = torch.optim.AdamW(param_groups(model, cfg.weight_decay, cfg.layer_decay), lr=cfg.lr, betas=(0.9, 0.98))
-    work = Path(cfg.work_dir or Path("runs") / cfg.task)
-    out = Path(cfg.out_dir or default_dir(cfg.task))
-    work.mkdir(parents=True, exist_ok=True)
-    progress = load_state(work, model, opt) or {"step": 0, "epoch": 0, "best": None, "history": [], "seconds": 0.0}
-    if progress["step"]:
-        report({"event": "resume", "step": progress["step"], "epoch": progress["epoch"]})
-    steps_per_epoch = task.steps_per_epoch(bundle, cfg)
-    total = steps_per_epoch * cfg.epochs
-    n_params = sum(p.numel() for p in model.parameters())
-    report({"event": "start", "params": n_params, "device": str(device), "total_steps": total})
-    start_time, base_seconds = time.time(), progress["seconds"]
-    probes = task.probes(bundle)
-    history: list[dict[str, Any]] = progress["history"]
-    while progress["epoch"] < cfg.epochs:
+    run = Run.start(cfg, on_progress or (lambda info: None))
+    while run.progress["epoch"] < cfg.epochs:
+        losses, tokens, t0 = run.epoch()
+        if not run.close_epoch(losses, tokens, t0):
+            break
+    if cfg.average_last:
+        run.try_average()
+    return run.progress["best"]
+
+
+@dataclass(eq=False)
+class Run:
+    """One training run under way: the recipe and its data, the model and optimiser, the folders, and
+    ``progress`` (step, epoch, best, history, seconds), which is what resumes."""
+
+    cfg: TrainConfig
+    task: Any
+    bundle: dict[str, Any]
+    model: nn.Module
+    opt: torch.optim.Optimizer
+    work: Path
+    out: Path
+    progress: dict[str, Any]
+    report: Progress
+    steps_per_epoch: int
+    probes: dict[str, Any]
+    start_time: float = field(default_factory=time.time)
+
+    @classmethod
+    def start(cls, cfg: TrainConfig, report: Progress) -> Run:
+        """Seed, build the model where its settings say it starts, and load the saved state if there is one."""
+        if cfg.threads:
+            torch.set_num_threads(cfg.threads)
+        seed_everything(cfg.seed)
+        device = pick_device(cfg.device)
+        task = recipes.get(cfg.task, cfg.objective)
+        bundle = task.prepare(cfg)
+        model = task.build(bundle, cfg).to(device)
+        if cfg.pos_init == "word":
+            positions_at_word_scale(model)
+        if cfg.init_from and not (Path(cfg.work_dir or Path("runs") / cfg.task) / "state.json").exists():
+            start_from(model, cfg.init_from)
+        freeze(model, cfg.freeze)
+        opt = torch.optim.AdamW(param_groups(model, cfg.weight_decay, cfg.layer_decay), lr=cfg.lr, betas=(0.9, 0.98))
+        work = Path(cfg.work_dir or Path("runs") / cfg.task)
+        out = Path(cfg.out_dir or default_dir(cfg.task))
+        work.mkdir(parents=True, exist_ok=True)
+        progress = load_state(work, model, opt) or {"step": 0, "epoch": 0, "best": None, "history": [], "seconds": 0.0}
+        if progress["step"]:
+            report({"event": "resume", "step": progress["step"], "epoch": progress["epoch"]})
+        steps = task.steps_per_epoch(bundle, cfg)
+        n_params = sum(p.numel() for p in model.parameters())
+        report({"event": "start", "params": n_params, "device": str(device), "total_steps": steps * cfg.epochs})
+        return cls(cfg, task, bundle, model, opt, work, out, progress, report, steps, task.probes(bundle))
+
+    @property
+    def total(self) -> int:
+        return self.steps_per_epoch * self.cfg.epochs
+
+    def seconds(self) -> float:
+        """Training time so far, the sittings before this one included."""
+        return self.progress["seconds"] + time.time() - self.start_time
+
+    def epoch(self) -> tuple[list[float], int, float]:
+        """One pass of training steps (the rest of one, when resuming mid-epoch); returns each step's loss,
+        the tokens read and when the pass began."""
+        cfg, progress, device = self.cfg, self.progress, next(self.model.parameters()).device
         epoch = progress["epoch"]
-        model.train()
+        self.model.train()
         gen = torch.Generator().manual_seed(cfg.seed + epoch)
         tokens, t0, losses = 0, time.time(), []
-        done_in_epoch = progress["step"] - epoch * steps_per_epoch
-        for i, batch in enumerate(task.batches(bundle, cfg, gen, steps_per_epoch)):
+        done_in_epoch = progress["step"] - epoch * self.steps_per_epoch
+        for i, batch in enumerate(self.task.batches(self.bundle, cfg, gen, self.steps_per_epoch)):
             if i < done_in_epoch:
                 continue  # resuming mid-epoch: skip batches already seen (same seeded order)
-            used = base_seconds + time.time() - start_time
-            time_frac = used / (cfg.max_minutes * 60) if cfg.max_minutes else 0.0
-            rate = lr_at(progress["step"], total, cfg, time_frac)
-            for g in opt.param_groups:
-                g["lr"] = rate * g["lr_scale"]
-            batch = [b.to(device) for b in batch]
-            loss, n_tok = task.loss(model, batch, cfg)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            if cfg.grad_clip:
-                nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
-            opt.step()
-            progress["step"] += 1
+            time_frac = self.seconds() / (cfg.max_minutes * 60) if cfg.max_minutes else 0.0
+            rate = lr_at(progress["step"], self.total, cfg, time_frac)
+            loss, n_tok = self.step([b.to(device) for b in batch], rate)
             tokens += n_tok
-            losses.append(loss.item())
-            elapsed = time.time() - t0
-            report(
-                {
-                    "event": "step",
-                    "step": progress["step"],
-                    "total": total,
-                    "loss": losses[-1],
-                    "tokens_per_s": tokens / max(elapsed, 1e-9),
-                    "lr": rate,
-                }
-            )
-            if cfg.max_minutes and base_seconds + time.time() - start_time > cfg.max_minutes * 60:
+            losses.append(loss)
+            speed = tokens / max(time.time() - t0, 1e-9)
+            step = {"step": progress["step"], "total": self.total, "loss": loss, "tokens_per_s": speed, "lr": rate}
+            self.report({"event": "step", **step})
+            if cfg.max_minutes and self.seconds() > cfg.max_minutes * 60:
                 break
+        return losses, tokens, t0
+
+    def step(self, batch: list[torch.Tensor], rate: float) -> tuple[float, int]:
+        """One optimiser step at learning rate ``rate``; returns the loss and the tokens read."""
+        for g in self.opt.param_groups:
+            g["lr"] = rate * g["lr_scale"]
+        loss, n_tok = self.task.loss(self.model, batch, self.cfg)
+        self.opt.zero_grad(set_to_none=True)
+        loss.backward()
+        if self.cfg.grad_clip:
+            nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.grad_clip)
+        self.opt.step()
+        self.progress["step"] += 1
+        return loss.item(), n_tok
+
+    def close_epoch(self, losses: list[float], tokens: int, t0: float) -> bool:
+        """Validate, record the probes and a snapshot, ship a new best and save the state; False when the
+        time budget is spent."""
+        cfg, progress, model = self.cfg, self.progress, self.model
         progress["epoch"] += 1
-        progress["seconds"] = base_seconds + time.time() - start_time
-        metrics = task.evaluate(model, bundle, cfg)
+        progress["seconds"] = self.seconds()
+        self.start_time, base = time.time(), progress["seconds"]  # seconds() counts from here on
+        metrics = self.task.evaluate(model, self.bundle, cfg)
         metrics.update(
             epoch=progress["epoch"],
             step=progress["step"],
             train_loss=sum(losses) / max(1, len(losses)),
             tokens_per_s=tokens / max(time.time() - t0, 1e-9),
-            seconds=round(progress["seconds"], 1),
+            seconds=round(base, 1),
         )
-        history.append(metrics)
-        report({"event": "eval", **metrics})
-        snapshot_probe(out, model, probes, task, progress["epoch"], metrics)
+        progress["history"].append(metrics)
+        self.report({"event": "eval", **metrics})
+        snapshot_probe(self.out, model, self.probes, self.task, progress["epoch"], metrics)
         if cfg.average_last or cfg.keep_snapshots:
             save_file(
                 {k: v.detach().contiguous().cpu().clone() for k, v in model.state_dict().items()},
-                str(work / f"epoch{progress['epoch']:03d}.safetensors"),
+                str(self.work / f"epoch{progress['epoch']:03d}.safetensors"),
             )
         if progress["best"] is None or metrics["score"] > progress["best"]["score"]:
             progress["best"] = metrics
-            ship(out, model, bundle, cfg, task, metrics, history)
-        save_state(work, model, opt, progress)
+            ship(self.out, model, self.bundle, cfg, self.task, metrics, progress["history"])
+        save_state(self.work, model, self.opt, progress)
         if cfg.max_minutes and progress["seconds"] > cfg.max_minutes * 60:
-            report({"event": "time_limit", "minutes": cfg.max_minutes})
-            break
-    if cfg.average_last:
-        averaged = average_snapshots(work, model, cfg.average_last)
+            self.report({"event": "time_limit", "minutes": cfg.max_minutes})
+            return False
+        return True
+
+    def try_average(self) -> None:
+        """Score the mean of the last ``average_last`` snapshots; it ships if it beats the best epoch."""
+        progress = self.progress
+        averaged = average_snapshots(self.work, self.model, self.cfg.average_last)
         if averaged:
-            metrics = task.evaluate(model, bundle, cfg)
+            metrics = self.task.evaluate(self.model, self.bundle, self.cfg)
             metrics.update(epoch=progress["epoch"], averaged_last=averaged, seconds=round(progress["seconds"], 1))
-            report({"event": "eval_average", **metrics})
+            self.report({"event": "eval_average", **metrics})
             if metrics["score"] > progress["best"]["score"]:
                 progress["best"] = metrics
-                ship(out, model, bundle, cfg, task, metrics, history)
-            save_state(work, model, opt, progress)  # the averaged weights are what ships next
-    return progress["best"]
-
-
-def ship(out: Path, model, bundle, cfg: TrainConfig, task, metrics, history) -> None:
-    kept = getattr(task, "shipped", lambda m: m)(model)  # a recipe may train more than it ships
-    settings = {k: v for k, v in dataclasses.asdict(cfg).items() if k not in ("data_dir", "out_dir", "work_dir")}
-    device = next(model.parameters()).device
-    settings["device_name"] = torch.cuda.get_device_name(device) if device.type == "cuda" else device.type.upper()
-    save_checkpoint(
-        out,
-        cfg.task,
-        kept,
-        task.vocabs(bundle),
-        training={**settings, "params": sum(p.numel() for p in kept.parameters()), "history": history},
-        results={k: v for k, v in metrics.items() if k != "score"},
-    )
-
-
-def snapshot_probe(
-    out: Path, model: nn.Module, probes: dict[str, Any], task, epoch: int, metrics: dict[str, Any] | None = None
-) -> None:
-    """Append the probe inputs' attention (float16) to ``history.safetensors`` beside the checkpoint, and
-    this evaluation's ``metrics`` to ``history.json`` (every epoch's, not only the best model's)."""
-    if not probes:
-        return
-    out.mkdir(parents=True, exist_ok=True)
-    path, meta_path = out / "history.safetensors", out / "history.json"
-    tensors = load_file(str(path)) if path.exists() else {}
-    meta = json.loads(meta_path.read_text()) if meta_path.exists() else {"epochs": [], "probes": {}}
-    for name, maps in task.probe_attention(model, probes).items():
-        for kind, layers in (("encoder", maps.encoder), ("decoder", maps.decoder), ("cross", maps.cross)):
-            for layer, w in enumerate(layers):
-                tensors[f"{name}/{kind}/{layer}/{epoch}"] = w[0].detach().to("cpu", torch.float16).contiguous()
-    meta["epochs"] = sorted(set(meta["epochs"]) | {epoch})
-    meta["probes"] = {name: p["tokens"] for name, p in probes.items()}
-    if metrics is not None:
-        kept = [m for m in meta.get("metrics", []) if m.get("epoch") != epoch]
-        meta["metrics"] = sorted([*kept, {k: v for k, v in metrics.items() if k != "score"}], key=lambda m: m["epoch"])
-    save_file(tensors, str(path))
-    meta_path.write_text(json.dumps(meta, indent=1, ensure_ascii=False))
+                ship(self.out, self.model, self.bundle, self.cfg, self.task, metrics, progress["history"])
+            save_state(self.work, self.model, self.opt, progress)  # the averaged weights are what ships next
