@@ -1,7 +1,8 @@
 """What a student's phone shows of a classroom round (issue 43, item 10): the explorers a question uses
 come compact (the map, its tabs and legend; no view tabs, colour-scale or SVG buttons, no keyboard
 help that says a click "explains the weight"), and the room's charts have no Plotly toolbar, which a
-tap on a touch screen draws over the chart's title."""
+tap on a touch screen draws over the chart's title. A question's candidate maps are one chart each (a
+phone stacks them at its full width; issue 51), and answer counts tick in whole numbers (issue 52)."""
 
 from __future__ import annotations
 
