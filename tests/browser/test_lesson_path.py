@@ -25,6 +25,12 @@ def query(page) -> dict[str, str]:
     return {k: v[-1] for k, v in parse_qs(urlsplit(page.url).query, keep_blank_values=True).items()}
 
 
+def arrive(page, address: str) -> None:
+    """Wait until this tab shows the page at ``address`` and its script has run."""
+    page.wait_for_function("p => location.pathname.endsWith(p)", arg=f"/{address}", timeout=RUN_TIMEOUT_MS)
+    wait_until_idle(page)
+
+
 def open_step_here(page, number: int) -> None:
     """Follow the lesson's link for step ``number``: it must open in this tab, not a new one."""
     link = page.locator(LINK, has_text=f"Open step {number} here")
@@ -32,13 +38,13 @@ def open_step_here(page, number: int) -> None:
     assert link.get_attribute("target") in (None, "", "_self")  # a Markdown link would say _blank
     pages = len(page.context.pages)
     link.click()
-    wait_until_idle(page)
+    arrive(page, lesson_path()[number - 1].page)
     assert len(page.context.pages) == pages  # no new tab
 
 
 def back_to_the_lesson(page) -> None:
     page.locator(NAV).get_by_role("link", name="The lesson").click()
-    wait_until_idle(page)
+    arrive(page, "lesson")
     expect(page.locator('[data-testid="stMain"] h1')).to_contain_text("The lesson", timeout=RUN_TIMEOUT_MS)
 
 
@@ -95,7 +101,7 @@ def test_the_start_page_s_guide_links_every_step_in_the_same_tab(page, app_url: 
     for i in range(links.count()):
         assert links.nth(i).get_attribute("target") in (None, "", "_self")
     links.nth(5).click()  # the induction head: the generator on a phrase written twice, the window covering it
-    wait_until_idle(page)
+    arrive(page, "generator")
     step = lesson_path()[5]
     assert urlsplit(page.url).path.endswith("/generator") and len(page.context.pages) == 1
     shown = query(page)
@@ -127,10 +133,13 @@ def test_the_lesson_s_step_never_lands_on_the_hand_page(page, app_url: str) -> N
     page.goto(f"{app_url}/lesson?lesson_step=3", wait_until="domcontentloaded")
     wait_until_idle(page)
     page.locator(NAV).get_by_role("link", name="Self-attention by hand").click()
-    wait_until_idle(page)
+    arrive(page, "hand")
     back_to_the_lesson(page)
     assert query(page).get("lesson_step") == "3"
-    page.go_back()
-    wait_until_idle(page)
+    for _ in range(4):  # Back, through whatever entries the two page changes left, to the hand page
+        page.go_back()
+        wait_until_idle(page)
+        if urlsplit(page.url).path.endswith("/hand"):
+            break
     assert urlsplit(page.url).path.endswith("/hand")
     assert "step" not in query(page) and query(page).get("hand_view") != "step"
