@@ -34,6 +34,7 @@ from model.core.results import RunResult
 from model.core.specs import SPECS, kind_label
 from model.hub.load import HubModel
 from model.hub.reader import hub_reader
+from pages import BY_ADDRESS
 from pages import page as page_entry
 from pages.shared.glossary import two_roles
 from pages.shared.hub import hub_key, open_hub
@@ -158,7 +159,9 @@ def pattern_blocks(ck: Checkpoint, lines: Sequence[str]) -> dict[str, list[np.nd
 def explorer_link(source: str, line: str, kind: str, layer: int, head: int) -> str:
     """The model page's address that opens ``line`` in the explorer at ``kind``, ``layer``, ``head``. On a page
     whose explorer shows a window of the text (the generator's first characters), the window is the whole
-    line, so that a repeat is never cut off."""
+    line, so that a repeat is never cut off. A model of ours without a page of its own: "" (no link)."""
+    if source in SPECS and source not in BY_ADDRESS:
+        return ""
     entry = page_entry(source if source in SPECS else HUB_PAGE)
     page, text_key = entry.address, entry.text_key
     prefix = SPECS[source].short if source in SPECS else "hub"
@@ -203,12 +206,18 @@ def examples_markdown(table: pd.DataFrame) -> str:
     """:func:`viz.heads.decile_table` as a Markdown table of three columns, each corpus line (escaped) the link
     that opens it in the explorer: a relative address whose query is URL-encoded, so a line cannot break out
     of it. A fourth column holding only "open in the explorer" left a 390-px phone's line column 130 px."""
-    head = "| decile | score | line (a tap or click opens it in the explorer) |\n|---|---|---|\n"
+    opens = " (a tap or click opens it in the explorer)" if any(table["open"]) else ""
+    head = f"| decile | score | line{opens} |\n|---|---|---|\n"
     rows = [
-        f"| {r.which.removeprefix('decile ')} | {r.score:.3f} | [{markdown_escape(readable(r.line))}]({r.open}) |"
+        f"| {r.which.removeprefix('decile ')} | {r.score:.3f} | {linked(markdown_escape(readable(r.line)), r.open)} |"
         for r in table.itertuples()
     ]
     return head + "\n".join(rows)
+
+
+def linked(text: str, address: str) -> str:
+    """``text`` as a Markdown link to ``address``, or as it is where there is no address."""
+    return f"[{text}]({address})" if address else text
 
 
 def top_markdown(table: pd.DataFrame) -> str:
