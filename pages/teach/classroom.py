@@ -515,7 +515,7 @@ def main() -> None:
     if (ROOM_URL not in st.query_params or rooms("teacher")) and not projecting:
         # the lesson as a class (its steps, the questions' order), for the teacher only: drawn on a student's
         # page it was half of each page run, and at a lecture's reveal 250 pages run at once
-        teachers_guide(folded=ROOM_URL in st.query_params)
+        teachers_guide(folded=True)  # open on the start page; here the room (or joining one) comes first
     raw = st.query_params.get(ROOM_URL)
     show_flash()
     if raw is None and not st.query_params.get(LOBBY_URL):
