@@ -144,19 +144,30 @@ EXPLAIN_TITLES = """() => [...document.querySelectorAll('.js-plotly-plot')].flat
 })"""
 
 
+# the explorer's state: whether a cell was clicked, and whether its map is zoomed (read through the locator:
+# the explorer lives in its component's shadow root, out of document.querySelector's reach)
+TAPPED = """r => [JSON.parse(r.dataset.state || '{}').clicked != null, !!JSON.parse(r.dataset.layout || '{}').zoomed]"""
+
+
 def tap_cell(page, q: int, k: int) -> None:
-    """Tap the explorer's cell (q, k); where its cells are too small for a finger the first tap zooms, so tap
-    it again where it is then."""
-    for _ in range(2):
+    """Tap the explorer's cell (q, k) until it is clicked: where its cells are too small for a finger the first
+    tap zooms the map (and picks nothing), so it is tapped again where it is drawn then."""
+    for _ in range(4):
+        wait_until_idle(page)
         lay = json.loads(page.locator(EXPLORER).get_attribute("data-layout"))
         canvas = page.locator(f"{EXPLORER} .ae-pane:not([hidden]) canvas.ae-base")
         canvas.scroll_into_view_if_needed()
         box, c = canvas.bounding_box(), lay["c"]
         x = box["x"] + lay["x0"] + (k - lay.get("j0", 0) + 0.5) * c
         page.touchscreen.tap(x, box["y"] + lay["y0"] + (q - lay.get("q0", 0) + 0.5) * c)
-        page.wait_for_timeout(300)
-        if until(page, lambda s: s is not None)["clicked"] is not None:
+        for _ in range(50):  # the tap's answer: a click, or the map zoomed
+            now = page.locator(EXPLORER).evaluate(TAPPED)
+            if now[0] or now[1] != lay.get("zoomed", False):
+                break
+            page.wait_for_timeout(100)
+        if now[0]:
             return
+    raise AssertionError(f"four taps did not pick cell ({q}, {k})")
 
 
 def test_the_explanations_chart_titles_fit_a_phone(browser, app_url: str) -> None:
@@ -167,7 +178,8 @@ def test_the_explanations_chart_titles_fit_a_phone(browser, app_url: str) -> Non
     try:
         page = context.new_page()
         open_page(page, app_url, "translator")
-        page.locator('[data-testid="attention-explorer"]').get_by_role("button", name="Cross-attention").tap()
+        page.locator(EXPLORER).get_by_role("button", name="Cross-attention").tap()
+        until(page, lambda s: s["kind"] == "cross")
         tap_cell(page, 2, 1)
         page.get_by_role("heading", name=re.compile(r"^How .* computed")).first.wait_for(timeout=60_000)
         page.wait_for_function(f"() => ({EXPLAIN_TITLES})().length >= 6", timeout=60_000)
