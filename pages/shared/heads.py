@@ -352,8 +352,8 @@ def head_roles(result: RunResult, source: str) -> None:
             )
     if roles:
         parts = [
-            f"{'●' if r['active'] else '○'} {r['role']}: {name(r)}, {score_words(r['metric'], r['here'])} here; "
-            f"● from {r['target']:.2f}; {r['corpus']:.2f} over the corpus"
+            f"{'●' if r['active'] else '○'} {r['role']}: {name(r)}, {score_words(r['metric'], r['here'])} here, "
+            f"target {r['target']:.2f}; {r['corpus']:.2f} over the corpus"
             for r in roles
         ]
         st.caption(
