@@ -48,7 +48,11 @@ function linesLayout(ex) {
   const k = ex.kind, { fs, s: sc } = ex.theme, lw = labelWidths(ex, k), n = Math.max(k.nq, k.nk);
   const rowH = Math.max(n > THIN_KEYS ? 1 : 4, Math.min(fs * 1.7, (760 * sc) / n));  // a long run: 1 px a token
   const room = ex.width - 8, least = Math.round(MIN_GAP * sc);
-  const colW = Math.max(MIN_COL, Math.min(Math.ceil(Math.min(Math.max(lw.q, lw.k) + 14, 200 * sc)), Math.floor((room - least) / 2)));
+  const ctx = ex.base.getContext("2d");  // the columns' names over them ("query character"), in bold, fit too
+  ctx.font = font(ex.theme, true);
+  const names = Math.max(ctx.measureText(k.query_axis).width, ctx.measureText(k.key_axis).width);
+  const widest = Math.max(lw.q, lw.k, names);
+  const colW = Math.max(MIN_COL, Math.min(Math.ceil(Math.min(widest + 14, 200 * sc)), Math.floor((room - least) / 2)));
   const gap = Math.max(least, Math.min(MAX_GAP * sc, Math.round(SLOPE * rowH), room - 2 * colW));
   const top = Math.ceil(fs * 2);
   return { type: linesView.pane, colW, gap, left: colW, right: colW + gap, top, rowH, W: 2 * colW + gap, H: top + n * rowH + 8,
