@@ -33,17 +33,13 @@ def run(args: argparse.Namespace) -> None:
     from model.training import evaluate
 
     ck = load_checkpoint(args.checkpoint or default_dir(args.task), task=args.task, device=pick_device(args.device))
-    output = ck.spec.output  # what the model predicts decides what it is scored on
-    if output == "text":
-        if not (args.src and args.ref):
-            sys.exit("evaluate translator needs --src FILE and --ref FILE")
-        result = evaluate.evaluate_translator(ck, args.src, args.ref, beam_size=args.beam)
-    elif output == "classes":
-        if not args.data:
-            sys.exit("evaluate classifier needs --data FILE (lines of 'label sentence')")
-        result = evaluate.evaluate_classifier(ck, args.data)
-    else:
-        if not args.text:
-            sys.exit("evaluate generator needs --text FILE")
-        result = evaluate.evaluate_generator(ck, args.text, tail=args.tail)
-    print(json.dumps(result))
+    # what the model predicts decides what it is scored on: the flags that kind needs, and its scorer
+    scoring = {
+        "text": (("src", "ref"), "--src FILE and --ref FILE", evaluate.evaluate_translator, dict(beam_size=args.beam)),
+        "classes": (("data",), "--data FILE (lines of 'label sentence')", evaluate.evaluate_classifier, {}),
+        "next": (("text",), "--text FILE", evaluate.evaluate_generator, dict(tail=args.tail)),
+    }
+    flags, usage, score, options = scoring[ck.spec.output]
+    if not all(getattr(args, f) for f in flags):
+        sys.exit(f"evaluate {args.task} needs {usage}")
+    print(json.dumps(score(ck, *(getattr(args, f) for f in flags), **options)))

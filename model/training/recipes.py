@@ -39,6 +39,7 @@ from model.training.translation import (  # noqa: F401 - the translator's, impor
     TranslatorRecipe,
     TranslatorWithMLMRecipe,
 )
+from model.zoo import MODELS
 
 CLASSIFIER_PROBES = ["a good film", "not a good film", "the plot is thin but the acting is wonderful"]
 GENERATOR_PROBES = [
@@ -262,12 +263,14 @@ class DistilledClassifierRecipe(WithTerm):
 
 
 OBJECTIVES = ("task", "mlm", "task+mlm", "task+distill")  # which task takes which: get()
-RECIPES = {"classifier": ClassifierRecipe, "generator": GeneratorRecipe, "translator": TranslatorRecipe}
+RECIPES = {"classes": ClassifierRecipe, "next": GeneratorRecipe, "text": TranslatorRecipe}  # by kind of prediction
 
 
 def get(name: str, objective: str = "task"):
-    if name not in RECIPES:
-        raise ValueError(f"unknown task {name!r}; choose one of {', '.join(RECIPES)}")
+    """The training recipe of our model ``name``: its kind of prediction's (:data:`RECIPES`), or the one an
+    ``objective`` adds to it."""
+    if name not in MODELS:
+        raise ValueError(f"unknown task {name!r}; choose one of {', '.join(MODELS)}")
     extra = {
         ("classifier", "mlm"): MaskedLMRecipe,
         ("classifier", "task+mlm"): ClassifierWithMLMRecipe,
@@ -281,4 +284,4 @@ def get(name: str, objective: str = "task"):
         raise ValueError(f"--objective {objective} is for the {tasks} only")
     if objective != "task":
         raise ValueError(f"unknown objective {objective!r}; choose task, mlm, task+mlm or task+distill")
-    return RECIPES[name]()
+    return RECIPES[MODELS[name].spec.output]()
