@@ -67,3 +67,22 @@ def test_a_hub_model_is_described_from_its_config(shape, head, kinds, inputs, ou
     assert all(k.causal == (k.name == "decoder") for k in s.kinds)
     with pytest.raises(ValueError, match="unknown model shape"):
         hub_spec("x", "mixture", head, 1)
+
+
+@pytest.mark.parametrize("name", list(SPECS))
+def test_each_model_is_one_module_that_the_old_tables_read(checkpoints, name):
+    """Issue 53: a shipped model's module (model/zoo/<name>.py) holds its description, network, recipe file,
+    default corpus and examples; the description, the loader, the head finder's corpus, the recipe replay
+    and the training recipe read it."""
+    from model import zoo
+    from model.analysis.head_scan import CORPORA, default_corpus
+    from model.training import recipes
+    from model.training.replay import load_recipe
+
+    entry = zoo.model_entry(name)
+    assert entry.name == name and SPECS[name] is entry.spec and spec_for(name) is entry.spec
+    assert type(checkpoints[name].model) is entry.net and type(checkpoints[name].model.config) is entry.config
+    assert default_corpus(entry.spec) == CORPORA / entry.spec.corpus and default_corpus(entry.spec).is_file()
+    assert load_recipe(name)["task"] == name
+    assert isinstance(recipes.get(name), recipes.RECIPES[entry.spec.output])
+    assert entry.examples.ablation and len(entry.examples.pair) == 2
