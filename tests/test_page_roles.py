@@ -123,7 +123,7 @@ def test_model_page_links_only_stored_links_of_the_heads_heads_json_ranks_first(
     for role, layer, head, _ in found:
         if f" {role}: " in caption:
             part = next(p for p in caption.split("): ", 1)[1].split(" · ") if f" {role}: " in p)
-            assert f"{role}: L{layer} H{head}, " in part and "(0–1) here" in part and "here, target 0." in part
+            assert f"{role}: L{layer} H{head} — " in part and "(0–1) here" in part and "here, target 0." in part
 
 
 def test_a_page_without_heads_json_names_no_head(checkpoints, tmp_path, monkeypatch):

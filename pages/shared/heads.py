@@ -352,7 +352,7 @@ def head_roles(result: RunResult, source: str) -> None:
             )
     if roles:
         parts = [
-            f"{'●' if r['active'] else '○'} {r['role']}: {name(r)}, {score_words(r['metric'], r['here'])} here, "
+            f"{'●' if r['active'] else '○'} {r['role']}: {name(r)} — {score_words(r['metric'], r['here'])} here, "
             f"target {r['target']:.2f}; {r['corpus']:.2f} over the corpus"
             for r in roles
         ]
