@@ -36,15 +36,8 @@ def run(args: argparse.Namespace) -> None:
     from tqdm import tqdm
 
     from model.analysis import distributed
-    from model.analysis.head_scan import (
-        CorpusError,
-        corpus_name,
-        default_corpus,
-        our_reader,
-        read_corpus,
-        scan,
-    )
-    from model.core.checkpoint import CheckpointError, default_dir, load_checkpoint, weights_digest
+    from model.analysis.head_scan import CorpusError, corpus_name, default_corpus, read_corpus, scan
+    from model.core.checkpoint import CheckpointError, default_dir, weights_digest
     from model.core.devices import choose
     from model.core.specs import SPECS
     from model.hub import HubError
@@ -66,15 +59,7 @@ def run(args: argparse.Namespace) -> None:
         device = choose(args.device, index=procs.local_rank if procs else None)
         if procs:
             distributed.start(procs, device, timeout=args.join_timeout)
-        if args.source in SPECS:
-            ck = load_checkpoint(default_dir(args.source), task=args.source, device=device)
-            reader = our_reader(ck, args.max_tokens)
-        else:
-            from model.hub.load import load
-            from model.hub.reader import hub_reader
-
-            hub = load(args.source, progress=progress, device=device, limit=args.max_params)
-            reader = hub_reader(hub, args.max_tokens)
+        reader = _reader(args, device, progress)
         corpus = args.corpus or str(default_corpus(reader.spec))
         scores = scan(reader, read_corpus(corpus), progress=progress, rank=rank, processes=world)
     except (CorpusError, CheckpointError, HubError, ValueError, distributed.DistributedError) as err:
@@ -91,3 +76,18 @@ def run(args: argparse.Namespace) -> None:
         if procs:
             report["processes"] = world
         print(json.dumps(report, ensure_ascii=False))
+
+
+def _reader(args: argparse.Namespace, device, progress):
+    """The head finder's reader of ``args.source``: one of our checkpoints or a Hugging Face model."""
+    from model.core.specs import SPECS
+
+    if args.source in SPECS:
+        from model.analysis.head_scan import our_reader
+        from model.core.checkpoint import default_dir, load_checkpoint
+
+        return our_reader(load_checkpoint(default_dir(args.source), task=args.source, device=device), args.max_tokens)
+    from model.hub.load import load
+    from model.hub.reader import hub_reader
+
+    return hub_reader(load(args.source, progress=progress, device=device, limit=args.max_params), args.max_tokens)

@@ -127,9 +127,17 @@ def run(args: argparse.Namespace) -> None:
     except (HubError, KeyError, IndexError, ValueError) as err:
         bar.close()
         sys.exit(f"error: {err}")
+    report = _report(args.model, hub, out)
+    if why is not None:
+        report["explain"] = why
+    print(json.dumps(report, ensure_ascii=False, default=float))
+
+
+def _report(source: str, hub, out) -> dict:
+    """What ``hub`` prints of a run: the model, its prediction and every kind's shape, axes and tokens."""
     r = out.result
-    report = {
-        "model": args.model,
+    return {
+        "model": source,
         "shape": hub.shape,
         "head": hub.head,
         "model_type": hub.model_type,
@@ -154,6 +162,3 @@ def run(args: argparse.Namespace) -> None:
         },
         "steps": [{"position": s.position, "token": s.token, "prob": round(s.prob, 6)} for s in out.steps],
     }
-    if why is not None:
-        report["explain"] = why
-    print(json.dumps(report, ensure_ascii=False, default=float))
