@@ -93,7 +93,18 @@ def open_rooms(env: dict[str, str]):
     return SqliteStore(os.path.join(env[ROOMS_DIR_ENV], "rooms.sqlite3"))
 
 
-async def play(bases: list[str], students: int, rounds: int, env: dict[str, str]) -> dict:
+def cpu_s(pids: list[int]) -> float:
+    """CPU seconds (user and system) the processes ``pids`` have used so far, from /proc."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in pids:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])
+    return total / tick
+
+
+async def play(bases: list[str], students: int, rounds: int, env: dict[str, str], pids: list[int]) -> dict:
     teacher = Client(bases[0], "teacher")
     await teacher.open()
     await teacher.wait_widget("cr_start")
@@ -104,6 +115,7 @@ async def play(bases: list[str], students: int, rounds: int, env: dict[str, str]
     clients = [Client(bases[i % len(bases)], f"s{i}", f"room={code}") for i in range(students)]
     go, reveal_at = [asyncio.Event() for _ in range(rounds)], [0.0] * rounds
     out = {"joined": 0, "sent": [0] * rounds, "counted": [], "store_counted": [], "reveal_s": [], "question_s": []}
+    out["reveal_cpu"] = []  # per round: the app processes' CPU seconds and the wall seconds, click to the last device
     for c in clients:
         await c.open()
     tasks = [asyncio.create_task(student(c, code, rounds, go, reveal_at, out)) for c in clients]
@@ -122,12 +134,14 @@ async def play(bases: list[str], students: int, rounds: int, env: dict[str, str]
         # the live count, from after the new question was drawn (a poll sent before the click may still
         # bring the last round's count)
         await teacher.wait_text(rf"^{students} / {students}$", since=shown, timeout=120)
+        cpu_before = cpu_s(pids)
         reveal_at[r - 1] = await teacher.send(trigger="cr_reveal")
         counted = r"everyone's answers \S+ (\d+) answer"  # the reveal's histogram title (· may be \u00b7 in JSON)
         _, spec = await teacher.wait_text(counted, since=reveal_at[r - 1])
         out["counted"].append(int(re.search(counted, spec).group(1)))
         out["store_counted"].append(open_rooms(env).get(code).answered)
         await teacher.wait(lambda n=r * students: True if len(out["reveal_s"]) >= n else None)
+        out["reveal_cpu"].append((cpu_s(pids) - cpu_before, max(out["reveal_s"][-students:])))
         log(f"round {r}: revealed; {out['counted'][-1]} answers counted")
     await teacher.send(trigger="cr_close")
     await teacher.wait_text("This room is closed")
@@ -146,6 +160,10 @@ async def play(bases: list[str], students: int, rounds: int, env: dict[str, str]
         "answers_lost": sent - sum(out["counted"]),
         "answers_in_store": sum(out["store_counted"]),
         "reveal_latency_s": summary(out["reveal_s"], 3),
+        # how busy the app processes were while the devices waited for the reveal: CPU seconds they used, and
+        # that over the wall seconds (below 1 per process while devices still waited: the machine was busy elsewhere)
+        "reveal_server_cpu_s": [round(c, 2) for c, _ in out["reveal_cpu"]],
+        "reveal_server_cores": [round(c / w, 2) for c, w in out["reveal_cpu"]],
         "errors": len(errors),
         "error_samples": errors[:5],
     }
@@ -184,11 +202,16 @@ def run_backend(backend: str, students: int, rounds: int, processes: int = 1) ->
         ]
         log(f"{backend}: {n} app process(es) up")
         t0 = time.perf_counter()
-        result = run_async(play([s.url for s in servers], students, rounds, env))
+        load_before = os.getloadavg()[0]
+        result = run_async(play([s.url for s in servers], students, rounds, env, [s.pid for s in servers]))
         result.update(
             backend=backend,
             app_processes=n,
             wall_s=round(time.perf_counter() - t0, 1),
+            load_average_1min=[
+                round(load_before, 1),
+                round(os.getloadavg()[0], 1),
+            ],  # before and after: other work on the machine
             server_memory=[memory_mb(s.pid) for s in servers],
         )
         return result
