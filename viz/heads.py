@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from model.analysis.measures import MEASURES
 from viz.common import HEAD_COLORS, house_layout, make_figure
 from viz.common import head_name as one_name
 
@@ -26,15 +27,7 @@ def head_id(row: dict) -> str:
 
 # scores that are shares of a row's weight (0..1) or a correlation (-1..1): their axes always show the whole
 # range, so eight heads all at 0.05 read as the flat crowd they are, not as a spread (issue 43)
-RANGES = {
-    "previous": (0, 1),
-    "first": (0, 1),
-    "self": (0, 1),
-    "induction": (0, 1),
-    "duplicate": (0, 1),
-    "forward": (0, 1),
-    "monotonic": (-1, 1),
-}
+RANGES = {m.name: m.range for m in MEASURES if m.range[1] is not None}  # from the measures' records
 TOP_LABELS = 3  # heads named on the chart, per axis: the top few on each score (hover names every point)
 # how near two labels may sit, as a share of each axis's span: "L0 H2" measures 33 × 19 px in Chromium, and on
 # a 390-px phone the plotting area is about 250 × 290 px

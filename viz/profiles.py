@@ -15,10 +15,12 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from model.analysis.measures import BY_NAME, MEASURES
 from viz.common import HEAD_COLORS, check_stack, head_name, house_layout, make_figure
 from viz.matrixview import matrix_payload
 
-FRACTIONS = ("previous", "self", "first", "special", "forward")  # metrics that are shares of the weight
+# the profile metrics that are shares of the weight (0..1), from the measures' records
+FRACTIONS = tuple(m.name for m in MEASURES if m.profile is not None and m.range == (0.0, 1.0))
 
 
 def head_label(layer: int, head: int) -> str:
@@ -32,8 +34,8 @@ def colour_range(metric: str, keys: int) -> tuple[float | None, float | None]:
         return 0.0, 1.0
     if metric == "entropy":
         return 0.0, max(math.log2(keys), 1e-9)
-    if metric == "monotonic":
-        return -1.0, 1.0
+    if metric in BY_NAME and None not in BY_NAME[metric].range:
+        return BY_NAME[metric].range
     return None, None
 
 

@@ -32,9 +32,12 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-ROW_METRICS = ("previous", "first", "self", "entropy", "distance")
-PROBE_METRICS = ("induction", "duplicate")
-CROSS_METRICS = ("monotonic", "forward")
+from model.analysis.measures import finder_names, measure
+
+# the finder's measures by group, read from their records (model.analysis.measures)
+ROW_METRICS = finder_names("row")  # previous, first, self, entropy, distance
+PROBE_METRICS = finder_names("probe")  # induction, duplicate
+CROSS_METRICS = finder_names("cross")  # monotonic, forward
 BASE_METRICS = ROW_METRICS + PROBE_METRICS + CROSS_METRICS
 METRICS = tuple(m for name in BASE_METRICS for m in (name, f"{name}_nosink"))
 EMPTY = 1e-6  # a row left with less weight than this once the sink is dropped is not renormalised
@@ -46,13 +49,8 @@ Sums = dict[str, tuple[Tensor, Tensor]]  # metric -> (sum, count), each (..., he
 
 
 def applies(metric: str, *, cross: bool, causal: bool) -> bool:
-    """Whether ``metric`` (with or without ``_nosink``) is defined for a kind of attention."""
-    base = metric.removesuffix("_nosink")
-    if base in CROSS_METRICS:
-        return cross
-    if base in PROBE_METRICS:
-        return causal and not cross
-    return base in ("first", "entropy") or not cross
+    """Whether ``metric`` (with or without ``_nosink``) is defined for a kind of attention (its record's kinds)."""
+    return measure(metric).applies(cross=cross, causal=causal)
 
 
 def accumulator(device: torch.device | str) -> torch.dtype:

@@ -64,6 +64,7 @@ from model.analysis.head_tensors import (
     layer_sums,
     probe_layer_sums,
 )
+from model.analysis.measures import HELP
 
 __all__ = ["BASE_METRICS", "CROSS_METRICS", "EMPTY", "METRICS", "PATTERN_MAX", "PROBE_METRICS", "ROW_METRICS"]
 __all__ += ["KindTally", "applies", "deciles", "detect_score", "line_sums", "pattern_scores", "probe_sums"]
@@ -72,17 +73,7 @@ __all__ += ["KindTally", "applies", "deciles", "detect_score", "line_sums", "pat
 # row). Below it the pages name no head for the role (a translator's best "induction" head scores 0.03).
 PLAYS = 0.3
 CHUNK = 1 << 22  # weights a line's metrics work on at once (32 MB as float64)
-METRIC_HELP = {
-    "previous": "mean weight on the token just before the query",
-    "first": "mean weight on the first token (the sink)",
-    "self": "mean weight on the query's own position",
-    "entropy": "bits: 0 = each query looks at one key",
-    "distance": "mean distance, in positions, between a query and what it looks at",
-    "induction": "repeated random tokens: weight on the token after this one's earlier copy",
-    "duplicate": "repeated random tokens: weight on this token's earlier copy",
-    "monotonic": "cross-attention: Spearman correlation of query and strongest-key positions",
-    "forward": "cross-attention: share of steps whose strongest key does not move back",
-}
+METRIC_HELP = {m: HELP[m] for m in BASE_METRICS}  # the finder's help texts (model.analysis.measures)
 Sums = dict[str, tuple[np.ndarray, np.ndarray]]
 
 

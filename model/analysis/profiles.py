@@ -30,17 +30,12 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-SELF_METRICS = ("entropy", "previous", "self", "first", "special")
-CROSS_METRICS = ("entropy", "first", "special", "monotonic", "forward")
-METRIC_HELP = {
-    "entropy": "bits, mean over queries: 0 = each query looks at one key, log2(keys) = spread evenly",
-    "previous": "mean weight on the token just before the query",
-    "self": "mean weight on the query's own token (the diagonal)",
-    "first": "mean weight on the first key",
-    "special": "mean weight on <sos>, <eos>, <pad>, <unk> and words read as <unk>",
-    "monotonic": "Spearman correlation of query position and strongest-key position (1 = in order)",
-    "forward": "share of steps where the strongest key does not move backward",
-}
+from model.analysis.measures import HELP, profile_names
+
+# the columns for self- and cross-attention and their help, read from the measures' records
+SELF_METRICS = profile_names(cross=False)  # entropy, previous, self, first, special
+CROSS_METRICS = profile_names(cross=True)  # entropy, first, special, monotonic, forward
+METRIC_HELP = {m: HELP[m] for m in dict.fromkeys(SELF_METRICS + CROSS_METRICS)}
 
 
 def _as_array(weights) -> np.ndarray:
@@ -118,6 +113,18 @@ def forward_steps(w: np.ndarray) -> np.ndarray:
     return (np.diff(strongest, axis=-1) >= 0).mean(-1)
 
 
+# each profile measure's computation on ``(..., Tq, Tk)`` weights and the special-key flags
+COMPUTE = {
+    "entropy": lambda w, special: entropy_bits(w),
+    "previous": lambda w, special: previous_token(w),
+    "self": lambda w, special: self_weight(w),
+    "first": lambda w, special: first_token(w),
+    "special": special_weight,
+    "monotonic": lambda w, special: monotonicity(w),
+    "forward": lambda w, special: forward_steps(w),
+}
+
+
 @dataclass(frozen=True, eq=False)
 class HeadProfiles:
     """Metric name -> ``(layers, heads)`` array, for one attention kind of one input."""
@@ -161,13 +168,8 @@ def head_profiles(weights, *, special: Sequence[bool] | None = None, cross: bool
     special = [False] * Tk if special is None else list(special)
     if len(special) != Tk:
         raise ValueError(f"{len(special)} special-token flags were given for {Tk} keys")
-    metrics = {"entropy": entropy_bits(w)}
-    if not cross:
-        metrics.update(previous=previous_token(w), self=self_weight(w))
-    metrics.update(first=first_token(w), special=special_weight(w, special))
-    if cross:
-        metrics.update(monotonic=monotonicity(w), forward=forward_steps(w))
-    return HeadProfiles({k: np.asarray(v, dtype=float) for k, v in metrics.items()}, cross)
+    names = CROSS_METRICS if cross else SELF_METRICS
+    return HeadProfiles({n: np.asarray(COMPUTE[n](w, special), dtype=float) for n in names}, cross)
 
 
 def standardise(x: np.ndarray) -> np.ndarray:

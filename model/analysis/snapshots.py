@@ -24,9 +24,10 @@ import torch.nn.functional as F
 from safetensors.torch import load_file
 
 from model.analysis.head_scan import PROBE_LEN, Reader, our_reader, scan
+from model.analysis.measures import MEASURES
 from model.core.checkpoint import Checkpoint
 
-ROLES = ("previous", "first", "induction", "duplicate")
+ROLES = tuple(m.name for m in MEASURES if m.history)  # previous, first, induction, duplicate
 REPEAT_PROBES = 8  # random sequences per repeat-loss measurement (fixed seeds: the same at every snapshot)
 
 
