@@ -37,6 +37,7 @@ import torch
 from torch import Tensor, nn
 
 from model.analysis.maps import attention_rollout
+from model.analysis.ranks import ranks, spearman  # noqa: F401 (model.analysis.attribute re-exports both)
 
 METHODS = ("attention", "norm", "norm_layer", "value_zeroing", "rollout", "grad_attention")
 # the per-layer measures the disagreement sentence compares with attention, as it names them
@@ -148,28 +149,6 @@ def _shares(rows: np.ndarray) -> np.ndarray:
     a = np.abs(rows)
     total = a.sum(-1, keepdims=True)
     return np.divide(a, total, out=np.zeros_like(a), where=total > 0)
-
-
-def ranks(x: np.ndarray) -> np.ndarray:
-    """1-based ranks, tied values sharing the mean of their ranks."""
-    x = np.asarray(x, dtype=np.float64)
-    order = np.argsort(x, kind="stable")
-    r = np.empty(len(x))
-    r[order] = np.arange(1, len(x) + 1)
-    for value in np.unique(x):
-        tied = x == value
-        r[tied] = r[tied].mean()
-    return r
-
-
-def spearman(a: np.ndarray, b: np.ndarray) -> float:
-    """Spearman's ρ: Pearson's correlation of the ranks (Spearman 1904). NaN for fewer than two keys or
-    a constant row."""
-    if len(a) < 2:
-        return float("nan")
-    ra, rb = ranks(a) - (len(a) + 1) / 2, ranks(b) - (len(b) + 1) / 2
-    den = np.sqrt((ra**2).sum() * (rb**2).sum())
-    return float((ra * rb).sum() / den) if den > 0 else float("nan")
 
 
 NO_ROLLOUT = "rollout multiplies self-attention layers; cross-attention maps one sequence onto another"

@@ -33,6 +33,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from model.analysis.measures import finder_names, measure
+from model.analysis.ranks import spearman_rows
 
 # the finder's measures by group, read from their records (model.analysis.measures)
 ROW_METRICS = finder_names("row")  # previous, first, self, entropy, distance
@@ -125,20 +126,6 @@ def layer_sums(w: Tensor, qlen: Sequence[int], *, cross: bool, causal: bool) -> 
     return _pooled(names, values, (one, one, valid, valid, valid, two & kept, two & kept, *[one & kept] * 3))
 
 
-def _spearman(y: Tensor) -> Tensor:
-    """Spearman correlation of positions ``0..n-1`` with each row of ``y`` ``(..., n)``, ties sharing their
-    mean rank; 0 where ``y`` is constant (as :func:`model.analysis.profiles.spearman`)."""
-    acc = accumulator(y.device)
-    n = y.shape[-1]
-    less = (y[..., None, :] < y[..., :, None]).sum(-1)
-    same = (y[..., None, :] == y[..., :, None]).sum(-1)
-    ry = less.to(acc) + (same.to(acc) - 1) / 2
-    rx = torch.arange(n, device=y.device, dtype=acc)
-    rx, ry = rx - rx.mean(), ry - ry.mean(-1, keepdim=True)
-    denom = torch.sqrt((rx**2).sum() * (ry**2).sum(-1))
-    return torch.where(denom > 0, (rx * ry).sum(-1) / torch.where(denom > 0, denom, 1.0), 0.0)
-
-
 def cross_sums(w: Tensor, qlen: Sequence[int], klen: Sequence[int]) -> Sums:
     """``monotonic`` and ``forward`` (with and without the first key) of one layer's cross-attention
     ``(B, H, Tq, Tk)``, each line cut to its own queries and keys: ``(B, H)`` sums and counts; a line with
@@ -154,7 +141,9 @@ def cross_sums(w: Tensor, qlen: Sequence[int], klen: Sequence[int]) -> Sums:
         for suffix, top in (("", a.argmax(-1)), ("_nosink", a[..., 1:].argmax(-1) if k > 1 else None)):
             if top is None:
                 continue
-            out["monotonic" + suffix][0][b] = _spearman(top)
+            rho = spearman_rows(torch.arange(n, device=w.device), top, dtype=acc)
+            stuck = (top == top[..., :1]).all(-1)  # the strongest key never moves: no order, 0 (rho is NaN)
+            out["monotonic" + suffix][0][b] = torch.where(stuck, 0.0, rho)
             out["monotonic" + suffix][1][b] = 1.0
             out["forward" + suffix][0][b] = (top.diff(dim=-1) >= 0).sum(-1).to(acc)
             out["forward" + suffix][1][b] = float(n - 1)

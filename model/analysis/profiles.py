@@ -13,7 +13,7 @@ its ``(queries, keys)`` weights ``w`` (rows are softmax outputs that sum to 1):
 - ``monotonic`` (cross-attention only): the Spearman rank correlation between the query position
   ``i`` and the position of its strongest key ``argmax_j w_ij``. 1: the alignment walks forward
   through the source in order; -1: backward; 0: no order, including a head whose strongest key
-  never moves.
+  never moves (:func:`~model.analysis.ranks.spearman` itself is NaN on such a constant row).
 - ``forward`` (cross-attention only): the share of consecutive queries ``(i, i+1)`` whose
   strongest key does not move backward (1 for any monotonic alignment, also a constant one).
 
@@ -31,6 +31,7 @@ import numpy as np
 import torch
 
 from model.analysis.measures import HELP, profile_names
+from model.analysis.ranks import spearman
 
 # the columns for self- and cross-attention and their help, read from the measures' records
 SELF_METRICS = profile_names(cross=False)  # entropy, previous, self, first, special
@@ -74,35 +75,14 @@ def special_weight(w: np.ndarray, special: Sequence[bool]) -> np.ndarray:
     return w[..., mask].sum(-1).mean(-1)
 
 
-def _ranks(x: np.ndarray) -> np.ndarray:
-    """Ranks 0..n-1 with ties sharing their mean rank (as Spearman's correlation needs)."""
-    order = np.argsort(x, kind="stable")
-    ranks = np.empty(len(x))
-    ranks[order] = np.arange(len(x))
-    for value in np.unique(x):
-        tied = x == value
-        ranks[tied] = ranks[tied].mean()
-    return ranks
-
-
-def spearman(x: Sequence[float], y: Sequence[float]) -> float:
-    """Spearman rank correlation; 0 when either sequence is constant, NaN below two points."""
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    if len(x) != len(y):
-        raise ValueError(f"spearman needs sequences of equal length; got {len(x)} and {len(y)}")
-    if len(x) < 2:
-        return float("nan")
-    rx, ry = _ranks(x), _ranks(y)
-    rx, ry = rx - rx.mean(), ry - ry.mean()
-    denom = np.sqrt((rx**2).sum() * (ry**2).sum())
-    return float((rx * ry).sum() / denom) if denom > 0 else 0.0
-
-
 def monotonicity(w: np.ndarray) -> np.ndarray:
-    """``(..., Tq, Tk)`` -> ``(...)``: Spearman correlation of query position and argmax key position."""
+    """``(..., Tq, Tk)`` -> ``(...)``: Spearman correlation of query position and argmax key position; NaN
+    with one query. A head whose strongest key never moves has no Spearman (a constant row, see
+    :mod:`model.analysis.ranks`): it keeps no order, so it counts as 0 here."""
     strongest = w.argmax(-1).reshape(-1, w.shape[-2])
     positions = np.arange(w.shape[-2])
-    return np.array([spearman(positions, row) for row in strongest]).reshape(w.shape[:-2])
+    stuck = lambda row: len(row) > 1 and (row == row[0]).all()
+    return np.array([0.0 if stuck(row) else spearman(positions, row) for row in strongest]).reshape(w.shape[:-2])
 
 
 def forward_steps(w: np.ndarray) -> np.ndarray:
