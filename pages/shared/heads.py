@@ -4,7 +4,6 @@ which of the finder's heads do their role on a model page's current input (● /
 
 from __future__ import annotations
 
-import json
 import threading
 import weakref
 from collections.abc import Sequence
@@ -15,8 +14,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from model.analysis import stored as stored_reports
 from model.analysis.head_scan import (
-    CORPORA,
     CorpusError,
     HeadScores,
     corpus_lines,
@@ -45,7 +44,6 @@ from pages.shared.text import markdown_escape
 from viz.common import head_name
 from viz.heads import pattern_table
 
-ROOT = CORPORA.parents[2]  # the checkout
 # the page a head's line opens: a model's own page (registry: its address and text key), else Any model
 HUB_PAGE = "any_model"
 PATTERN_LINES = 60  # lines a drawn pattern is matched on for our models (their stored scores keep no maps)
@@ -58,35 +56,20 @@ HUB_REPORTS = "heads_hub_reports"  # session: source -> the report the finder co
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
-def _read_json(path: str, mtime: float) -> dict:
-    return json.loads(Path(path).read_text(encoding="utf-8"))
-
-
-@st.cache_data(max_entries=8, show_spinner=False)
 def _read_lines(path: str, mtime: float) -> list[str]:
     return corpus_lines(Path(path).read_bytes(), name=Path(path).name)
 
 
-def stored_path(task: str) -> Path:
-    return default_dir(task) / "heads.json"
+@st.cache_data(max_entries=8, show_spinner=False)
+def _stored_report(directory: str, stamps: tuple) -> dict | None:
+    return stored_reports.stored_report(directory)
 
 
 def stored_report(task: str) -> dict | None:
-    """The scores stored beside ``task``'s checkpoint (with their corpus lines), or None."""
-    path = stored_path(task)
-    if not path.is_file():
-        return None
-    report = dict(_read_json(str(path), path.stat().st_mtime))
-    corpus = ROOT / report.get("corpus", "")
-    report["lines"] = _read_lines(str(corpus), corpus.stat().st_mtime) if corpus.is_file() else []
-    if len(report["lines"]) != report["sequences"]:
-        command = f"python -m model heads {task} --examples --json > {path}"
-        report["notes"] = [
-            *report.get("notes", []),
-            f"the corpus has {len(report['lines'])} lines now, not the {report['sequences']} these scores were "
-            f"computed on: recompute them with {command}",
-        ]
-    return report
+    """The scores stored beside ``task``'s checkpoint (with their corpus lines), or None
+    (:func:`model.analysis.stored.stored_report`, cached until its files change)."""
+    directory = default_dir(task)
+    return _stored_report(str(directory), stored_reports.stamps(directory))
 
 
 def read_upload(upload) -> list[str] | None:
