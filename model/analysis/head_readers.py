@@ -20,6 +20,7 @@ import torch
 from torch import Tensor
 
 from model.core.checkpoint import Checkpoint
+from model.core.inference import read_input
 from model.core.results import RunResult
 from model.core.specs import ModelSpec
 from model.core.tokenize import CHAR_SPECIALS, WORD_SPECIALS, tokenize
@@ -138,9 +139,8 @@ def our_reader(ck: Checkpoint, max_tokens: int = MAX_TOKENS) -> Reader:
         """A single-input line's ids as the run reads them (``classify`` keeps the first ``limit`` words,
         ``next_char`` the last ``limit`` characters), whether it was cut, and how many ids are <unk>."""
         text, vocab = cut(line), ck.vocabs[vocab_of[first]]
-        tokens = list(text) if spec.characters else tokenize(text, lang)
-        kept = tokens[-limit:] if spec.characters else tokens[:limit]
-        return tuple(vocab.encode(kept)), len(tokens) > limit or text != line, sum(t not in vocab for t in kept)
+        kept, truncated = read_input(ck, text)  # the run's own cutting (model.core.inference)
+        return tuple(vocab.encode(kept)), truncated or text != line, sum(t not in vocab for t in kept)
 
     def maps(lines: Sequence[str]) -> Maps:
         coded = [encoded(line) for line in lines]

@@ -37,15 +37,24 @@ class Classification:
     inputs: dict[str, list[int]] = field(default_factory=dict)  # {"ids": [...]}: what the maps were computed from
 
 
+def read_input(ck: Checkpoint, text: str) -> tuple[list[str], bool]:
+    """What a one-input model reads of ``text``: its words (characters, for a character model) cut to the
+    model's limit (the classifier keeps its first ``max_len`` words, the generator its last ``block_size``
+    characters), and whether ``text`` was cut. :func:`classify` and :func:`next_char` read this, and so does
+    the head finder's batched reader (:func:`model.analysis.head_readers.our_reader`)."""
+    limit = ck.spec.limit(ck.model.config)
+    if ck.spec.characters:
+        return list(text[-limit:]), len(text) > limit
+    tokens = tokenize(text, "en")
+    return tokens[:limit], len(tokens) > limit
+
+
 def classify(ck: Checkpoint, text: str, *, head_mask: Tensor | None = None) -> Classification:
     """Sentiment of ``text``; raises ValueError when it has no tokens."""
     vocab, model = ck.vocabs["words"], ck.model
-    tokens = tokenize(text, "en")
+    tokens, truncated = read_input(ck, text)
     if not tokens:
         raise ValueError("the text has no words; type a sentence")
-    max_len = model.config.max_len
-    truncated = len(tokens) > max_len
-    tokens = tokens[:max_len]
     ids = torch.tensor([vocab.encode(tokens)], device=model_device(ck))
     with torch.no_grad():
         logits, maps = model(ids, return_attention=True, head_mask=head_mask)
@@ -112,14 +121,13 @@ def next_char(ck: Checkpoint, prompt: str, *, head_mask: Tensor | None = None) -
     vocab, model = ck.vocabs["chars"], ck.model
     if not prompt:
         raise ValueError("the prompt is empty; type a few characters")
-    block = model.config.block_size
-    window = prompt[-block:]
+    window, truncated = read_input(ck, prompt)
     ids = torch.tensor([encode_chars(vocab, window)], device=model_device(ck))
     with torch.no_grad():
         logits, maps = model(ids, return_attention=True, head_mask=head_mask)
     probs = torch.softmax(logits[0, -1].float(), -1).tolist()
     unknown = sorted({ch for ch in window if ch not in vocab})
-    return NextChar(list(window), dict(zip(vocab.itos, probs)), maps.to("cpu"), unknown, len(prompt) > block)
+    return NextChar(window, dict(zip(vocab.itos, probs)), maps.to("cpu"), unknown, truncated)
 
 
 @dataclass
