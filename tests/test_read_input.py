@@ -42,3 +42,23 @@ def test_the_run_and_the_reader_read_the_same_cut(root, task):
         assert got.inputs[b] == {ck.spec.inputs[0]: vocab.encode(kept)} and got.cut[b] == cut
         cuts.append(cut)
     assert cuts == [False, True, False]
+
+
+@pytest.mark.parametrize("family", ["gpt2", "bert"])
+def test_a_hub_reader_reads_the_page_runs_cut(tmp_path, family):
+    """The Hub reader's ids are model.hub.run.encode's, the page's run's cutting: a long line keeps its start
+    (and a BERT its closing [SEP]), in a batch as in the run."""
+    from fixtures import hub_tiny
+    from model.hub.load import load
+    from model.hub.reader import hub_reader
+    from model.hub.run import encode, run
+
+    hub = load(str(getattr(hub_tiny, f"save_{family}")(tmp_path / family)))
+    lines = ["the cat sat on the mat .", "two dogs play in the snow while a man in a red coat watches them ."]
+    got = hub_reader(hub, 12).maps(lines)
+    for b, line in enumerate(lines):
+        ids, cut, _ = encode(hub, line, 12)
+        assert got.inputs[b] == {"ids": ids} and got.cut[b] == cut == run(hub, line, max_tokens=12).result.truncated
+    assert got.cut == [False, True] and len(got.inputs[1]["ids"]) == 12
+    if family == "bert":
+        assert got.inputs[1]["ids"][-1] == hub.tokenizer.sep_token_id

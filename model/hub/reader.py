@@ -13,6 +13,7 @@ import torch
 
 from model.analysis.head_readers import MAX_TOKENS, Layers, Maps, Reader, as_float32, runs_maps
 from model.core.results import RunResult, attention_kind
+from model.hub.run import encode as encode_text
 from model.hub.run import run
 
 
@@ -29,11 +30,9 @@ def hub_reader(hub, max_tokens: int = MAX_TOKENS) -> Reader:
 
     @functools.lru_cache(maxsize=1 << 13)  # a pass asks a line's length, then reads it
     def encoded(line: str) -> tuple[tuple[int, ...], bool]:
-        ids = tok(line, verbose=False)["input_ids"]
-        if len(ids) <= limit:
-            return tuple(ids), False
-        # every model keeps the start of a long line, as the page does (model.hub.run), its closing specials kept
-        return tuple(tok(line, truncation=True, max_length=limit)["input_ids"]), True
+        # the page's own cutting (model.hub.run.encode): a long line keeps its start and its closing specials
+        ids, cut, _ = encode_text(hub, line, limit)
+        return tuple(ids), cut
 
     def encode(line: str) -> tuple[list[int], bool]:
         ids, cut = encoded(line)

@@ -62,7 +62,7 @@ def _unknown(hub: HubModel, text: str, ids: list[int], offsets: list | None) -> 
     return [text[s:e] for i, (s, e) in zip(ids, offsets) if i == unk]
 
 
-def _encode(hub: HubModel, text: str, limit: int, *, target: bool = False) -> tuple[list[int], bool, list[str]]:
+def encode(hub: HubModel, text: str, limit: int, *, target: bool = False) -> tuple[list[int], bool, list[str]]:
     """Token ids of ``text`` cut to its first ``limit`` (keeping the closing special tokens), whether it
     was cut, and the words that became unknown tokens."""
     if not text or not text.strip():
@@ -176,7 +176,7 @@ def _result(
 
 
 def _encoder(hub: HubModel, text: str) -> HubRun:
-    ids, truncated, unknown = _encode(hub, text, hub.max_tokens)
+    ids, truncated, unknown = encode(hub, text, hub.max_tokens)
     x = torch.tensor([ids], device=hub.device)
     with torch.no_grad():
         out = hub.model(input_ids=x, attention_mask=torch.ones_like(x), output_attentions=True)
@@ -247,7 +247,7 @@ def _steps(hub: HubModel, logits, new_ids: list[int], first_row: int) -> list[St
 def _decoder(hub: HubModel, text: str, new: int) -> HubRun:
     new = max(0, min(new, hub.max_tokens - 1)) if hub.spec.output else 0  # no head: nothing to generate with
     # a long text keeps its start, as a reader does: the model reads the beginning and what it writes follows
-    ids, truncated, unknown = _encode(hub, text, hub.max_tokens - max(new, 1) + (new == 0))
+    ids, truncated, unknown = encode(hub, text, hub.max_tokens - max(new, 1) + (new == 0))
     x = torch.tensor([ids], device=hub.device)
     if new == 0:
         with torch.no_grad():
@@ -301,7 +301,7 @@ def _start_id(hub: HubModel) -> int:
 
 
 def _seq2seq(hub: HubModel, text: str, new: int, target: str | None) -> HubRun:
-    src, truncated, unknown = _encode(hub, text, hub.max_tokens)
+    src, truncated, unknown = encode(hub, text, hub.max_tokens)
     x = torch.tensor([src], device=hub.device)
     notes, steps, probs = {}, [], {}
     writes = bool(hub.spec.output)
@@ -314,7 +314,7 @@ def _seq2seq(hub: HubModel, text: str, new: int, target: str | None) -> HubRun:
     elif target is not None:
         notes["reference"] = target
     if target is not None:
-        labels, cut, _ = _encode(hub, target, hub.max_tokens, target=True)
+        labels, cut, _ = encode(hub, target, hub.max_tokens, target=True)
         fed = [_start_id(hub), *labels[:-1]]  # teacher forcing: the decoder reads the target shifted right
         y = torch.tensor([fed], device=hub.device)
         with torch.no_grad():
