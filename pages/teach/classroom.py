@@ -27,6 +27,7 @@ from model.lessons.questions import CREDIT, KINDS, build_question
 from pages import heading
 from pages.shared.guide import teachers_guide
 from pages.shared.models import get_checkpoint
+from pages.shared.state import in_fragment
 from pages.shared.text import markdown_escape
 from pages.teach.join_link import JoinLink, join_link, lan_address, listen_address
 from pages.teach.room_parts import (
@@ -39,6 +40,7 @@ from pages.teach.room_parts import (
     show_flash,
     show_question,
     show_reveal,
+    this_fragment,
     watch,
 )
 from pages.teach.teacher_keys import browser_keys, keep_keys
@@ -447,16 +449,33 @@ def student_view(store: RoomStore, code: str, status: RoomStatus) -> None:
         st.info("The teacher has closed this room. Thank you!")
     elif not status.round:
         st.info("You are in. Waiting for the teacher's first question…")
-    else:
-        q = get_question(store, code, status.round)
-        show_question(q, status.round)
-        mine = store.get(code, member).mine
-        if status.revealed:
-            show_reveal(q, status, status.round, mine)
-        else:
-            answer_box(store, code, member, q, status.round, mine)
-    if not status.closed:
         watch(store, code, status.version)
+    else:
+        show_question(get_question(store, code, status.round), status.round)
+        return student_round(store, code, status)
+    own_summary(room_summary(store, code), nickname)  # one summary per state of the room, shared by its pages
+
+
+@st.fragment
+def student_round(store: RoomStore, code: str, status: RoomStatus) -> None:
+    """A student's answer, the reveal and their results: the part of the page a round changes. The teacher's
+    reveal reruns only this fragment (``watch``'s ``part``); a new question or the room's end, the page."""
+    member, nickname = rooms("member")[code]
+    if in_fragment():  # this fragment's own run (the reveal): the room as it is now
+        shown = status.round
+        try:
+            status = store.get(code)
+        except RoomError as e:
+            st.error(str(e))
+            return
+        if status.closed or status.round != shown:  # the page above this part changed too
+            st.rerun(scope="app")
+    q = get_question(store, code, status.round)
+    if status.revealed:
+        show_reveal(q, status, status.round, store.get(code, member).mine)
+    else:
+        answer_box(store, code, member, q, status.round, store.get(code, member).mine)
+    watch(store, code, status.version, part=(this_fragment(), status.round))
     own_summary(room_summary(store, code), nickname)  # one summary per state of the room, shared by its pages
 
 

@@ -10,10 +10,13 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import lru_cache
+from typing import NoReturn
 
 import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
+from streamlit.runtime.scriptrunner_utils.script_requests import RerunData
+from streamlit.runtime.scriptrunner_utils.script_run_context import ThreadState, get_script_run_ctx
 
 from model.core.results import AttentionKind
 from model.lessons.classroom_kinds import answers_by_key, choice_from_cell, choice_kinds, reveal_kinds
@@ -91,12 +94,23 @@ def show_question(q: Question, round: int, *, grid: bool = False) -> None:
                 room_figure(candidate_head(q.figure, i), f"cr-figure-{round}-{i}")
 
 
+class SharedFigure(go.Figure):
+    """A figure that many devices draw unchanged (the reveal's histogram): ``st.plotly_chart`` copies a
+    figure whole (its ``to_dict``) every time it draws one, and at a lecture's reveal that copy was the
+    largest part of a student's rerun; this one is copied once and the copy reused. Never change it."""
+
+    def to_dict(self) -> dict:
+        if getattr(self, "_shared_dict", None) is None:
+            self._shared_dict = super().to_dict()
+        return self._shared_dict
+
+
 @lru_cache(maxsize=32)
 def revealed_histogram(options: tuple[str, ...], counts: tuple[int, ...], answer: int) -> go.Figure:
     """Everyone's answers once revealed: the same figure on every device, so built once per round and
     count, not once per device (a room of 250 redraws it 250 times at the reveal; st.plotly_chart only
     reads it)."""
-    return answer_histogram(options, counts, answer=answer, title="everyone's answers")
+    return SharedFigure(answer_histogram(options, counts, answer=answer, title="everyone's answers"))
 
 
 def show_reveal(q: Question, status: RoomStatus, round: int, mine: int | None = None) -> None:
@@ -193,19 +207,57 @@ def heal_every(participants: int) -> int:
     return max(HEAL_POLLS, math.ceil(participants / (POLL_S * HEAL_RUNS_S)))
 
 
+def this_fragment() -> str | None:
+    """The id of the fragment now running (None outside a fragment), for :func:`watch`'s ``part``."""
+    return ThreadState.get().fragment_id
+
+
+def rerun_fragment(fragment_id: str) -> NoReturn | None:
+    """Rerun the fragment ``fragment_id`` alone, from another fragment's run: what ``st.rerun(scope="fragment")``
+    does for the fragment that calls it, and a widget callback's ``st.rerun(key)`` for a named one. The
+    router, the sidebar and the page above that fragment are not run again."""
+    ctx = get_script_run_ctx()
+    if ctx is None or ctx.script_requests is None:
+        return None
+    ctx.script_requests.request_rerun(
+        RerunData(
+            query_string=ctx.query_string,
+            page_script_hash=ctx.page_script_hash,
+            fragment_id_queue=[fragment_id],
+            is_fragment_scoped_rerun=True,
+            cached_message_hashes=ctx.cached_message_hashes,
+            context_info=ctx.context_info,
+        )
+    )
+    st.empty()  # a yield point: the script runner stops this run here and starts the fragment's
+    return None
+
+
 @st.fragment(run_every=POLL_S)
-def watch(store: RoomStore, code: str, seen: int, live: Callable[[RoomStatus], None] | None = None) -> None:
+def watch(
+    store: RoomStore,
+    code: str,
+    seen: int,
+    live: Callable[[RoomStatus], None] | None = None,
+    part: tuple[str, int] | None = None,
+) -> None:
     """Every ``POLL_S`` seconds: redraw the whole page when the teacher changed the room (and every
-    :func:`heal_every`-th time), else only ``live`` (the projector's counts)."""
+    :func:`heal_every`-th time), else only ``live`` (the projector's counts). ``part``: (the id of the
+    fragment that draws a student's round, that round): a change within the round (the reveal) reruns only
+    that fragment, not the page. At a lecture's reveal 250 devices rerun at once, in one process."""
     try:
         status = store.get(code)
     except RoomError as e:
         st.error(str(e))
         return
     polls = st.session_state["cr_polls"] = st.session_state.get("cr_polls", random.randrange(1 << 16)) + 1
+    if status.version != seen:
+        if part is not None and in_fragment() and status.round == part[1] and not status.closed:
+            return rerun_fragment(part[0])
+        st.rerun(scope="app")
     # heal only from the fragment's own reruns: the page was just drawn whole when it runs inside a full run
     # (a rerun then would also drop what that run showed once, such as a refused action's message)
-    if status.version != seen or (in_fragment() and polls % heal_every(status.participants) == 0):
+    if in_fragment() and polls % heal_every(status.participants) == 0:
         st.rerun(scope="app")
     if live:
         live(status)
