@@ -31,6 +31,6 @@ def test_the_generator_says_how_its_characters_were_drawn(top_k, words):
     assert not at.exception
     (said,) = [c.value for c in at.caption if "were sampled" in c.value]
     assert said.endswith(f"sampled at temperature 0.8 {words}.") and "top-k" not in said
-    bars = chart(at, "what comes after the prompt")  # the next character's distribution, before and after
+    bars = chart(at, "what comes after")  # the next character's distribution, before and after
     names = [trace["name"] for trace in bars["data"]]
     assert names[0] == "at temperature 1 from every character" and names[1].startswith(f"at temperature 0.8 {words}")
