@@ -27,7 +27,6 @@ from model.lessons.questions import CREDIT, KINDS, build_question
 from pages import heading
 from pages.shared.guide import teachers_guide
 from pages.shared.models import get_checkpoint
-from pages.shared.state import in_fragment
 from pages.shared.text import markdown_escape
 from pages.teach.join_link import JoinLink, join_link, lan_address, listen_address
 from pages.teach.room_parts import (
@@ -461,21 +460,20 @@ def student_round(store: RoomStore, code: str, status: RoomStatus) -> None:
     """A student's answer, the reveal and their results: the part of the page a round changes. The teacher's
     reveal reruns only this fragment (``watch``'s ``part``); a new question or the room's end, the page."""
     member, nickname = rooms("member")[code]
-    if in_fragment():  # this fragment's own run (the reveal): the room as it is now
-        shown = status.round
-        try:
-            status = store.get(code)
-        except RoomError as e:
-            st.error(str(e))
-            return
-        if status.closed or status.round != shown:  # the page above this part changed too
-            st.rerun(scope="app")
-    q = get_question(store, code, status.round)
+    shown = status.round
+    try:
+        status = store.get(code, member)  # the room as it is now, with this student's answer
+    except RoomError as e:
+        st.error(str(e))
+        return
+    if status.closed or status.round != shown:  # the page above this part changed too
+        st.rerun(scope="app")
+    q = get_question(store, code, shown)
     if status.revealed:
-        show_reveal(q, status, status.round, store.get(code, member).mine)
+        show_reveal(q, status, shown, status.mine)
     else:
-        answer_box(store, code, member, q, status.round, store.get(code, member).mine)
-    watch(store, code, status.version, part=(this_fragment(), status.round))
+        answer_box(store, code, member, q, shown, status.mine)
+    watch(store, code, status.version, part=(this_fragment(), shown))
     own_summary(room_summary(store, code), nickname)  # one summary per state of the room, shared by its pages
 
 
