@@ -72,3 +72,16 @@ def test_a_reveal_reruns_the_students_round_only():
     assert out["page_redrawn_for_question"] == [True] * 4
     # every student's reveal (2 students, 2 rounds): the answer was the first thing drawn after the click
     assert out["drawn_before_the_answer"] == [[]] * 4
+
+
+def test_the_reveals_histogram_is_copied_once_for_every_device():
+    """st.plotly_chart copies a figure whole (``to_dict``) each time it draws it; at a reveal every device
+    draws the same histogram, so its copy is made once and is the figure's own."""
+    from pages.teach.room_parts import revealed_histogram
+    from viz.classroom import answer_histogram
+
+    shown = revealed_histogram(("a", "b", "c"), (3, 4, 0), 1)
+    fresh = answer_histogram(("a", "b", "c"), (3, 4, 0), answer=1, title="everyone's answers")
+    assert shown.to_dict() is shown.to_dict()
+    assert shown.to_dict() == fresh.to_dict()
+    assert revealed_histogram(("a", "b", "c"), (3, 4, 0), 1) is shown
