@@ -3,7 +3,7 @@
     python -m bench.classroom_load [--students 60] [--rounds 3] [--backend sqlite|redis|both] [--processes 1]
 
 The clients are not browsers (60 Chromium contexts do not fit this 2-core machine) but
-**websocket-level sessions** (``bench/_st_client.py``): each speaks the Streamlit web frontend's
+**websocket-level sessions** (``fixtures/st_client.py``): each speaks the Streamlit web frontend's
 protocol to the app (``/_stcore/stream``, BackMsg/ForwardMsg protobufs) the way the frontend does:
 it runs the page at its URL, sends its widget values, button clicks and component events, and keeps
 the ``st.fragment(run_every=...)`` timers the server asks for (an auto-rerun of the fragment every
@@ -35,33 +35,12 @@ import time
 from contextlib import ExitStack
 
 from bench._server import emit, log, summary
-from bench._st_client import Client
 from fixtures.server import redis_server, streamlit_server
-from viz.explorer import unpack_payload
+from fixtures.st_client import Client, answer
 
 REDIS_ENV = "ATTENTION_ROOMS_REDIS_URL"
 ROOMS_DIR_ENV = "ATTENTION_ROOMS_DIR"
 LOOPBACK_NOTE = "Students cannot join yet."
-
-
-async def answer(c: Client, keys: str, pills: str) -> float:
-    """Answer the round as a student does: click a random key in the explorer (a key question) or a
-    random pill (any other); returns when the click left."""
-    found = await c.wait(lambda: next((k for k in (keys, pills) if k in c.widgets), None))
-    _, fragment, element = c.widgets[found]
-    if found == pills:
-        label = random.choice(element.options).content
-        return await c.send(fragment=fragment, **{pills: ("string_array_value", [label])})
-    (kind,) = unpack_payload(element.bytes)["kinds"]  # the query's row: one cell per key
-    cell = {
-        "kind": kind["name"],
-        "layer": 0,
-        "head": 0,
-        "query": 0,
-        "key": random.randrange(len(kind["keys"])),
-        "weight": 0.0,
-    }
-    return await c.send(fragment=fragment, event=(keys, "cell", cell))
 
 
 async def student(

@@ -3,7 +3,7 @@ every device reruns at once in one app process, so a student's reveal draws the 
 answers and the head's weights, and not the router, the sidebar and the page above the round again.
 A new question and the room's end still redraw the whole page.
 
-A real app server and websocket-level sessions that speak the browser's protocol (``bench/_st_client.py``,
+A real app server and websocket-level sessions that speak the browser's protocol (``fixtures/st_client.py``,
 as ``bench/classroom_load.py``): what a run draws arrives as messages, in order, so "the page was not
 rerun" is "nothing arrived between the teacher's click and the answer" (a full run draws the page's
 title, its sidebar and the question first)."""
@@ -13,10 +13,10 @@ from __future__ import annotations
 import asyncio
 import re
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 
-from bench._st_client import Client
-from bench.classroom_load import answer
 from fixtures.server import streamlit_server
+from fixtures.st_client import Client, answer
 from pages import heading
 
 ROOMS_DIR_ENV = "ATTENTION_ROOMS_DIR"
@@ -66,8 +66,14 @@ async def play(base: str) -> dict:
 
 def test_a_reveal_reruns_the_students_round_only():
     with tempfile.TemporaryDirectory(prefix="rooms-") as folder:
-        with streamlit_server(env={ROOMS_DIR_ENV: folder}, log_name="classroom-reveal") as server:
-            out = asyncio.run(play(server.url))
+        with streamlit_server(
+            # no periodic whole-page redraw (a heal) that could land between the click and the answer
+            env={ROOMS_DIR_ENV: folder, "ATTENTION_ROOM_HEAL_POLLS": "1000000"},
+            log_name="classroom-reveal",
+        ) as server:
+            # a thread of its own: a browser test run earlier in this process may hold a running event loop
+            with ThreadPoolExecutor(1) as pool:
+                out = pool.submit(asyncio.run, play(server.url)).result()
     assert out["errors"] == []
     assert out["page_redrawn_for_question"] == [True] * 4
     # every student's reveal (2 students, 2 rounds): the answer was the first thing drawn after the click

@@ -6,6 +6,7 @@ teacher's changes to every device."""
 from __future__ import annotations
 
 import math
+import os
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -35,7 +36,8 @@ POLL_S = 1.5  # how often a room page asks the store for news
 # the page without elements that run drew: seen in the browser test on a busy machine (a student's
 # "Answer sent" caption, the teacher's "Close the room" button gone while the store held the
 # answer). A full redraw puts every element back; it costs one page run per device every 12 s.
-HEAL_POLLS = 8
+# $ATTENTION_ROOM_HEAL_POLLS sets another period (a test that must tell a reveal's rerun from a heal's).
+HEAL_POLLS = int(os.environ.get("ATTENTION_ROOM_HEAL_POLLS", "8"))
 # At a lecture's size the heal is a load of its own: 250 devices would redraw 21 times a second, in step
 # (they joined together), on the server that must also redraw all 250 at the reveal. So a room heals at
 # most HEAL_RUNS_S redraws a second (a room of 250: each device about once a minute), each device from
