@@ -42,3 +42,16 @@ def test_two_sessions_never_share_a_page_object(built):
     one, two = apptest.run(APP), apptest.run(APP)
     assert not one.exception and not two.exception
     assert len({id(p) for p in built}) == 2 * len(PAGES)
+
+
+def test_the_sidebar_says_where_the_models_run_in_plain_words():
+    """The sidebar is on every page a learner reads: where the models run and which are ready, in words (no
+    library version or thread count: those are the README's)."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    assert not at.exception
+    (said,) = [c.value for c in at.sidebar.caption if "The models run on" in c.value]
+    assert said.startswith("The models run on this computer's processor.")
+    assert "torch" not in said and "thread" not in said
+    assert "Sentiment classifier: ✅ ready" in said

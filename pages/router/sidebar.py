@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import streamlit as st
-import torch
 
 from model.core.checkpoint import Checkpoint
 from model.core.specs import SPECS
 from pages.shared.models import available_devices, device, get_checkpoint
 from pages.shared.projector import projector_toggle
 from pages.shared.state import url_value
-from pages.shared.text import plural
 
 # Captions readable by everyone (WCAG 2.1 AA, 4.5:1; tests/browser/test_axe.py): Streamlit draws them at
 # 60% opacity, which left grey text at 3.88:1 and a link in a caption at 2.96:1 on white; at 85% the
@@ -35,9 +33,10 @@ def sidebar() -> None:
     else:
         st.session_state.pop("device", None)  # device() is then CPU
     projector_toggle()
-    where = "" if len(devices) > 1 else " (no GPU on this machine)"
-    lines = [f"torch {torch.__version__} · {plural(torch.get_num_threads(), 'CPU thread')} · {device()}{where}"]
-    for task in SPECS:
+    # in a learner's words: where the models run and which are ready (versions and threads are for the README)
+    where = "this computer's processor" if device() == "cpu" else f"the graphics card ({device()})"
+    lines = [f"The models run on {where}."]
+    for task, spec in SPECS.items():
         ck = get_checkpoint(task, device())
-        lines.append(f"{task}: {'✅ trained model loaded' if isinstance(ck, Checkpoint) else '⚠️ no model'}")
+        lines.append(f"{spec.title}: {'✅ ready' if isinstance(ck, Checkpoint) else '⚠️ not trained yet'}")
     st.sidebar.caption("  \n".join(lines))
