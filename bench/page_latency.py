@@ -94,7 +94,7 @@ PAGES: dict[str, PageSpec] = {
 }
 APP = "serve.py"  # what `make run` serves: app.py behind serve.py's page addresses (--router app.py: without)
 MISSING_MODEL_TEXT = "model could not be loaded"  # pages.shared.models.require_checkpoint's message
-ROUTER_TEXT = "CPU thread"  # in pages.router.sidebar.sidebar's caption: shown only when app.py (the router) ran
+ROUTER_TEXT = "The models run on"  # in pages.router.sidebar.sidebar's caption: shown only when app.py (the router) ran
 INPUT_TOKENS = 20
 TARGETS_MS = {"warm_interaction_median": 300, "warm_render_median": 1000}
 TARGET_INTERACTION_PAGES = ("classifier", "translator")
